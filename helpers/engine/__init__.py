@@ -1,0 +1,7 @@
+"""Engine control: config → server process → capacity report; one engine per machine."""
+from helpers.engine.lock import EngineBusyError, EngineLock
+from helpers.engine.server import EngineStartError, Server, stop_all
+from helpers.engine.startup_log import StartupReport, parse_startup
+
+__all__ = ["EngineBusyError", "EngineLock", "EngineStartError", "Server", "StartupReport",
+           "parse_startup", "stop_all"]

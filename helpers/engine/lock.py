@@ -1,0 +1,80 @@
+"""One vLLM engine per machine at a time.
+
+Two engines on a 2-core machine halve each other's cores and can exhaust memory, so the
+harness takes an exclusive `flock` before it starts one. The lock's file descriptor is
+inherited by the server process, so the lock is held for exactly as long as the server
+lives, even if the Python process that started it is gone.
+"""
+from __future__ import annotations
+
+import fcntl
+import json
+import os
+import time
+from pathlib import Path
+
+
+class EngineBusyError(RuntimeError):
+    """Another vLLM engine started by this guide is running on this machine."""
+
+
+def lock_path() -> Path:
+    base = Path(os.environ.get("GUIDE_LOCK_DIR", "/tmp"))
+    return base / f"vllm-guide-engine-{os.getuid()}.lock"
+
+
+class EngineLock:
+    def __init__(self, path: Path | None = None):
+        self.path = path or lock_path()
+        self.fd: int | None = None
+
+    def acquire(self, what: str, wait_s: float = 0.0) -> "EngineLock":
+        fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
+        deadline = time.monotonic() + wait_s
+        while True:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                break
+            except BlockingIOError:
+                if time.monotonic() >= deadline:
+                    holder = self._holder(fd)
+                    os.close(fd)
+                    raise EngineBusyError(
+                        f"Another vLLM engine is already running on this machine ({holder}). "
+                        "Only one runs at a time: two would split 2 cores and may exhaust memory. "
+                        "Stop it first: in its notebook call `helpers.stop_all()` (or restart that "
+                        f"kernel), or end the process named above. Lock file: {self.path}") from None
+                time.sleep(0.5)
+        os.ftruncate(fd, 0)
+        os.pwrite(fd, json.dumps({"pid": os.getpid(), "what": what, "since": time.strftime("%H:%M:%S")}).encode(), 0)
+        self.fd = fd
+        return self
+
+    def note_server(self, server_pid: int, what: str) -> None:
+        if self.fd is not None:
+            os.ftruncate(self.fd, 0)
+            os.pwrite(self.fd, json.dumps({"pid": os.getpid(), "server_pid": server_pid, "what": what,
+                                           "since": time.strftime("%H:%M:%S")}).encode(), 0)
+
+    def release(self) -> None:
+        if self.fd is not None:
+            try:
+                fcntl.flock(self.fd, fcntl.LOCK_UN)
+            finally:
+                os.close(self.fd)
+                self.fd = None
+
+    @staticmethod
+    def _holder(fd: int) -> str:
+        try:
+            info = json.loads(os.pread(fd, 4096, 0) or b"{}")
+        except (OSError, ValueError):
+            return "holder unknown"
+        parts = [f"started by pid {info.get('pid')}"]
+        if info.get("server_pid"):
+            parts.append(f"server pid {info['server_pid']}")
+        if info.get("what"):
+            parts.append(info["what"])
+        if info.get("since"):
+            parts.append(f"since {info['since']}")
+        return ", ".join(parts)

@@ -1,0 +1,244 @@
+"""Starting, watching and stopping one vLLM OpenAI-compatible server.
+
+The notebook kernel never hosts an engine: each config runs in its own server process (its
+own process group, on a free 127.0.0.1 port, logging to a file). A failed start raises an
+error carrying the engine's own reason; a stopped cell, a restarted kernel or a crash
+leaves nothing running (context manager, atexit, process-group kill, and a guard thread
+inside the server that exits when its parent does).
+"""
+from __future__ import annotations
+
+import atexit
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.request
+from pathlib import Path
+
+from helpers import models
+from helpers.config import ConfigError, EngineConfig
+from helpers.engine import startup_log
+from helpers.engine.lock import EngineLock
+
+START_TIMEOUT_S = float(os.environ.get("GUIDE_START_TIMEOUT", 900))
+_LIVE: set["Server"] = set()
+
+
+class EngineStartError(RuntimeError):
+    """The engine did not start. Carries its own error line, the setting to look at, the log."""
+
+    def __init__(self, message: str, engine_line: str | None, setting: str | None, log_path: Path):
+        self.engine_line, self.setting, self.log_path = engine_line, setting, log_path
+        super().__init__(message)
+
+
+def log_dir() -> Path:
+    path = models.cache_dir() / "logs"
+    path.mkdir(parents=True, exist_ok=True)
+    return path
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def port_in_use(port: int) -> bool:
+    with socket.socket() as s:
+        try:
+            s.bind(("127.0.0.1", port))
+        except OSError:
+            return True
+    return False
+
+
+class Server:
+    """One running vLLM server for one `EngineConfig`. Use as a context manager."""
+
+    def __init__(self, config: EngineConfig, port: int | None = None, progress: bool = True):
+        self.config = config
+        self.requested_port = port
+        self.port: int | None = None
+        self.progress = progress
+        self.proc: subprocess.Popen | None = None
+        self.model_path: str | None = None
+        self.log_path: Path | None = None
+        self.report: startup_log.StartupReport | None = None
+        self.start_seconds: float | None = None
+        self._lock = EngineLock()
+
+    # -- public -------------------------------------------------------------------------
+    @property
+    def base_url(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    @property
+    def running(self) -> bool:
+        return self.proc is not None and self.proc.poll() is None
+
+    def start(self) -> "Server":
+        cfg = self.config
+        cfg.check_against_machine()  # raises ConfigError before anything starts
+        self.model_path = models.resolve(cfg.model)
+        if self.requested_port is not None and port_in_use(self.requested_port):
+            raise ConfigError("port", f"127.0.0.1:{self.requested_port} is already in use by another program.",
+                              "leave port=None so the harness picks a free one, or stop that program.")
+        self._lock.acquire(f"vLLM for {cfg.label()}")
+        try:
+            self._spawn()
+            self._wait_healthy()
+        except BaseException:
+            self.stop()
+            raise
+        return self
+
+    def stop(self) -> None:
+        """Stop the whole process group: SIGTERM, then SIGKILL after 20 s."""
+        proc, self.proc = self.proc, None
+        if proc is not None and proc.poll() is None:
+            _kill_group(proc, signal.SIGTERM)
+            try:
+                proc.wait(timeout=20)
+            except subprocess.TimeoutExpired:
+                _kill_group(proc, signal.SIGKILL)
+                proc.wait(timeout=10)
+        if proc is not None:
+            _kill_group(proc, signal.SIGKILL)  # stragglers (engine core, workers) in the group
+        _LIVE.discard(self)
+        self._lock.release()
+
+    def log_text(self) -> str:
+        return self.log_path.read_text(errors="replace") if self.log_path and self.log_path.exists() else ""
+
+    def __enter__(self) -> "Server":
+        return self.start() if not self.running else self
+
+    def __exit__(self, *exc) -> None:
+        self.stop()
+
+    def __repr__(self) -> str:
+        state = f"running on {self.base_url}" if self.running else "stopped"
+        return f"<Server {self.config.label()} {state}>"
+
+    # -- internals ------------------------------------------------------------------------
+    def _spawn(self) -> None:
+        self.port = self.requested_port or free_port()
+        stamp = time.strftime("%Y%m%d-%H%M%S")
+        self.log_path = log_dir() / f"vllm-{stamp}-{self.port}.log"
+        env = {**os.environ, **self.config.server_env(), "GUIDE_PARENT_PID": str(os.getpid())}
+        cmd = [sys.executable, "-m", "helpers.engine._launch",
+               *self.config.server_args(self.model_path, self.port)]
+        with open(self.log_path, "wb") as log:
+            log.write(("$ " + " ".join(cmd) + "\n").encode())
+            log.flush()
+            self.proc = subprocess.Popen(
+                cmd, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+                env=env, start_new_session=True, pass_fds=(self._lock.fd,),
+                cwd=str(Path(__file__).resolve().parents[2]))
+        self._lock.note_server(self.proc.pid, f"vLLM on port {self.port} for {self.config.label()}")
+        _LIVE.add(self)
+        self._t0 = time.monotonic()
+
+    def _wait_healthy(self) -> None:
+        bar = _Progress(self.progress, self.config.label())
+        deadline = self._t0 + START_TIMEOUT_S
+        try:
+            while True:
+                log = self.log_text()
+                bar.update(*startup_log.stage(log), time.monotonic() - self._t0)
+                if self.proc.poll() is not None:
+                    raise self._start_error(log, f"the server exited with code {self.proc.returncode}")
+                if _healthy(self.base_url):
+                    break
+                if time.monotonic() > deadline:
+                    raise self._start_error(log, f"it was not healthy after {START_TIMEOUT_S:.0f} s "
+                                                 f"(last stage: {startup_log.stage(log)[1]})")
+                time.sleep(0.5)
+        finally:
+            bar.close()
+        self.start_seconds = time.monotonic() - self._t0
+        self.report = startup_log.parse_startup(self.log_text())
+
+    def _start_error(self, log: str, what: str) -> EngineStartError:
+        time.sleep(0.5)
+        log = self.log_text() or log
+        line = startup_log.error_line(log)
+        hint = startup_log.hint_for(log)
+        setting, fix = hint if hint else (None, "read the log for the first error.")
+        msg = [f"vLLM did not start: {what}."]
+        if line:
+            msg.append(f"Engine said: {line}")
+        if setting:
+            msg.append(f"Setting to look at: {setting} = {getattr(self.config, setting, '?')}. Try: {fix}")
+        else:
+            msg.append(f"Try: {fix}")
+        msg.append(f"Full log: {self.log_path}")
+        return EngineStartError("\n".join(msg), line, setting, self.log_path)
+
+
+def _healthy(base_url: str) -> bool:
+    try:
+        with urllib.request.urlopen(base_url + "/health", timeout=2) as r:
+            return r.status == 200
+    except (urllib.error.URLError, ConnectionError, TimeoutError, OSError):
+        return False
+
+
+def _kill_group(proc: subprocess.Popen, sig: int) -> None:
+    try:
+        os.killpg(proc.pid, sig)
+    except (ProcessLookupError, PermissionError):
+        pass
+
+
+class _Progress:
+    """A progress bar for the 30-130 s start: a widget in Jupyter, a line in a terminal."""
+
+    def __init__(self, enabled: bool, label: str):
+        self.enabled, self.label, self.bar, self.last = enabled, label, None, None
+        if not enabled:
+            return
+        if not _in_jupyter():
+            return  # a terminal gets one line per stage instead
+        try:
+            from tqdm.auto import tqdm
+            self.bar = tqdm(total=len(startup_log.STAGES) - 1, desc=f"starting vLLM ({label})",
+                            bar_format="{desc}: {n}/{total} stages |{bar}| {postfix}", leave=False)
+        except Exception:  # noqa: BLE001 - a bar is a nicety; never fail a start for it
+            self.bar = None
+
+    def update(self, index: int, name: str, elapsed: float) -> None:
+        if not self.enabled:
+            return
+        if self.bar is not None:
+            self.bar.n = index
+            self.bar.set_postfix_str(f"{name}, {elapsed:.0f} s", refresh=True)
+        elif (index, name) != self.last:
+            print(f"  vLLM start: {name} ({elapsed:.0f} s)", file=sys.stderr, flush=True)
+        self.last = (index, name)
+
+    def close(self) -> None:
+        if self.bar is not None:
+            self.bar.close()
+
+
+def _in_jupyter() -> bool:
+    try:
+        from IPython import get_ipython
+        return get_ipython() is not None and "IPKernelApp" in get_ipython().config
+    except Exception:  # noqa: BLE001
+        return False
+
+
+def stop_all() -> None:
+    """Stop every server this Python process started."""
+    for server in list(_LIVE):
+        server.stop()
+
+
+atexit.register(stop_all)

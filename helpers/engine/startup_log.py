@@ -1,0 +1,125 @@
+"""Reading what vLLM prints while it starts: progress stages, the capacity report, errors."""
+from __future__ import annotations
+
+import re
+from dataclasses import asdict, dataclass
+
+_NUM = r"([\d,]+(?:\.\d+)?)"
+
+
+def _num(text: str) -> float:
+    return float(text.replace(",", ""))
+
+
+@dataclass
+class StartupReport:
+    """The capacity figures the engine reports once it has sized its KV cache."""
+
+    kv_cache_tokens: int | None = None
+    max_concurrency: float | None = None  # sequences of max_model_len that fit at once
+    concurrency_at_len: int | None = None
+    kv_cache_gib: float | None = None
+    memory_budget_gib: float | None = None  # what gpu_memory_utilization asked for
+    node_memory_gib: float | None = None  # CPU: the NUMA node's memory the fraction applies to
+    non_kv_gib: float | None = None  # weights, activations, runtime
+    weights_load_s: float | None = None
+    init_engine_s: float | None = None
+    device_kind: str | None = None  # "CPU" or "GPU", from the report line
+
+    def as_dict(self) -> dict:
+        return asdict(self)
+
+
+_PATTERNS = {
+    "kv": re.compile(r"(CPU|GPU) KV cache size: " + _NUM + r" tokens"),
+    "conc": re.compile(r"Maximum concurrency for " + _NUM + r" tokens per request: " + _NUM + r"x"),
+    "cpu_kv": re.compile(r"Auto set \(" + _NUM + "/" + _NUM + r"\) GiB for KV cache on node \d+, with "
+                         + _NUM + r" GiB requested memory for the worker\. " + _NUM
+                         + r" GiB memory was consumed by non-kv usages"),
+    "gpu_kv": re.compile(r"Available KV cache memory: " + _NUM + r" GiB"),
+    "weights": re.compile(r"Loading weights took " + _NUM + r" seconds"),
+    "init": re.compile(r"init engine \(profile, create kv cache, warmup model\) took " + _NUM + r" s"),
+}
+
+
+def parse_startup(log: str) -> StartupReport:
+    r = StartupReport()
+    if m := _PATTERNS["kv"].search(log):
+        r.device_kind, r.kv_cache_tokens = m.group(1), int(_num(m.group(2)))
+    if m := _PATTERNS["conc"].search(log):
+        r.concurrency_at_len, r.max_concurrency = int(_num(m.group(1))), _num(m.group(2))
+    if m := _PATTERNS["cpu_kv"].search(log):
+        r.kv_cache_gib, r.node_memory_gib = _num(m.group(1)), _num(m.group(2))
+        r.memory_budget_gib, r.non_kv_gib = _num(m.group(3)), _num(m.group(4))
+    elif m := _PATTERNS["gpu_kv"].search(log):
+        r.kv_cache_gib = _num(m.group(1))
+    if m := _PATTERNS["weights"].search(log):
+        r.weights_load_s = _num(m.group(1))
+    if m := _PATTERNS["init"].search(log):
+        r.init_engine_s = _num(m.group(1))
+    return r
+
+
+# Start-up stages, in order, with the log text that marks each one.
+STAGES = [
+    ("importing vLLM", "version"),
+    ("reading the model config", "Resolved architecture"),
+    ("starting the engine process", "Initializing a V1 LLM engine"),
+    ("loading weights", "Starting to load model"),
+    ("sizing the KV cache", "Loading weights took"),
+    ("compiling / warming up", "KV cache size:"),
+    ("starting the HTTP server", "init engine"),
+    ("ready", "Application startup complete"),
+]
+
+
+def stage(log: str) -> tuple[int, str]:
+    """(index, name) of the furthest start-up stage the log has reached."""
+    reached = (0, STAGES[0][0])
+    for i, (name, marker) in enumerate(STAGES):
+        if marker in log:
+            reached = (i, name)
+    return reached
+
+
+_ERROR_LINE = re.compile(
+    r"^.*?((?:[A-Za-z_.]+(?:Error|Exception)|AssertionError|RuntimeError|ValueError|OSError)\b:?\s.*)$",
+    re.M)
+
+
+def error_line(log: str) -> str | None:
+    """The engine's own reason for failing: the most telling exception line in the log."""
+    lines = [m.group(1).strip() for m in _ERROR_LINE.finditer(log)]
+    lines = [ln for ln in lines if not ln.startswith(("DeprecationWarning", "FutureWarning", "UserWarning"))]
+    if not lines:
+        return None
+    # A worker's root cause is usually more specific than the final "Engine core
+    # initialization failed" wrapper, so prefer lines that are not wrappers.
+    wrappers = ("Engine core initialization failed", "EngineCore failed to start",
+                "RuntimeError: Engine process failed")
+    specific = [ln for ln in lines if not any(w in ln for w in wrappers)]
+    return (specific or lines)[-1]
+
+
+HINTS = [
+    ("less than desired", "gpu_memory_utilization",
+     "lower gpu_memory_utilization (the guide's CPU default is 0.25), or free memory on this machine."),
+    ("No available memory for the cache blocks", "gpu_memory_utilization",
+     "raise gpu_memory_utilization a little, or lower max_model_len."),
+    ("is larger than the maximum number of tokens that can be stored in KV cache", "max_model_len",
+     "lower max_model_len, or raise gpu_memory_utilization / use kv_cache_dtype='fp8'."),
+    ("must be divisible by tensor parallel size", "tensor_parallel_size",
+     "choose a size that divides the model's attention heads."),
+    ("Not enough allowed NUMA nodes", "tensor_parallel_size",
+     "set VLLM_CPU_OMP_THREADS_BIND, e.g. '0|1' for two ranks on two cores."),
+    ("address already in use", "port", "pick another port, or let the harness choose a free one."),
+    ("static_scaled_fp8_quant", "quantization", "quantization=None on CPU: online fp8 has no CPU kernel."),
+]
+
+
+def hint_for(log: str) -> tuple[str, str] | None:
+    """(setting, what to try) for errors the guide has met before."""
+    for needle, setting, fix in HINTS:
+        if needle.lower() in log.lower():
+            return setting, fix
+    return None
