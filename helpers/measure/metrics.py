@@ -1,0 +1,118 @@
+"""Reading the server's Prometheus `/metrics` page, once or as a time series during a run."""
+from __future__ import annotations
+
+import threading
+import time
+import urllib.request
+
+import pandas as pd
+from prometheus_client.parser import text_string_to_metric_families
+
+# Gauges and counters the guide charts; counter names without the `_total` suffix, as the
+# parser reports them.
+TRACKED = {
+    "vllm:kv_cache_usage_perc": "kv_cache_usage",
+    "vllm:num_requests_running": "running",
+    "vllm:num_requests_waiting": "waiting",
+    "vllm:prefix_cache_queries": "prefix_cache_queries",
+    "vllm:prefix_cache_hits": "prefix_cache_hits",
+    "vllm:num_preemptions": "preemptions",
+    "vllm:prompt_tokens": "prompt_tokens",
+    "vllm:generation_tokens": "generation_tokens",
+}
+
+
+def parse(text: str) -> dict:
+    """Tracked values (summed over engines) plus the `cache_config_info` labels."""
+    values: dict = {name: 0.0 for name in TRACKED.values()}
+    for family in text_string_to_metric_families(text):
+        if family.name in ("vllm:cache_config", "vllm:cache_config_info"):
+            for s in family.samples:
+                if s.name.endswith("_info"):
+                    values["cache_config"] = dict(s.labels)
+            continue
+        key = TRACKED.get(family.name)
+        if key is None:
+            continue
+        for s in family.samples:
+            if s.name in (family.name, family.name + "_total"):
+                values[key] += s.value
+    return values
+
+
+def scrape(base_url: str, timeout: float = 5) -> dict:
+    with urllib.request.urlopen(base_url + "/metrics", timeout=timeout) as r:
+        return parse(r.read().decode())
+
+
+def capacity(base_url: str) -> dict:
+    """KV tokens, max concurrency and block size as the running engine states them."""
+    info = scrape(base_url).get("cache_config", {})
+
+    def num(key):
+        try:
+            return float(info[key])
+        except (KeyError, ValueError):
+            return None
+
+    return {"kv_cache_tokens": num("kv_cache_size_tokens"), "max_concurrency": num("kv_cache_max_concurrency"),
+            "num_blocks": num("num_gpu_blocks"), "block_size": num("block_size"),
+            "prefix_caching": info.get("enable_prefix_caching")}
+
+
+class MetricsSampler:
+    """Samples `/metrics` every `interval` seconds in a thread while a load runs."""
+
+    def __init__(self, base_url: str, interval: float = 0.5):
+        self.base_url, self.interval = base_url, interval
+        self.rows: list[dict] = []
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+
+    def __enter__(self) -> "MetricsSampler":
+        self._t0 = time.monotonic()
+        self._sample()
+        self._thread = threading.Thread(target=self._loop, daemon=True)
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self._stop.set()
+        if self._thread:
+            self._thread.join(timeout=5)
+        self._sample()
+
+    def _loop(self) -> None:
+        while not self._stop.wait(self.interval):
+            self._sample()
+
+    def _sample(self) -> None:
+        try:
+            v = scrape(self.base_url, timeout=2)
+        except OSError:
+            return
+        v.pop("cache_config", None)
+        v["t_s"] = round(time.monotonic() - self._t0, 3)
+        self.rows.append(v)
+
+    def frame(self) -> pd.DataFrame:
+        """Time series; counters are turned into increases since the start of the run."""
+        df = pd.DataFrame(self.rows)
+        if df.empty:
+            return df
+        for col in ("prefix_cache_queries", "prefix_cache_hits", "preemptions", "prompt_tokens", "generation_tokens"):
+            df[col] = df[col] - df[col].iloc[0]
+        df["kv_cache_usage_pct"] = 100 * df.pop("kv_cache_usage")
+        return df
+
+    def totals(self) -> dict:
+        """Per-run summary: counter increases and peaks of the gauges."""
+        df = self.frame()
+        if df.empty:
+            return {}
+        q, h = df["prefix_cache_queries"].iloc[-1], df["prefix_cache_hits"].iloc[-1]
+        return {"prefix_cache_queries": q, "prefix_cache_hits": h,
+                "prefix_cache_hit_rate": (h / q) if q else 0.0,
+                "preemptions": df["preemptions"].iloc[-1],
+                "peak_kv_cache_usage_pct": df["kv_cache_usage_pct"].max(),
+                "peak_running": df["running"].max(), "peak_waiting": df["waiting"].max()}
