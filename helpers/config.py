@@ -97,6 +97,9 @@ class EngineConfig:
 
     # -- validation -----------------------------------------------------------------------
     def _check_types(self):
+        for name in ("max_model_len", "tensor_parallel_size", "seed", "cpu_offload_gb"):
+            if getattr(self, name) is None:
+                raise ConfigError(name, "needs a value, got None.", f"{name}={EngineConfig.__dataclass_fields__[name].default!r}")
         ints = ("max_model_len", "block_size", "max_num_seqs", "max_num_batched_tokens",
                 "tensor_parallel_size", "seed")
         for name in ints:
@@ -238,9 +241,8 @@ class EngineConfig:
                "DO_NOT_TRACK": "1"}
         if self.device == "cpu" and self.tensor_parallel_size > 1 and "VLLM_CPU_OMP_THREADS_BIND" not in os.environ:
             # Without it vLLM wants one NUMA node per rank; give each rank its own cores.
-            cores = hardware.describe()["cpu_cores"]
-            per = max(1, cores // self.tensor_parallel_size)
-            groups = [f"{i * per}-{i * per + per - 1}" if per > 1 else str(i)
-                      for i in range(self.tensor_parallel_size)]
+            cpus = sorted(os.sched_getaffinity(0))
+            per = max(1, len(cpus) // self.tensor_parallel_size)
+            groups = [",".join(map(str, cpus[i * per:(i + 1) * per])) for i in range(self.tensor_parallel_size)]
             env["VLLM_CPU_OMP_THREADS_BIND"] = "|".join(groups)
         return env

@@ -87,9 +87,14 @@ _ERROR_LINE = re.compile(
     re.M)
 
 
+# An INFO/WARNING record may quote an exception name (e.g. the ulimit warning mentions
+# OSError); only traceback lines and ERROR records count.
+_LOG_RECORD = re.compile(r"\b(?:DEBUG|INFO|WARNING)\s+\d\d-\d\d \d\d:\d\d:\d\d\b")
+
+
 def error_line(log: str) -> str | None:
     """The engine's own reason for failing: the most telling exception line in the log."""
-    lines = [m.group(1).strip() for m in _ERROR_LINE.finditer(log)]
+    lines = [m.group(1).strip() for m in _ERROR_LINE.finditer(log) if not _LOG_RECORD.search(m.group(0))]
     lines = [ln for ln in lines if not ln.startswith(("DeprecationWarning", "FutureWarning", "UserWarning"))]
     if not lines:
         return None

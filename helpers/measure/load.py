@@ -87,7 +87,7 @@ def _bench_args(base_url: str, model_path: str, argv: list[str], progress: bool)
     common = ["--backend", "vllm", "--base-url", base_url, "--endpoint", "/v1/completions",
               "--model", model_path, "--tokenizer", model_path, "--temperature", "0",
               "--ignore-eos", "--percentile-metrics", "ttft,tpot,itl", "--metric-percentiles", "50,99",
-              "--ready-check-timeout-sec", "0"]
+              "--ready-check-timeout-sec", "0", "--save-detailed"]
     if not progress:
         common.append("--disable-tqdm")
     return parser.parse_args(common + argv)
@@ -114,9 +114,12 @@ def argv_for(load: Load) -> list[str]:
 
 
 def summarize(result: dict, prefix: str = "") -> dict:
-    out = {prefix + k: result.get(k) for k in SUMMARY_KEYS}
-    itls = [x for per in result.get("itls", []) for x in per]
+    """The benchmark's figures as plain floats, plus the worst inter-token gap and first error."""
+    out = {prefix + k: (float(result[k]) if result.get(k) is not None else None) for k in SUMMARY_KEYS}
+    itls = [x for per in result.get("itls") or [] for x in per]
     out[prefix + "max_itl_ms"] = 1000 * max(itls) if itls else None
+    errors = [e for e in result.get("errors") or [] if e]
+    out[prefix + "first_error"] = errors[0][-500:] if errors else None
     return out
 
 

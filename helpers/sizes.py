@@ -1,0 +1,25 @@
+"""Two sizes, one code path: `smoke` (CI, a few minutes a notebook) and `full` (learners).
+
+Set GUIDE_SIZE=smoke|full before starting Jupyter, or call `set_size` in a notebook.
+"""
+from __future__ import annotations
+
+import os
+
+_size = os.environ.get("GUIDE_SIZE", "full")
+
+
+def size() -> str:
+    return _size
+
+
+def set_size(name: str) -> None:
+    global _size
+    if name not in ("smoke", "full"):
+        raise ValueError("size must be 'smoke' or 'full'")
+    _size = name
+
+
+def pick(smoke, full):
+    """The smoke value under CI's size, the full one otherwise."""
+    return smoke if _size == "smoke" else full

@@ -1,0 +1,114 @@
+"""Real-engine tests on the embedded model: eager, small loads, directions not timings."""
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+
+import pytest
+
+from helpers import EngineBusyError, EngineConfig, EngineStartError, Load, experiment
+from helpers.config import ConfigError
+from helpers.engine import Server
+from helpers.measure import metrics
+from tests.conftest import ROOT, vllm_processes
+
+pytestmark = pytest.mark.engine
+
+
+def test_server_starts_answers_and_reports_kv(results_dir):
+    from openai import OpenAI
+    from helpers import correctness
+
+    cfg = EngineConfig()
+    server = experiment.engine_for(cfg, progress=False)
+    assert experiment.engine_for(cfg) is server, "an unchanged config must reuse the running server"
+    client = OpenAI(base_url=server.base_url + "/v1", api_key="none")
+    reply = client.chat.completions.create(
+        model=server.model_path, messages=[{"role": "user", "content": "Say hello."}],
+        max_tokens=16, temperature=0)
+    assert reply.choices[0].message.content.strip()
+    rep = server.report
+    assert rep.kv_cache_tokens and rep.kv_cache_tokens > 1000
+    assert rep.max_concurrency and rep.max_concurrency > 1
+    live = metrics.capacity(server.base_url)
+    assert live["kv_cache_tokens"] == rep.kv_cache_tokens, "log and /metrics must agree"
+    # A second engine while this one runs is refused with a clear message.
+    with pytest.raises(EngineBusyError, match="Only one runs at a time"):
+        Server(cfg.replace(max_model_len=1024), progress=False).start()
+    # Loads and answers go through the same server.
+    row = experiment.measure(cfg, Load(num_prompts=4, input_len=64, output_len=8, max_concurrency=2), progress=False)
+    assert row["completed"] == 4 and row["failed"] == 0
+    assert row["mean_ttft_ms"] > 0 and row["output_throughput"] > 0
+    assert row["env_vllm"] and row["env_cpu_cores"] >= 1
+    again = experiment.measure(cfg, Load(num_prompts=4, input_len=64, output_len=8, max_concurrency=2), progress=False)
+    assert again["reused"] and again["run_id"] == row["run_id"], "a stored result is reused"
+    answers = correctness.greedy_answers(cfg, prompts=("What is 2 plus 2?",), max_tokens=8, progress=False)
+    assert answers[0].strip()
+
+
+def test_prefix_caching_hits_and_lowers_ttft(results_dir):
+    load = Load(kind="prefix", num_prompts=12, prefix_len=768, input_len=32, output_len=8,
+                num_prefixes=1, max_concurrency=4)
+    on = experiment.measure(EngineConfig(enable_prefix_caching=True), load, progress=False)
+    off = experiment.measure(EngineConfig(enable_prefix_caching=False), load, progress=False)
+    assert on["prefix_cache_hits"] > 0 and on["prefix_cache_hit_rate"] > 0.3
+    assert off["prefix_cache_hits"] == 0
+    assert on["mean_ttft_ms"] < off["mean_ttft_ms"], (on["mean_ttft_ms"], off["mean_ttft_ms"])
+
+
+def test_fp8_kv_cache_about_doubles_capacity(results_dir):
+    auto = experiment.capacity(EngineConfig(), progress=False)
+    fp8 = experiment.capacity(EngineConfig(kv_cache_dtype="fp8"), progress=False)
+    per_gib = (fp8["kv_cache_tokens"] / fp8["kv_cache_gib"]) / (auto["kv_cache_tokens"] / auto["kv_cache_gib"])
+    assert 1.9 < per_gib < 2.1, per_gib  # tokens per GiB: the dtype's effect alone
+    assert 1.5 < fp8["kv_cache_tokens"] / auto["kv_cache_tokens"] < 2.6  # raw tokens (free memory varies)
+
+
+def test_memory_fraction_too_high_surfaces_engine_error():
+    with pytest.raises(EngineStartError) as err:
+        Server(EngineConfig(gpu_memory_utilization=0.99), progress=False).start()
+    e = err.value
+    assert e.setting == "gpu_memory_utilization"
+    assert "less than desired" in e.engine_line
+    assert "Engine said:" in str(e) and "Try:" in str(e)
+
+
+@pytest.mark.parametrize("make, setting", [
+    (lambda: EngineConfig(gpu_memory_utilization=1.5), "gpu_memory_utilization"),
+    (lambda: Server(EngineConfig(tensor_parallel_size=2)).start(), "tensor_parallel_size"),
+    (lambda: Server(EngineConfig(model="/nonexistent/model")).start(), "model"),
+])
+def test_bad_settings_fail_before_any_process(make, setting):
+    with pytest.raises(ConfigError) as err:
+        make()
+    assert err.value.setting == setting and "Try:" in str(err.value)
+    assert not vllm_processes()
+
+
+def test_port_in_use_is_refused_before_start():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        s.listen()
+        with pytest.raises(ConfigError, match="already in use"):
+            Server(EngineConfig(), port=s.getsockname()[1]).start()
+    assert not vllm_processes()
+
+
+def test_killed_parent_leaves_no_server():
+    """A kernel that dies (SIGKILL: no atexit, no cleanup) must not leave vLLM behind."""
+    script = ("from helpers import EngineConfig; from helpers.engine import Server; import time\n"
+              "s = Server(EngineConfig(), progress=False).start(); print('UP', s.proc.pid, flush=True); time.sleep(600)")
+    child = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE, text=True, cwd=ROOT)
+    line = child.stdout.readline()
+    assert line.startswith("UP"), line
+    child.send_signal(signal.SIGKILL)
+    child.wait()
+    deadline = time.monotonic() + 40
+    while vllm_processes() and time.monotonic() < deadline:
+        time.sleep(0.5)
+    assert not vllm_processes()
+    # and the lock is free again
+    from helpers.engine.lock import EngineLock
+    EngineLock().acquire("check").release()

@@ -1,0 +1,108 @@
+"""Load definitions and the benchmark arguments they become."""
+import math
+
+import pytest
+
+from helpers.measure import load as load_mod
+from helpers.measure.load import Load, LoadError, argv_for
+
+
+@pytest.mark.parametrize("kwargs", [
+    {"kind": "bogus"},
+    {"num_prompts": 0},
+    {"input_len": 0},
+    {"output_len": -1},
+    {"max_concurrency": 0},
+    {"kind": "prefix", "prefix_len": 0},
+    {"kind": "prefix", "prefix_len": 64, "num_prefixes": 0},
+])
+def test_bad_load(kwargs):
+    with pytest.raises(LoadError):
+        Load(**kwargs)
+
+
+def test_good_loads():
+    Load(max_concurrency=None)
+    Load(kind="prefix", prefix_len=64)
+    Load(kind="mixed")
+
+
+def _value(argv, flag):
+    return argv[argv.index(flag) + 1]
+
+
+def test_argv_for_prefix():
+    argv = argv_for(Load(kind="prefix", num_prompts=8, prefix_len=512, input_len=32, output_len=16,
+                         num_prefixes=3, max_concurrency=4))
+    assert _value(argv, "--dataset-name") == "prefix_repetition"
+    assert _value(argv, "--prefix-repetition-prefix-len") == "512"
+    assert _value(argv, "--prefix-repetition-suffix-len") == "32"
+    assert _value(argv, "--prefix-repetition-num-prefixes") == "3"
+    assert _value(argv, "--prefix-repetition-output-len") == "16"
+    assert _value(argv, "--num-prompts") == "8"
+    assert _value(argv, "--max-concurrency") == "4"
+
+
+def test_argv_for_random():
+    argv = argv_for(Load(input_len=100, output_len=10, max_concurrency=None, request_rate=2.5))
+    assert _value(argv, "--dataset-name") == "random"
+    assert _value(argv, "--random-input-len") == "100"
+    assert _value(argv, "--random-output-len") == "10"
+    assert _value(argv, "--request-rate") == "2.5"
+    assert "--max-concurrency" not in argv
+
+
+def test_longest_prompt():
+    assert Load(input_len=256, output_len=64).longest_prompt() == 320
+    assert Load(kind="prefix", prefix_len=100, input_len=256, output_len=64).longest_prompt() == 420
+    assert Load(kind="mixed", input_len=256, output_len=64, long_input_len=1200,
+                long_output_len=16).longest_prompt() == 1216
+    assert Load(kind="mixed", input_len=2000, output_len=64, long_input_len=100,
+                long_output_len=16).longest_prompt() == 2064
+
+
+def test_as_dict_and_label():
+    assert Load().as_dict()["request_rate"] is None  # inf is not JSON
+    assert Load(request_rate=4.0).as_dict()["request_rate"] == 4.0
+    for kind, extra in (("random", {}), ("prefix", {"prefix_len": 8}), ("mixed", {})):
+        assert Load(kind=kind, **extra).label()
+
+
+# -- vLLM's own parser accepts what we build (imports vllm.benchmarks.serve once) -----------
+
+@pytest.fixture(scope="module")
+def bench_args():
+    pytest.importorskip("vllm.benchmarks.serve")
+    return lambda argv, progress=False: load_mod._bench_args("http://127.0.0.1:9", "/models/m", argv, progress)
+
+
+def test_bench_args_random(bench_args):
+    ns = bench_args(argv_for(Load(num_prompts=5, input_len=100, output_len=10, max_concurrency=3)))
+    assert ns.dataset_name == "random"
+    assert (ns.num_prompts, ns.random_input_len, ns.random_output_len) == (5, 100, 10)
+    assert ns.max_concurrency == 3
+    assert math.isinf(ns.request_rate)
+    assert ns.base_url == "http://127.0.0.1:9"
+    assert ns.model == ns.tokenizer == "/models/m"
+    assert ns.ignore_eos and ns.disable_tqdm
+    assert ns.endpoint == "/v1/completions"
+
+
+def test_bench_args_prefix(bench_args):
+    ns = bench_args(argv_for(Load(kind="prefix", prefix_len=512, input_len=32, output_len=16,
+                                  num_prefixes=3, request_rate=1.5)), progress=True)
+    assert ns.dataset_name == "prefix_repetition"
+    assert ns.prefix_repetition_prefix_len == 512
+    assert ns.prefix_repetition_suffix_len == 32
+    assert ns.prefix_repetition_num_prefixes == 3
+    assert ns.prefix_repetition_output_len == 16
+    assert ns.request_rate == 1.5
+    assert not ns.disable_tqdm
+
+
+def test_bench_args_mixed_parts(bench_args):
+    # The mixed load's two clients: no concurrency cap, all at once.
+    ns = bench_args(load_mod._random_argv(4, 1200, 16, None, math.inf, 1))
+    assert ns.max_concurrency is None
+    assert ns.random_input_len == 1200
+    assert ns.seed == 1

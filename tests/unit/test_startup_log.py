@@ -1,0 +1,119 @@
+"""Reading vLLM's start-up log: capacity report, stages, the error line and its hint."""
+from pathlib import Path
+
+import pytest
+
+from helpers.engine.startup_log import STAGES, error_line, hint_for, parse_startup, stage
+
+DATA = Path(__file__).resolve().parents[1] / "data"
+
+
+@pytest.fixture(scope="module")
+def ok_log() -> str:
+    return (DATA / "startup_ok.log").read_text()
+
+
+MEMORY_ERROR = ("(EngineCore pid=1) ValueError: Available memory on node 0 (7.91/9.21 GiB) on startup "
+                "is less than desired CPU memory utilization (0.92, 8.48 GiB)")
+WRAPPER = "RuntimeError: Engine core initialization failed. See root cause above."
+
+FAILING_LOG = "\n".join([
+    "(APIServer pid=1) INFO 11-29 10:27:59 [api_utils.py:347] version 0.32.0",
+    "(EngineCore pid=1) INFO 11-29 10:28:10 [core.py:90] Initializing a V1 LLM engine (v0.32.0)",
+    "(EngineCore pid=1) ERROR 11-29 10:28:12 [core.py:1000] EngineCore failed to start.",
+    "(EngineCore pid=1) Traceback (most recent call last):",
+    '(EngineCore pid=1)   File "/x/vllm/v1/worker/cpu_worker.py", line 99, in init_device',
+    MEMORY_ERROR,
+    "(APIServer pid=1) Traceback (most recent call last):",
+    '(APIServer pid=1)   File "/x/vllm/v1/engine/utils.py", line 1, in wait_for_engine_startup',
+    "(APIServer pid=1) " + WRAPPER,
+])
+
+
+def test_parse_startup_cpu_report(ok_log):
+    r = parse_startup(ok_log)
+    assert r.kv_cache_tokens == 53888
+    assert r.max_concurrency == pytest.approx(26.31)
+    assert r.concurrency_at_len == 2048
+    assert r.kv_cache_gib == pytest.approx(1.16)
+    assert r.node_memory_gib == pytest.approx(8.96)
+    assert r.memory_budget_gib == pytest.approx(2.24)
+    assert r.non_kv_gib == pytest.approx(1.08)
+    assert r.weights_load_s == pytest.approx(0.87)
+    assert r.init_engine_s == pytest.approx(3.61)
+    assert r.device_kind == "CPU"
+    assert set(r.as_dict()) >= {"kv_cache_tokens", "max_concurrency", "kv_cache_gib"}
+
+
+def test_parse_startup_gpu_lines():
+    log = "\n".join([
+        "(EngineCore pid=7) INFO 01-01 00:00:00 [gpu_worker.py:1] Available KV cache memory: 12.5 GiB",
+        "(EngineCore pid=7) INFO 01-01 00:00:00 [kv_cache_utils.py:1] GPU KV cache size: 1,234,567 tokens",
+        "(EngineCore pid=7) INFO 01-01 00:00:00 [kv_cache_utils.py:1] Maximum concurrency for 4,096 "
+        "tokens per request: 301.41x",
+    ])
+    r = parse_startup(log)
+    assert r.kv_cache_tokens == 1_234_567
+    assert r.device_kind == "GPU"
+    assert r.kv_cache_gib == pytest.approx(12.5)
+    assert r.node_memory_gib is None
+    assert r.concurrency_at_len == 4096
+    assert r.max_concurrency == pytest.approx(301.41)
+
+
+def test_parse_startup_empty_log():
+    assert all(v is None for v in parse_startup("").as_dict().values())
+
+
+def test_stage_reaches_ready(ok_log):
+    assert stage(ok_log) == (len(STAGES) - 1, "ready")
+
+
+def test_stage_progression(ok_log):
+    assert stage("") == (0, STAGES[0][0])
+    cut = ok_log[: ok_log.index("Loading weights took") + len("Loading weights took")]
+    assert stage(cut)[1] == "sizing the KV cache"
+
+
+def test_error_line_prefers_root_cause():
+    assert error_line(FAILING_LOG) == MEMORY_ERROR.split(") ", 1)[1]
+
+
+def test_error_line_falls_back_to_wrapper():
+    assert error_line("(APIServer pid=1) " + WRAPPER) == WRAPPER
+
+
+def test_error_line_none_without_errors():
+    assert error_line("INFO all good\nApplication startup complete.") is None
+
+
+def test_error_line_with_real_log_prefix(ok_log):
+    # The real healthy log's warnings come first; the root cause still wins.
+    assert error_line(ok_log + "\n" + FAILING_LOG) == MEMORY_ERROR.split(") ", 1)[1]
+
+
+def test_error_line_ignores_errors_quoted_in_warnings(ok_log):
+    killed = ("(APIServer pid=1) RuntimeError: Engine core initialization failed. See root cause above. "
+              "Failed core proc(s): {'EngineCore_DP0': -9}")
+    line = error_line(ok_log + "\n" + killed)
+    assert "Too many open files" not in (line or "")
+
+
+def test_hint_for_memory_error():
+    setting, fix = hint_for(FAILING_LOG)
+    assert setting == "gpu_memory_utilization"
+    assert "gpu_memory_utilization" in fix
+
+
+@pytest.mark.parametrize("text, setting", [
+    ("ValueError: Not enough allowed NUMA nodes to bind threads of 2 CPUWorkers", "tensor_parallel_size"),
+    ("ValueError: The model's max seq len (8192) is larger than the maximum number of tokens that can "
+     "be stored in KV cache (4000).", "max_model_len"),
+    ("OSError: [Errno 98] Address already in use", "port"),
+])
+def test_hint_for_known_errors(text, setting):
+    assert hint_for(text)[0] == setting
+
+
+def test_hint_for_healthy_log(ok_log):
+    assert hint_for(ok_log) is None
