@@ -28,6 +28,13 @@ LOG_LEVELS = ("debug", "info", "warning", "error")
 CPU_QUANTIZATION = ("awq", "gptq", "compressed-tensors")
 
 
+# Chart-legend names for settings (labels stay short enough to read).
+SHORT_NAMES = {"max_num_batched_tokens": "budget", "max_num_seqs": "seqs", "enable_chunked_prefill": "chunked",
+               "enable_prefix_caching": "prefix cache", "gpu_memory_utilization": "mem", "max_model_len": "len",
+               "kv_cache_dtype": "kv", "enforce_eager": "eager", "num_gpu_blocks_override": "blocks",
+               "tensor_parallel_size": "tp", "block_size": "block", "compilation_config": "compile"}
+
+
 class ConfigError(ValueError):
     """A setting is wrong. The message names it, says why, and what to try."""
 
@@ -48,6 +55,9 @@ class EngineConfig:
     max_num_batched_tokens: int | None = None
     enable_chunked_prefill: bool | None = None
     enable_prefix_caching: bool | None = None
+    # Fixes the KV cache at this many blocks, whatever the memory fraction says: a way to
+    # make the cache overflow on purpose (queueing, preemption) with a small model.
+    num_gpu_blocks_override: int | None = None
     # There are no CUDA graphs on CPU; there this switch turns torch.compile on or off.
     # The guide starts eager by default: compiling costs ~90 s per start on 2 cores.
     enforce_eager: bool = True
@@ -90,9 +100,13 @@ class EngineConfig:
 
     def label(self) -> str:
         """A short name for charts: only the settings that differ from the guide's defaults."""
-        base = EngineConfig(device=self.device)
-        parts = [f"{k}={v}" for k, v in self.as_dict().items()
-                 if k != "model" and v != base.as_dict().get(k)]
+        base = EngineConfig(device=self.device).as_dict()
+        parts = []
+        for k, v in self.as_dict().items():
+            if k == "model" or v == base.get(k):
+                continue
+            v = {True: "on", False: "off"}.get(v, v) if isinstance(v, bool) else v
+            parts.append(f"{SHORT_NAMES.get(k, k)}={v}")
         return ", ".join(parts) or "guide default"
 
     # -- validation -----------------------------------------------------------------------
@@ -100,7 +114,7 @@ class EngineConfig:
         for name in ("max_model_len", "tensor_parallel_size", "seed", "cpu_offload_gb"):
             if getattr(self, name) is None:
                 raise ConfigError(name, "needs a value, got None.", f"{name}={EngineConfig.__dataclass_fields__[name].default!r}")
-        ints = ("max_model_len", "block_size", "max_num_seqs", "max_num_batched_tokens",
+        ints = ("max_model_len", "block_size", "max_num_seqs", "max_num_batched_tokens", "num_gpu_blocks_override",
                 "tensor_parallel_size", "seed")
         for name in ints:
             v = getattr(self, name)
@@ -133,6 +147,12 @@ class EngineConfig:
         if self.block_size is not None and (self.block_size < 1 or self.block_size & (self.block_size - 1)):
             raise ConfigError("block_size", f"must be a power of two, got {self.block_size}.",
                               "block_size=16, 32, 64 or 128.")
+        if self.num_gpu_blocks_override is not None and self.num_gpu_blocks_override < 1:
+            raise ConfigError("num_gpu_blocks_override", f"must be at least 1 block, got {self.num_gpu_blocks_override}.",
+                              "num_gpu_blocks_override=None (size the cache from the memory fraction).")
+        if self.device == "cpu" and self.block_size is not None and self.block_size % 32:
+            raise ConfigError("block_size", f"({self.block_size}) must be a multiple of 32 on the CPU backend "
+                              "(its attention kernel works in 32-token tiles).", "block_size=32, 64 or 128 (CPU default).")
         if self.max_num_seqs is not None and self.max_num_seqs < 1:
             raise ConfigError("max_num_seqs", f"must be at least 1, got {self.max_num_seqs}.",
                               "max_num_seqs=16.")
@@ -218,7 +238,8 @@ class EngineConfig:
                 "--seed", str(self.seed)]
         optional = {"--block-size": self.block_size, "--max-num-seqs": self.max_num_seqs,
                     "--max-num-batched-tokens": self.max_num_batched_tokens,
-                    "--quantization": self.quantization}
+                    "--quantization": self.quantization,
+                    "--num-gpu-blocks-override": self.num_gpu_blocks_override}
         for flag, value in optional.items():
             if value is not None:
                 args += [flag, str(value)]

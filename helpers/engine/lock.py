@@ -28,7 +28,10 @@ class EngineLock:
         self.path = path or lock_path()
         self.fd: int | None = None
 
-    def acquire(self, what: str, wait_s: float = 0.0) -> "EngineLock":
+    def acquire(self, what: str, wait_s: float | None = None) -> "EngineLock":
+        """Take the lock, or raise EngineBusyError. GUIDE_LOCK_WAIT=seconds queues instead."""
+        if wait_s is None:
+            wait_s = float(os.environ.get("GUIDE_LOCK_WAIT", 0))
         fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
         deadline = time.monotonic() + wait_s
         while True:

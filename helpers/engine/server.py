@@ -60,7 +60,7 @@ def port_in_use(port: int) -> bool:
 class Server:
     """One running vLLM server for one `EngineConfig`. Use as a context manager."""
 
-    def __init__(self, config: EngineConfig, port: int | None = None, progress: bool = True):
+    def __init__(self, config: EngineConfig, port: int | None = None, progress=True):
         self.config = config
         self.requested_port = port
         self.port: int | None = None
@@ -197,11 +197,13 @@ def _kill_group(proc: subprocess.Popen, sig: int) -> None:
 
 
 class _Progress:
-    """A progress bar for the 30-130 s start: a widget in Jupyter, a line in a terminal."""
+    """Progress for the 30-130 s start: a bar in Jupyter, a line per stage in a terminal,
+    or a callback(stage_index, stage_name, elapsed_s) given by a widget panel."""
 
-    def __init__(self, enabled: bool, label: str):
-        self.enabled, self.label, self.bar, self.last = enabled, label, None, None
-        if not enabled:
+    def __init__(self, enabled, label: str):
+        self.callback = enabled if callable(enabled) else None
+        self.enabled, self.label, self.bar, self.last = bool(enabled), label, None, None
+        if not enabled or self.callback:
             return
         if not _in_jupyter():
             return  # a terminal gets one line per stage instead
@@ -215,7 +217,9 @@ class _Progress:
     def update(self, index: int, name: str, elapsed: float) -> None:
         if not self.enabled:
             return
-        if self.bar is not None:
+        if self.callback:
+            self.callback(index, name, elapsed)
+        elif self.bar is not None:
             self.bar.n = index
             self.bar.set_postfix_str(f"{name}, {elapsed:.0f} s", refresh=True)
         elif (index, name) != self.last:

@@ -35,6 +35,7 @@ def test_server_starts_answers_and_reports_kv(results_dir):
     live = metrics.capacity(server.base_url)
     assert live["kv_cache_tokens"] == rep.kv_cache_tokens, "log and /metrics must agree"
     # A second engine while this one runs is refused with a clear message.
+    os.environ.pop("GUIDE_LOCK_WAIT", None)
     with pytest.raises(EngineBusyError, match="Only one runs at a time"):
         Server(cfg.replace(max_model_len=1024), progress=False).start()
     # Loads and answers go through the same server.

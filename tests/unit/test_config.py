@@ -67,7 +67,7 @@ def test_bad_value_names_the_setting(setting, kwargs):
 @pytest.mark.parametrize("kwargs", [
     {"gpu_memory_utilization": 1},
     {"gpu_memory_utilization": 0.05},
-    {"block_size": 1}, {"block_size": 16}, {"block_size": 128},
+    {"block_size": 32}, {"block_size": 64}, {"block_size": 128},
     {"max_num_seqs": 64, "max_num_batched_tokens": 64},
     # Chunked prefill on (or vLLM's default) lets the budget be below max_model_len.
     {"enable_chunked_prefill": True, "max_num_batched_tokens": 256},
@@ -112,9 +112,16 @@ def test_label_default():
 
 
 def test_label_lists_changed_settings():
-    assert EngineConfig(device="cpu", max_num_seqs=4).label() == "max_num_seqs=4"
+    assert EngineConfig(device="cpu", max_num_seqs=4).label() == "seqs=4"
     label = EngineConfig(device="cpu", enable_prefix_caching=False, block_size=32).label()
-    assert "enable_prefix_caching=False" in label and "block_size=32" in label
+    assert "prefix cache=off" in label and "block=32" in label
+
+
+def test_cpu_block_size_must_be_a_multiple_of_32():
+    with pytest.raises(ConfigError) as e:
+        EngineConfig(device="cpu", block_size=16)
+    assert e.value.setting == "block_size"
+    EngineConfig(device="cuda", block_size=16)
 
 
 def test_as_dict_resolves_memory_fraction_and_drops_device():

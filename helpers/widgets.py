@@ -1,0 +1,124 @@
+"""Control panels: a few toggles and a Run button around a plain measuring function.
+
+The notebook calls the same function once with defaults in a normal cell (so nbval runs
+the real path); the panel only adds toggles, a Run button, progress, and a chart that
+keeps earlier runs beside the new one. Runs happen in a thread so the kernel stays
+responsive, and never on a slider move.
+"""
+from __future__ import annotations
+
+import threading
+import time
+import traceback
+from typing import Callable
+
+import ipywidgets as W
+
+
+class Panel:
+    def __init__(self, title: str, controls: dict[str, W.ValueWidget], run: Callable[..., dict],
+                 chart: Callable[[list[dict]], object], rows: list[dict] | None = None,
+                 summary: Callable[[list[dict]], str] | None = None):
+        self.controls, self.run_fn, self.chart_fn, self.summary_fn = controls, run, chart, summary
+        self.rows: list[dict] = rows if rows is not None else []
+        self.button = W.Button(description="Run", button_style="primary", icon="play",
+                               tooltip="Start (or reuse) an engine with these settings and measure")
+        self.force = W.Checkbox(value=False, description="force re-run (ignore stored results)", indent=False)
+        self.status = W.HTML(self._status_html("ready", f"{len(self.rows)} run(s) shown"))
+        self.progress = W.IntProgress(value=0, min=0, max=7, layout=W.Layout(width="260px", visibility="hidden"))
+        self.out = W.Output(layout=W.Layout(min_height="120px"))
+        self.button.on_click(self._clicked)
+        box = W.GridBox(list(controls.values()), layout=W.Layout(grid_template_columns="repeat(2, 380px)"))
+        self.widget = W.VBox([W.HTML(f"<h4 style='margin:4px 0'>{title}</h4>"), box,
+                              W.HBox([self.button, self.force, self.progress]), self.status, self.out],
+                             layout=W.Layout(border="1px solid #ccc", padding="8px"))
+        self.widget.add_class("guide-panel")
+        self._redraw()
+
+    def _ipython_display_(self):
+        from IPython.display import display
+        display(self.widget)
+
+    @staticmethod
+    def _status_html(state: str, text: str) -> str:
+        return f"<span class='guide-status' data-state='{state}'>{text}</span>"
+
+    def _say(self, state: str, text: str) -> None:
+        self.status.value = self._status_html(state, text)
+
+    def _on_stage(self, index: int, name: str, elapsed: float) -> None:
+        self.progress.layout.visibility = "visible"
+        self.progress.value = index
+        self._say("starting", f"starting vLLM: {name} ({elapsed:.0f} s)")
+
+    def _clicked(self, _=None) -> None:
+        if self.button.disabled:
+            return
+        values = {k: w.value for k, w in self.controls.items()}
+        self.button.disabled = True
+        self._say("running", "starting…")
+        threading.Thread(target=self._work, args=(values, self.force.value), daemon=True).start()
+
+    def _work(self, values: dict, force: bool) -> None:
+        t0 = time.monotonic()
+        try:
+            ticker = _Ticker(lambda s: self._say("running", f"measuring… {s:.0f} s"), t0)
+            row = self.run_fn(**values, force=force, progress=self._on_stage_then(ticker))
+            ticker.stop()
+            self.rows.append(row)
+            how = "reused a stored result" if row.get("reused") else f"measured in {time.monotonic() - t0:.0f} s"
+            self._redraw()
+            self._say("done", f"{how}: {row.get('config_label')} — {len(self.rows)} run(s) shown")
+        except Exception as e:  # noqa: BLE001 - shown to the learner, kernel keeps going
+            self._say("error", f"<b>failed:</b> {type(e).__name__}")
+            self.out.append_stdout(str(e) + "\n")
+            self.out.append_stderr("".join(traceback.format_exception_only(type(e), e))[-2000:])
+        finally:
+            self.progress.layout.visibility = "hidden"
+            self.button.disabled = False
+
+    def _on_stage_then(self, ticker: "_Ticker"):
+        def cb(index, name, elapsed):
+            ticker.pause = index < 7
+            self._on_stage(index, name, elapsed)
+        return cb
+
+    def _redraw(self) -> None:
+        if not self.rows:
+            return
+        self.out.clear_output(wait=True)
+        chart = self.chart_fn(self.rows)
+        self.out.append_display_data(chart)
+        if self.summary_fn:
+            from IPython.display import HTML
+            self.out.append_display_data(HTML(self.summary_fn(self.rows)))
+
+
+class _Ticker:
+    """Updates the status every second while a load runs (after the engine is up)."""
+
+    def __init__(self, say: Callable[[float], None], t0: float):
+        self.say, self.t0, self.pause, self._stop = say, t0, False, threading.Event()
+        threading.Thread(target=self._loop, daemon=True).start()
+
+    def _loop(self):
+        while not self._stop.wait(1.0):
+            if not self.pause:
+                self.say(time.monotonic() - self.t0)
+
+    def stop(self):
+        self._stop.set()
+
+
+def toggle(description: str, value: bool) -> W.Checkbox:
+    return W.Checkbox(value=value, description=description, indent=False)
+
+
+def choice(description: str, options, value) -> W.Dropdown:
+    return W.Dropdown(options=options, value=value, description=description,
+                      style={"description_width": "170px"}, layout=W.Layout(width="360px"))
+
+
+def number(description: str, value: int, lo: int, hi: int, step: int = 1) -> W.BoundedIntText:
+    return W.BoundedIntText(value=value, min=lo, max=hi, step=step, description=description,
+                            style={"description_width": "170px"}, layout=W.Layout(width="360px"))

@@ -1,0 +1,76 @@
+"""The set-up: environment.yml agrees with the pip requirements, the doctor runs, the
+embedded model was converted correctly, and committed notebooks carry no outputs."""
+import json
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import ROOT
+
+
+def _pins(lines):
+    return {m.group(1).lower().replace("_", "-"): m.group(2)
+            for ln in lines if (m := re.match(r"\s*-?\s*([A-Za-z0-9_.\-]+)==([^\s#]+)", ln))}
+
+
+def test_environment_yml_matches_requirements():
+    pip = {}
+    for name in ("cpu", "common", "test"):
+        pip.update(_pins((ROOT / "requirements" / f"{name}.txt").read_text().splitlines()))
+    conda = _pins((ROOT / "environment.yml").read_text().splitlines())
+    conda.pop("python", None)
+    assert conda == pip
+
+
+def test_broken_torch_companions_are_not_importable():
+    import importlib.util
+    for mod in ("torchvision", "torchaudio", "torchcodec"):
+        assert importlib.util.find_spec(mod) is None, f"{mod} breaks transformers beside the CPU torch"
+
+
+def test_doctor_reports_the_machine():
+    out = subprocess.run([sys.executable, "-m", "helpers.doctor"], capture_output=True, text=True, cwd=ROOT)
+    for item in ("Python", "CPU", "RAM", "GPU", "vLLM", "torch", "backend", "embedded model"):
+        assert item in out.stdout
+    assert out.returncode == 0, out.stdout
+
+
+def test_embedded_model_answers_paris():
+    """The GGUF → safetensors conversion kept the model intact (transformers, greedy)."""
+    import torch
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+    from helpers import models
+
+    path = models.prepare_embedded()
+    tok = AutoTokenizer.from_pretrained(path)
+    model = AutoModelForCausalLM.from_pretrained(path, dtype=torch.bfloat16)
+    ids = tok.apply_chat_template([{"role": "user", "content": "What is the capital of France?"}],
+                                  add_generation_prompt=True, return_tensors="pt", return_dict=True)
+    out = model.generate(**ids, max_new_tokens=12, do_sample=False)
+    answer = tok.decode(out[0, ids["input_ids"].shape[1]:], skip_special_tokens=True)
+    assert "Paris" in answer, answer
+
+
+def test_synthetic_model_has_even_heads_and_is_labelled():
+    from helpers import models
+    path = models.prepare_synthetic()
+    assert models.shape(str(path))["num_attention_heads"] % 2 == 0
+    assert "SYNTHETIC" in (path / "README.md").read_text()
+
+
+@pytest.mark.parametrize("nb", sorted((ROOT / "notebooks").glob("*.ipynb")) + sorted((ROOT / "labs").rglob("*.ipynb")),
+                         ids=lambda p: p.name)
+def test_committed_notebooks_have_no_outputs(nb):
+    cells = json.loads(nb.read_text())["cells"]
+    dirty = [i for i, c in enumerate(cells) if c.get("outputs") or c.get("execution_count")]
+    assert not dirty, f"{nb.name}: cells {dirty} carry outputs; strip them (tools/strip_outputs.py)"
+
+
+def test_notebooks_declare_their_needs():
+    """Like Lightning's .meta.yml: each notebook says whether it needs a GPU and how long it takes."""
+    for nb in sorted((ROOT / "notebooks").glob("*.ipynb")):
+        meta = json.loads(nb.read_text())["metadata"].get("guide")
+        assert meta and {"accelerator", "minutes_smoke", "minutes_full"} <= set(meta), nb.name
