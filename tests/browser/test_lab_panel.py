@@ -1,0 +1,110 @@
+"""A person's view: JupyterLab in headless Chromium runs notebook 03 to its control panel,
+turns chunked prefill off, presses Run, and waits for the chart to show the new run.
+
+Uses Debian's chromium (no browser download). The notebook is copied to a temporary folder
+so JupyterLab's autosave never writes outputs into the committed file. A screenshot lands in
+artifacts/browser/ (git-ignored).
+"""
+import os
+import secrets
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import ROOT, vllm_processes
+
+pytestmark = pytest.mark.browser
+CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
+ARTIFACTS = ROOT / "artifacts" / "browser"
+NOTEBOOK = "03_batching_and_chunked_prefill.ipynb"
+
+
+def _free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.fixture
+def lab(tmp_path):
+    if not Path(CHROMIUM).exists():
+        pytest.skip("Debian's chromium is not installed (bash guide.sh test installs it as root)")
+    pytest.importorskip("playwright")
+    work = tmp_path / "guide"
+    work.mkdir()
+    shutil.copy(ROOT / "notebooks" / NOTEBOOK, work / NOTEBOOK)
+    port, token = _free_port(), secrets.token_hex(16)
+    env = {**os.environ, "GUIDE_SIZE": "smoke", "JUPYTER_CONFIG_DIR": str(tmp_path / "cfg"),
+           "JUPYTERLAB_SETTINGS_DIR": str(tmp_path / "settings"),
+           "JUPYTERLAB_WORKSPACES_DIR": str(tmp_path / "ws")}
+    log = open(tmp_path / "jupyter.log", "wb")
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "jupyterlab", "--no-browser", "--ip=127.0.0.1", f"--port={port}",
+         f"--IdentityProvider.token={token}", f"--ServerApp.root_dir={work}",
+         "--LabApp.news_url=", "--ServerApp.open_browser=False"],
+        stdout=log, stderr=subprocess.STDOUT, env=env, start_new_session=True)
+    base = f"http://127.0.0.1:{port}"
+    deadline = time.monotonic() + 90
+    while time.monotonic() < deadline:
+        try:
+            urllib.request.urlopen(f"{base}/api/status?token={token}", timeout=2)
+            break
+        except OSError:
+            time.sleep(0.5)
+    else:
+        proc.kill()
+        pytest.fail("JupyterLab did not start: " + (tmp_path / "jupyter.log").read_text()[-2000:])
+    yield f"{base}/lab/tree/{NOTEBOOK}?token={token}"
+    os.killpg(proc.pid, signal.SIGTERM)
+    try:
+        proc.wait(30)
+    except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, signal.SIGKILL)
+    deadline = time.monotonic() + 40  # the kernel's engine goes down with the kernel
+    while vllm_processes() and time.monotonic() < deadline:
+        time.sleep(0.5)
+    assert not vllm_processes(), vllm_processes()
+
+
+def test_panel_toggle_run_adds_a_run_to_the_chart(lab):
+    from playwright.sync_api import expect, sync_playwright
+
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=[
+            "--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
+            "--disable-sync", "--no-first-run", "--disable-quic"])
+        page = browser.new_page(viewport={"width": 1400, "height": 1000})
+        try:
+            page.goto(lab)
+            page.locator(".jp-Notebook").wait_for(timeout=120_000)
+            expect(page.locator(".jp-Notebook-ExecutionIndicator[data-status='idle']").first).to_be_visible(timeout=120_000)
+            page.locator(".lm-MenuBar-itemLabel", has_text="Run").first.click()
+            page.locator(".lm-Menu-itemLabel", has_text="Run All Cells").first.click()
+            panel = page.locator(".guide-panel")
+            panel.wait_for(timeout=900_000)  # smoke size; reuses what nbval stored, else measures
+            status = panel.locator(".guide-status")
+            expect(status).to_contain_text("1 run(s) shown", timeout=300_000)
+            # Let the cells after the panel finish, so the click is handled at once.
+            expect(page.locator(".jp-Notebook-ExecutionIndicator[data-status='idle']").first).to_be_visible(timeout=900_000)
+            panel.scroll_into_view_if_needed()
+            panel.get_by_text("chunked prefill", exact=True).click()
+            panel.get_by_text("force re-run", exact=False).click()
+            panel.get_by_role("button", name="Run").click()
+            expect(status).to_contain_text("starting", timeout=60_000)
+            expect(status).to_contain_text("2 run(s) shown", timeout=600_000)
+            expect(status).to_contain_text("chunked=off")
+            expect(panel.locator(".vega-embed").first).to_be_visible(timeout=60_000)
+            panel.screenshot(path=str(ARTIFACTS / "notebook03_panel.png"))
+        except Exception:
+            page.screenshot(path=str(ARTIFACTS / "failure.png"), full_page=True)
+            raise
+        finally:
+            browser.close()
