@@ -1,0 +1,5 @@
+"""Results: environment fingerprint and the append-only store."""
+from helpers.results.fingerprint import fingerprint
+from helpers.results.store import ResultStore, load_all, result_key
+
+__all__ = ["ResultStore", "fingerprint", "load_all", "result_key"]
