@@ -113,6 +113,9 @@ HINTS = [
      "raise gpu_memory_utilization a little, or lower max_model_len."),
     ("is larger than the maximum number of tokens that can be stored in KV cache", "max_model_len",
      "lower max_model_len, or raise gpu_memory_utilization / use kv_cache_dtype='fp8'."),
+    ("To serve at least one request with the model's max seq len", "max_model_len",
+     "lower max_model_len to what the engine estimates, or give the KV cache more room "
+     "(gpu_memory_utilization, or more blocks in num_gpu_blocks_override: one block is reserved)."),
     ("must be divisible by tensor parallel size", "tensor_parallel_size",
      "choose a size that divides the model's attention heads."),
     ("Not enough allowed NUMA nodes", "tensor_parallel_size",

@@ -20,8 +20,13 @@ def default_dir() -> Path:
     return Path(os.environ.get("GUIDE_RESULTS") or Path(__file__).resolve().parents[2] / "results")
 
 
+# Bumped whenever the way a figure is measured changes, so older stored rows stop matching.
+MEASUREMENT_VERSION = 2
+
+
 def result_key(config: dict, load: dict | None, env_id: str, kind: str = "load") -> str:
-    blob = json.dumps({"config": config, "load": load, "env": env_id, "kind": kind}, sort_keys=True, default=str)
+    blob = json.dumps({"config": config, "load": load, "env": env_id, "kind": kind, "v": MEASUREMENT_VERSION},
+                      sort_keys=True, default=str)
     return hashlib.sha1(blob.encode()).hexdigest()[:16]
 
 
