@@ -49,7 +49,7 @@ setup() {  # $1 = "test" to add the test tools
     "$PY" -m pip install -q --no-deps --no-build-isolation -e .
     echo "$stamp" > "$VENV/.guide-stamp"
   fi
-  "$PY" -m helpers.models embedded >/dev/null
+  "$PY" -c "from helpers.models import prepare_embedded; prepare_embedded()" >/dev/null
 }
 
 browser() {  # Debian's chromium for the browser test; Playwright never downloads one.

@@ -259,7 +259,10 @@ class EngineConfig:
         """Environment variables the server needs for this config."""
         env = {"VLLM_LOGGING_LEVEL": self.log_level.upper(), "HF_HUB_OFFLINE": "1",
                "TOKENIZERS_PARALLELISM": "false", "VLLM_NO_USAGE_STATS": "1",
-               "DO_NOT_TRACK": "1"}
+               "DO_NOT_TRACK": "1",
+               # Dev endpoints let the harness read the engine's resolved settings
+               # (/server_info). The server only listens on 127.0.0.1.
+               "VLLM_SERVER_DEV_MODE": "1"}
         if self.device == "cpu" and self.tensor_parallel_size > 1 and "VLLM_CPU_OMP_THREADS_BIND" not in os.environ:
             # Without it vLLM wants one NUMA node per rank; give each rank its own cores.
             cpus = sorted(os.sched_getaffinity(0))

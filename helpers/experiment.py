@@ -69,6 +69,7 @@ def _capacity_fields(server: Server) -> dict:
         "block_size": live.get("block_size"),
         "num_blocks": live.get("num_blocks"),
         "start_seconds": server.start_seconds,
+        **{f"engine_{k}": v for k, v in (rep.get("resolved") or {}).items()},
     }
 
 

@@ -112,7 +112,7 @@ def prepare_embedded(force: bool = False) -> Path:
     cfg = loaded.config
     if hasattr(cfg, "quantization_config"):
         del cfg.quantization_config
-    cfg.torch_dtype = torch.bfloat16
+    cfg.dtype = torch.bfloat16
     model = LlamaForCausalLM(cfg).to(torch.bfloat16)
     model.load_state_dict(loaded.state_dict(), strict=False)
     model.tie_weights()
@@ -143,7 +143,7 @@ def prepare_synthetic(force: bool = False) -> Path:
                       num_hidden_layers=8, num_attention_heads=8, num_key_value_heads=4,
                       max_position_embeddings=4096, tie_word_embeddings=True,
                       bos_token_id=tok.bos_token_id, eos_token_id=tok.eos_token_id)
-    cfg.torch_dtype = torch.bfloat16
+    cfg.dtype = torch.bfloat16
     torch.manual_seed(0)
     model = LlamaForCausalLM(cfg).to(torch.bfloat16)
     tmp = out.with_name(out.name + ".partial")
