@@ -1,19 +1,35 @@
 """The library every notebook and lab imports: one place for engine plumbing.
 
-    from helpers import EngineConfig, Load, measure, capacity, charts
+    import helpers as H
+    from helpers import EngineConfig, Load, charts
 
 Layout: `config` (the one validated settings object), `engine/` (server processes, the
 one-engine lock, start-up log), `measure/` (loads from vLLM's benchmark code, /metrics),
 `results/` (fingerprint, append-only store), `charts` (Altair), `experiment` (the flow
-config → server → load → row → store), `correctness`, `models`, `doctor`, `widgets`.
-"""
-from helpers import charts
-from helpers.config import ConfigError, EngineConfig
-from helpers.engine import EngineBusyError, EngineStartError, stop_all
-from helpers.experiment import capacity, engine_for, measure, stop, table, timeseries
-from helpers.measure import Load, LoadError
-from helpers.sizes import pick, set_size, size
+config → server → load → row → store), `report` (computed verdicts), `widgets`,
+`correctness`, `models`, `doctor`, `exercises`.
 
-__all__ = ["ConfigError", "EngineBusyError", "EngineConfig", "EngineStartError", "Load", "LoadError",
-           "capacity", "charts", "engine_for", "measure", "pick", "set_size", "size", "stop",
-           "stop_all", "table", "timeseries"]
+Names are imported lazily: every server process starts through `helpers.engine._launch`,
+and importing pandas and Altair there would add seconds to each engine start.
+"""
+import importlib
+
+_EXPORTS = {
+    "EngineConfig": "helpers.config", "ConfigError": "helpers.config",
+    "EngineBusyError": "helpers.engine", "EngineStartError": "helpers.engine", "stop_all": "helpers.engine",
+    "capacity": "helpers.experiment", "engine_for": "helpers.experiment", "measure": "helpers.experiment",
+    "stop": "helpers.experiment", "table": "helpers.experiment", "timeseries": "helpers.experiment",
+    "Load": "helpers.measure", "LoadError": "helpers.measure",
+    "pick": "helpers.sizes", "set_size": "helpers.sizes", "size": "helpers.sizes",
+}
+_MODULES = {"charts", "report", "widgets", "correctness", "models", "doctor", "exercises", "experiment",
+            "config", "engine", "measure", "results", "sizes", "hardware"}
+__all__ = sorted(_EXPORTS) + sorted(_MODULES)
+
+
+def __getattr__(name):
+    if name in _EXPORTS:
+        return getattr(importlib.import_module(_EXPORTS[name]), name)
+    if name in _MODULES:
+        return importlib.import_module(f"helpers.{name}")
+    raise AttributeError(f"module 'helpers' has no attribute {name!r}")
