@@ -7,7 +7,7 @@ One run measures two things on the embedded model with `EngineConfig()` defaults
       `python -m vllm.entrypoints.openai.api_server` with the same arguments and environment
       (timed from Popen until GET /health returns 200). Bare and harness starts alternate.
   (b) load: on one server started through the harness, a fixed load (random 256 in / 64 out,
-      32 prompts, concurrency 8) through `helpers.measure.run_load` and through
+      32 prompts, concurrency 8) through `helpers.load.run_load` and through
       `vllm.benchmarks.serve.main_async` called directly. The two alternate, after one
       untimed warm-up load.
 
@@ -43,7 +43,7 @@ from helpers import models  # noqa: E402
 from helpers.config import EngineConfig  # noqa: E402
 from helpers.engine import EngineLock, Server  # noqa: E402
 from helpers.engine.server import free_port, log_dir  # noqa: E402
-from helpers.measure import Load, run_load  # noqa: E402
+from helpers.load import Load, run_load  # noqa: E402
 
 RESULTS = ROOT / "benchmarks" / "results" / "harness_overhead.json"
 LOAD = Load(kind="random", num_prompts=32, input_len=256, output_len=64, max_concurrency=8, seed=0)

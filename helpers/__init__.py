@@ -4,7 +4,7 @@
     from helpers import EngineConfig, Load, charts
 
 Layout: `config` (the one validated settings object), `engine/` (server processes, the
-one-engine lock, start-up log), `measure/` (loads from vLLM's benchmark code, /metrics),
+one-engine lock, start-up log), `load/` (loads from vLLM's benchmark code, /metrics),
 `results/` (fingerprint, append-only store), `charts` (Altair), `experiment` (the flow
 config → server → load → row → store), `report` (computed verdicts), `widgets`,
 `correctness`, `models`, `doctor`, `exercises`.
@@ -19,11 +19,11 @@ _EXPORTS = {
     "EngineBusyError": "helpers.engine", "EngineStartError": "helpers.engine", "stop_all": "helpers.engine",
     "capacity": "helpers.experiment", "engine_for": "helpers.experiment", "measure": "helpers.experiment",
     "stop": "helpers.experiment", "table": "helpers.experiment", "timeseries": "helpers.experiment",
-    "Load": "helpers.measure", "LoadError": "helpers.measure",
+    "Load": "helpers.load", "LoadError": "helpers.load",
     "pick": "helpers.sizes", "set_size": "helpers.sizes", "size": "helpers.sizes",
 }
 _MODULES = {"charts", "report", "widgets", "correctness", "models", "doctor", "exercises", "experiment",
-            "config", "engine", "measure", "results", "sizes", "hardware"}
+            "config", "engine", "load", "results", "sizes", "hardware"}
 __all__ = sorted(_EXPORTS) + sorted(_MODULES)
 
 

@@ -13,8 +13,8 @@ import pandas as pd
 
 from helpers.config import ConfigError, EngineConfig
 from helpers.engine import Server
-from helpers.measure import Load, MetricsSampler, run_load
-from helpers.measure.metrics import capacity as scrape_capacity
+from helpers.load import Load, MetricsSampler, run_load
+from helpers.load.metrics import capacity as scrape_capacity
 from helpers.results import ResultStore, fingerprint, result_key
 
 _current: Server | None = None

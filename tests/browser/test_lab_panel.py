@@ -41,18 +41,24 @@ def lab(tmp_path):
     work.mkdir()
     shutil.copy(ROOT / "notebooks" / NOTEBOOK, work / NOTEBOOK)
     port, token = _free_port(), secrets.token_hex(16)
+    settings = tmp_path / "settings"
+    # Render every cell (no virtual scrolling), and no news prompt over the page.
+    for ext, body in {"@jupyterlab/notebook-extension/tracker": '{"windowingMode": "none"}',
+                      "@jupyterlab/apputils-extension/notification": '{"fetchNews": "false"}'}.items():
+        (settings / ext).parent.mkdir(parents=True, exist_ok=True)
+        (settings / f"{ext}.jupyterlab-settings").write_text(body)
     env = {**os.environ, "GUIDE_SIZE": "smoke", "JUPYTER_CONFIG_DIR": str(tmp_path / "cfg"),
-           "JUPYTERLAB_SETTINGS_DIR": str(tmp_path / "settings"),
+           "JUPYTERLAB_SETTINGS_DIR": str(settings),
            "JUPYTERLAB_WORKSPACES_DIR": str(tmp_path / "ws")}
     log = open(tmp_path / "jupyter.log", "wb")
     proc = subprocess.Popen(
         [sys.executable, "-m", "jupyterlab", "--no-browser", "--ip=127.0.0.1", f"--port={port}",
          f"--IdentityProvider.token={token}", f"--ServerApp.root_dir={work}",
-         "--LabApp.news_url=", "--ServerApp.open_browser=False"],
+         "--LabApp.news_url=", "--ServerApp.open_browser=False"] + (["--allow-root"] if os.getuid() == 0 else []),
         stdout=log, stderr=subprocess.STDOUT, env=env, start_new_session=True)
     base = f"http://127.0.0.1:{port}"
     deadline = time.monotonic() + 90
-    while time.monotonic() < deadline:
+    while time.monotonic() < deadline and proc.poll() is None:
         try:
             urllib.request.urlopen(f"{base}/api/status?token={token}", timeout=2)
             break
@@ -85,15 +91,15 @@ def test_panel_toggle_run_adds_a_run_to_the_chart(lab):
         try:
             page.goto(lab)
             page.locator(".jp-Notebook").wait_for(timeout=120_000)
-            expect(page.locator(".jp-Notebook-ExecutionIndicator[data-status='idle']").first).to_be_visible(timeout=120_000)
+            page.locator(".jp-StatusBar-TextItem", has_text="Idle").first.wait_for(timeout=120_000)
             page.locator(".lm-MenuBar-itemLabel", has_text="Run").first.click()
             page.locator(".lm-Menu-itemLabel", has_text="Run All Cells").first.click()
             panel = page.locator(".guide-panel")
-            panel.wait_for(timeout=900_000)  # smoke size; reuses what nbval stored, else measures
+            panel.wait_for(state="attached", timeout=900_000)  # smoke size; reuses what nbval stored, else measures
             status = panel.locator(".guide-status")
             expect(status).to_contain_text("1 run(s) shown", timeout=300_000)
             # Let the cells after the panel finish, so the click is handled at once.
-            expect(page.locator(".jp-Notebook-ExecutionIndicator[data-status='idle']").first).to_be_visible(timeout=900_000)
+            expect(page.locator(".jp-Notebook-ExecutionIndicator").first).to_have_attribute("data-status", "idle", timeout=900_000)
             panel.scroll_into_view_if_needed()
             panel.get_by_text("chunked prefill", exact=True).click()
             panel.get_by_text("force re-run", exact=False).click()

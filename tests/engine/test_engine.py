@@ -11,7 +11,7 @@ import pytest
 from helpers import EngineBusyError, EngineConfig, EngineStartError, Load, experiment
 from helpers.config import ConfigError
 from helpers.engine import Server
-from helpers.measure import metrics
+from helpers.load import metrics
 from tests.conftest import ROOT, vllm_processes
 
 pytestmark = pytest.mark.engine

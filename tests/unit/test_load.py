@@ -3,8 +3,8 @@ import math
 
 import pytest
 
-from helpers.measure import load as load_mod
-from helpers.measure.load import Load, LoadError, argv_for
+from helpers.load import workloads as load_mod
+from helpers.load.workloads import Load, LoadError, argv_for
 
 
 @pytest.mark.parametrize("kwargs", [

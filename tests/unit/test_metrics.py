@@ -4,7 +4,7 @@ from pathlib import Path
 
 import pytest
 
-from helpers.measure.metrics import TRACKED, MetricsSampler, parse
+from helpers.load.metrics import TRACKED, MetricsSampler, parse
 
 DATA = Path(__file__).resolve().parents[1] / "data"
 

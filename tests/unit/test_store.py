@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 from helpers.config import EngineConfig
-from helpers.measure.load import Load
+from helpers.load.workloads import Load
 from helpers.results import ResultStore, fingerprint, load_all, result_key
 
 

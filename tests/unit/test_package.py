@@ -1,0 +1,23 @@
+"""The package's lazy names resolve to what notebooks expect (a subpackage must never
+shadow an exported function: `H.measure` once became a module)."""
+import importlib
+import subprocess
+import sys
+
+import helpers
+
+
+def test_exported_names_are_the_documented_objects():
+    for name in helpers._EXPORTS:
+        obj = getattr(helpers, name)
+        assert not isinstance(obj, type(sys)), f"helpers.{name} is a module, not the exported object"
+    for mod in helpers._MODULES:
+        importlib.import_module(f"helpers.{mod}")  # every submodule imports
+    for name in helpers._EXPORTS:  # ...and still after all submodules are imported
+        assert not isinstance(getattr(helpers, name), type(sys)), name
+
+
+def test_server_entry_point_does_not_import_pandas_or_altair():
+    code = "import sys, helpers.engine._launch; print(sorted(m for m in ('pandas', 'altair') if m in sys.modules))"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "[]"
