@@ -38,6 +38,11 @@ def title(col: str) -> str:
     return TITLES.get(col, col.replace("_", " "))
 
 
+# JupyterLab renders the Vega-Lite mimetype with its own bundled Vega: no CDN, so charts
+# work offline and inside widget Output areas (the HTML renderer would fetch vega from a CDN).
+alt.renderers.enable("mimetype")
+
+
 @alt.theme.register("vllm_guide", enable=True)
 def _theme():
     return alt.theme.ThemeConfig({"config": {"view": {"continuousWidth": WIDTH, "continuousHeight": HEIGHT, "stroke": None},

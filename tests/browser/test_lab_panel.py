@@ -107,7 +107,9 @@ def test_panel_toggle_run_adds_a_run_to_the_chart(lab):
             expect(status).to_contain_text("starting", timeout=60_000)
             expect(status).to_contain_text("2 run(s) shown", timeout=600_000)
             expect(status).to_contain_text("chunked=off")
-            expect(panel.locator(".vega-embed").first).to_be_visible(timeout=60_000)
+            chart = panel.locator(".jp-RenderedVegaCommon5, .vega-embed").first
+            expect(chart).to_be_visible(timeout=60_000)
+            expect(panel).not_to_contain_text("Error loading script")
             panel.screenshot(path=str(ARTIFACTS / "notebook03_panel.png"))
         except Exception:
             page.screenshot(path=str(ARTIFACTS / "failure.png"), full_page=True)
