@@ -53,10 +53,12 @@ def _theme():
                        "range": {"category": {"scheme": "tableau10"}}}})
 
 
-def bars(df: pd.DataFrame, metric: str, chart_title: str | None = None, color: str = COLOR) -> alt.Chart:
+def bars(df: pd.DataFrame, metric: str, chart_title: str | None = None, color: str = COLOR,
+         x_labels: bool = True) -> alt.Chart:
     """One bar per configuration for one measured figure."""
+    axis = alt.Axis(labelAngle=-20, labelLimit=220) if x_labels else None  # else the legend names them
     return alt.Chart(df).mark_bar().encode(
-        x=alt.X(f"{color}:N", title=None, sort=None, axis=alt.Axis(labelAngle=-20, labelLimit=220)),
+        x=alt.X(f"{color}:N", title=None, sort=None, axis=axis),
         y=alt.Y(f"{metric}:Q", title=title(metric)),
         color=alt.Color(f"{color}:N", title="configuration", sort=None),
         tooltip=[color, alt.Tooltip(f"{metric}:Q", format=".1f"), "load_label"],
@@ -65,7 +67,8 @@ def bars(df: pd.DataFrame, metric: str, chart_title: str | None = None, color: s
 
 def compare(df: pd.DataFrame, metrics: list[str], chart_title: str = "") -> alt.HConcatChart:
     """Side-by-side bars for several figures (e.g. P99 TTFT, P99 ITL, throughput)."""
-    return alt.hconcat(*[bars(df, m).properties(width=200, height=220) for m in metrics]).properties(title=chart_title)
+    return alt.hconcat(*[bars(df, m, x_labels=False).properties(width=200, height=220)
+                         for m in metrics]).properties(title=chart_title)
 
 
 def sweep(df: pd.DataFrame, x: str, y: str, color: str = COLOR, chart_title: str | None = None,

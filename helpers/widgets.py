@@ -86,8 +86,8 @@ class Panel:
     def _redraw(self) -> None:
         if not self.rows:
             return
-        self.out.clear_output(wait=True)
         chart = self.chart_fn(self.rows)
+        self.out.outputs = ()  # replace the chart (clear_output(wait=True) does not apply from a thread)
         self.out.append_display_data(chart)
         if self.summary_fn:
             from IPython.display import HTML
