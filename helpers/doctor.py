@@ -11,7 +11,7 @@ from importlib import metadata
 from helpers import hardware, models
 
 NEEDED = ["vllm", "torch", "transformers", "jupyterlab", "ipywidgets", "pandas", "altair",
-          "prometheus_client", "vl_convert", "gguf", "nbval"]
+          "prometheus_client", "vl_convert", "gguf"]
 BROKEN_BESIDE_CPU_TORCH = ["torchvision", "torchaudio", "torchcodec"]
 
 
