@@ -89,7 +89,7 @@ def chain(df: pd.DataFrame, x: str, steps: list[str], chart_title: str = "") -> 
         x=alt.X(f"{x}:Q", title=title(x), scale=alt.Scale(zero=False)),
         y=alt.Y(f"{s}:Q", title=title(s), scale=alt.Scale(zero=False)),
         tooltip=[alt.Tooltip(f"{x}:Q"), alt.Tooltip(f"{s}:Q", format=".1f")],
-    ).properties(width=180, height=180, title=f"→ {title(s).split(' (')[0]}") for s in steps]
+    ).properties(width=180, height=180, title=f"→ {title(s).split(' (sequences')[0]}") for s in steps]
     return alt.hconcat(*panels).properties(title=chart_title)
 
 
