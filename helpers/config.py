@@ -257,7 +257,9 @@ class EngineConfig:
 
     def server_env(self) -> dict[str, str]:
         """Environment variables the server needs for this config."""
-        env = {"VLLM_LOGGING_LEVEL": self.log_level.upper(), "HF_HUB_OFFLINE": "1",
+        # No hub downloads unless the learner opts in for a hub id of their own.
+        offline = "0" if os.environ.get("GUIDE_ALLOW_DOWNLOAD") == "1" else "1"
+        env = {"VLLM_LOGGING_LEVEL": self.log_level.upper(), "HF_HUB_OFFLINE": offline,
                "TOKENIZERS_PARALLELISM": "false", "VLLM_NO_USAGE_STATS": "1",
                "DO_NOT_TRACK": "1",
                # Dev endpoints let the harness read the engine's resolved settings

@@ -54,7 +54,9 @@ def resolve(model: str) -> str:
             raise ConfigError("model", f"{model!r} has no config.json, so it is not a Hugging Face model folder.",
                               "point at the folder that holds config.json and the *.safetensors files.")
         return str(path.resolve())
-    return model  # a hub id: the learner's own choice, fetched by vLLM if not cached
+    # A hub id: the learner's own choice. The server runs with HF_HUB_OFFLINE=1, so it must
+    # already be in the Hugging Face cache, unless GUIDE_ALLOW_DOWNLOAD=1 is set.
+    return model
 
 
 def shape(path: str) -> dict | None:
