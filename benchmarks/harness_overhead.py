@@ -31,8 +31,6 @@ import statistics
 import subprocess
 import sys
 import time
-import urllib.error
-import urllib.request
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -42,7 +40,7 @@ os.environ.setdefault("GUIDE_LOCK_WAIT", "3600")
 from helpers import models  # noqa: E402
 from helpers.config import EngineConfig  # noqa: E402
 from helpers.engine import EngineLock, Server  # noqa: E402
-from helpers.engine.server import free_port, log_dir  # noqa: E402
+from helpers.engine.server import free_port, healthy, log_dir  # noqa: E402
 from helpers.load import Load, run_load  # noqa: E402
 
 RESULTS = ROOT / "benchmarks" / "results" / "harness_overhead.json"
@@ -56,14 +54,6 @@ def say(msg: str) -> None:
 
 
 # -- (a) start-up ---------------------------------------------------------------------------
-def _healthy(url: str) -> bool:
-    try:
-        with urllib.request.urlopen(url + "/health", timeout=2) as r:
-            return r.status == 200
-    except (urllib.error.URLError, ConnectionError, TimeoutError, OSError):
-        return False
-
-
 def _stop_group(proc: subprocess.Popen) -> None:
     if proc.poll() is None:
         with contextlib.suppress(ProcessLookupError):
@@ -94,7 +84,7 @@ def bare_start(cfg: EngineConfig, model_path: str) -> dict:
             proc = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
                                     env=env, start_new_session=True, cwd=str(ROOT))
             url = f"http://127.0.0.1:{port}"
-            while not _healthy(url):
+            while not healthy(url):
                 if proc.poll() is not None:
                     raise RuntimeError(f"bare vLLM exited with code {proc.returncode}; log: {log_path}")
                 if time.monotonic() - t0 > START_TIMEOUT_S:

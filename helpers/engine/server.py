@@ -153,7 +153,7 @@ class Server:
                 bar.update(*startup_log.stage(log), time.monotonic() - self._t0)
                 if self.proc.poll() is not None:
                     raise self._start_error(log, f"the server exited with code {self.proc.returncode}")
-                if _healthy(self.base_url):
+                if healthy(self.base_url):
                     break
                 if time.monotonic() > deadline:
                     raise self._start_error(log, f"it was not healthy after {START_TIMEOUT_S:.0f} s "
@@ -199,7 +199,8 @@ def resolved_settings(base_url: str) -> dict:
             "max_model_len": model.get("max_model_len"), "compilation_mode": comp.get("mode")}
 
 
-def _healthy(base_url: str) -> bool:
+def healthy(base_url: str) -> bool:
+    """True once the server's /health answers 200."""
     try:
         with urllib.request.urlopen(base_url + "/health", timeout=2) as r:
             return r.status == 200
