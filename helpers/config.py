@@ -63,7 +63,10 @@ class EngineConfig:
     enforce_eager: bool = True
     compilation_config: dict | None = None
     kv_cache_dtype: str = "auto"
-    dtype: str = "auto"
+    # None: the dtype this machine computes fastest (hardware.cpu_dtype(): float32 where the CPU
+    # only emulates bf16, bf16 where AVX512-BF16/AMX exist; vLLM's "auto" on a GPU). "auto" is
+    # vLLM's own rule: the model's dtype (bf16 for the embedded model), emulated or not.
+    dtype: str | None = None
     quantization: str | None = None
     tensor_parallel_size: int = 1
     cpu_offload_gb: float = 0.0
@@ -82,6 +85,8 @@ class EngineConfig:
         return dataclasses.replace(self, **changes)
 
     def __post_init__(self):
+        if self.dtype is None:  # resolved now, so spelling the machine's pick out is the same config
+            object.__setattr__(self, "dtype", hardware.cpu_dtype() if self.device == "cpu" else "auto")
         self._check_types()
         self._check_ranges()
 
@@ -174,7 +179,7 @@ class EngineConfig:
         if self.kv_cache_dtype not in KV_CACHE_DTYPES:
             raise ConfigError("kv_cache_dtype", f"{self.kv_cache_dtype!r} is not one of {KV_CACHE_DTYPES}.",
                               'kv_cache_dtype="fp8" to halve KV memory, or "auto".')
-        if self.dtype not in DTYPES:
+        if not isinstance(self.dtype, str) or self.dtype not in DTYPES:
             raise ConfigError("dtype", f"{self.dtype!r} is not one of {DTYPES}.", 'dtype="auto".')
         if self.log_level not in LOG_LEVELS:
             raise ConfigError("log_level", f"{self.log_level!r} is not one of {LOG_LEVELS}.",
@@ -188,10 +193,23 @@ class EngineConfig:
         if self.device not in ("cpu", "cuda"):
             raise ConfigError("device", f"must be 'cpu' or 'cuda', got {self.device!r}.", 'device="cpu".')
 
+    def cannot_run_here(self) -> ConfigError | None:
+        """Why this machine's CPU cannot run this config (None when it can). Cheap: no model
+        files, no process; notebooks and tests use it to skip a part with the reason."""
+        if self.device != "cpu":
+            return None
+        if self.kv_cache_dtype.startswith("fp8") and not hardware.has_avx512():
+            return ConfigError("kv_cache_dtype", f"{self.kv_cache_dtype!r} needs a CPU with AVX-512 or AMX; this one has "
+                               f"{hardware.isa_label()} (vLLM: \"FP8 KV cache on CPU requires x86 with AVX-512 or AMX.\").",
+                               'kv_cache_dtype="auto" here; fp8 KV runs on an AVX-512/AMX CPU or a GPU.')
+        return None
+
     def check_against_machine(self) -> None:
         """Checks that need the model files or the machine; run just before a start."""
         from helpers import models
 
+        if (problem := self.cannot_run_here()) is not None:
+            raise problem
         hw = hardware.describe()
         if self.device == "cuda" and hw["gpu_count"] == 0:
             raise ConfigError("device", "is 'cuda' but this machine has no CUDA GPU.",

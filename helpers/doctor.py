@@ -30,6 +30,13 @@ def checks() -> list[tuple[str, str, str | None]]:
     hw = hardware.describe()
     out.append(("CPU", f"{hw['cpu_model']}, {hw['cpu_cores']} cores ({hw['machine']})",
                 None if hw["cpu_cores"] >= 2 else "the guide assumes at least 2 cores"))
+    out.append(("CPU instruction sets", hw["cpu_isa"], None))
+    if hardware.default_device() == "cpu":
+        why = ("bf16 runs natively here" if hardware.native_bf16()
+               else "this CPU only emulates bf16 (about 4-5x slower), so the guide computes in float32")
+        out.append(("dtype the guide uses", f"{hardware.cpu_dtype()} ({why}; dtype=... overrides it)", None))
+        out.append(("fp8 KV cache", "available" if hardware.has_avx512() else
+                    "not on this CPU (needs AVX-512 or AMX): the fp8 parts of the guide are skipped", None))
     out.append(("RAM", f"{hw['ram_gib']} GiB total, {hardware.available_ram_gib()} GiB free",
                 None if hw["ram_gib"] >= 8 else "8 GiB or more is needed for the embedded model"))
     out.append(("GPU", ", ".join(hw["gpu_names"]) or "none (the CPU path is the default)", None))

@@ -17,7 +17,57 @@ def describe() -> dict:
         "gpu_names": _gpus(),
         "gpu_count": len(_gpus()),
         "machine": platform.machine(),
+        "cpu_isa": isa_label(),
     }
+
+
+# Instruction sets that decide how fast (and whether) vLLM's CPU kernels run, as named in
+# /proc/cpuinfo's flags. AVX2 only (most laptops): bf16 is emulated, about 4-5x slower than
+# float32, and fp8 KV does not start. AVX512-BF16 or AMX: bf16 runs natively.
+ISA_FLAGS = {"avx2": "AVX2", "avx512f": "AVX-512", "avx512_bf16": "AVX512-BF16", "amx_bf16": "AMX"}
+
+
+@functools.lru_cache(maxsize=1)
+def cpu_isa() -> frozenset[str]:
+    """The ISA_FLAGS this CPU has. GUIDE_CPU_ISA (e.g. "avx2") pretends to be another CPU,
+    for tests and for trying the guide's AVX2 path on a bigger machine."""
+    forced = os.environ.get("GUIDE_CPU_ISA")
+    if forced is not None:
+        return frozenset(f.strip() for f in forced.split(",") if f.strip() in ISA_FLAGS)
+    flags: set[str] = set()
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                if line.startswith("flags"):
+                    flags = set(line.split(":", 1)[1].split())
+                    break
+    except OSError:
+        pass
+    return frozenset(flags & set(ISA_FLAGS))
+
+
+def isa_label() -> str:
+    """"AVX2", "AVX-512, AVX512-BF16", ... for the doctor, fingerprints and "measured on" lines."""
+    have = cpu_isa()
+    if "avx512f" in have:
+        have = have - {"avx2"}  # implied
+    return ", ".join(name for flag, name in ISA_FLAGS.items() if flag in have) or "no AVX2"
+
+
+def native_bf16() -> bool:
+    """True where the CPU computes bf16 in hardware (AVX512-BF16 or AMX)."""
+    return bool(cpu_isa() & {"avx512_bf16", "amx_bf16"})
+
+
+def has_avx512() -> bool:
+    """vLLM's CPU fp8 KV cache needs AVX-512 or AMX (v1/attention/backends/cpu_attn.py)."""
+    return bool(cpu_isa() & {"avx512f", "amx_bf16"})
+
+
+def cpu_dtype() -> str:
+    """The weight/activation dtype this CPU computes fastest: bf16 where native, else float32.
+    vLLM itself would keep the model's bf16 everywhere and emulate it on AVX2."""
+    return "bfloat16" if native_bf16() else "float32"
 
 
 def default_device() -> str:

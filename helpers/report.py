@@ -45,5 +45,5 @@ def show(claims: list[Claim], title: str = "What we measured") -> None:
     from helpers.results import fingerprint
 
     fp = fingerprint()
-    where = f"{fp['cpu_model']}, {fp['cpu_cores']} cores" + (f", {fp['gpu']}" if fp["gpu"] else "")
+    where = f"{fp['cpu_model']} ({fp['cpu_isa']}), {fp['cpu_cores']} cores" + (f", {fp['gpu']}" if fp["gpu"] else "")
     display(Markdown(table(claims, title) + f"\n\n*Measured on {where}, vLLM {fp['vllm']} ({fp['vllm_build']}).*"))

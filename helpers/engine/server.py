@@ -25,6 +25,17 @@ from helpers.engine import startup_log
 from helpers.engine.lock import EngineLock
 
 START_TIMEOUT_S = float(os.environ.get("GUIDE_START_TIMEOUT", 900))
+
+# How a server's processes are laid out. vLLM's own layout on the CPU is three processes (API
+# server, engine core, one worker), each importing torch and vLLM again: about 20 s each on
+# 2 cores. "merged" sets VLLM_ENABLE_V1_MULTIPROCESSING=0, which the CPU platform reads as
+# "run the one worker inside the engine-core process" (uni executor; vllm/platforms/cpu.py).
+# The API server still keeps its engine core in a process of its own (AsyncLLM always does).
+# benchmarks/engine_start.py checks that it starts faster and measures the same; with more
+# than one rank (tensor parallelism) the workers must be separate processes, so vLLM's layout
+# is kept there. GUIDE_ENGINE_LAYOUT=vllm forces vLLM's layout everywhere.
+LAYOUTS = {"vllm": ({}, []),
+           "merged": ({"VLLM_ENABLE_V1_MULTIPROCESSING": "0"}, ["--distributed-executor-backend", "uni"])}
 _LIVE: set["Server"] = set()
 
 
@@ -34,6 +45,17 @@ class EngineStartError(RuntimeError):
     def __init__(self, message: str, engine_line: str | None, setting: str | None, log_path: Path):
         self.engine_line, self.setting, self.log_path = engine_line, setting, log_path
         super().__init__(message)
+
+
+def layout_for(config: EngineConfig) -> str:
+    """The process layout the harness uses for this config (see LAYOUTS)."""
+    forced = os.environ.get("GUIDE_ENGINE_LAYOUT")
+    if forced:
+        if forced not in LAYOUTS:
+            raise ConfigError("GUIDE_ENGINE_LAYOUT", f"{forced!r} is not one of {sorted(LAYOUTS)}.",
+                              "unset it (the harness picks), or GUIDE_ENGINE_LAYOUT=vllm.")
+        return forced if config.tensor_parallel_size == 1 else "vllm"
+    return "merged" if config.device == "cpu" and config.tensor_parallel_size == 1 else "vllm"
 
 
 def log_dir() -> Path:
@@ -70,6 +92,8 @@ class Server:
         self.log_path: Path | None = None
         self.report: startup_log.StartupReport | None = None
         self.start_seconds: float | None = None
+        self.layout = layout_for(config)
+        self.warmed_up = False  # set by the first load after a start (experiment.measure)
         self._lock = EngineLock()
 
     # -- public -------------------------------------------------------------------------
@@ -130,9 +154,10 @@ class Server:
         self.port = self.requested_port or free_port()
         stamp = time.strftime("%Y%m%d-%H%M%S")
         self.log_path = log_dir() / f"vllm-{stamp}-{self.port}.log"
-        env = {**os.environ, **self.config.server_env(), "GUIDE_PARENT_PID": str(os.getpid())}
+        layout_env, layout_args = LAYOUTS[self.layout]
+        env = {**os.environ, **self.config.server_env(), **layout_env, "GUIDE_PARENT_PID": str(os.getpid())}
         cmd = [sys.executable, "-m", "helpers.engine._launch",
-               *self.config.server_args(self.model_path, self.port)]
+               *self.config.server_args(self.model_path, self.port), *layout_args]
         with open(self.log_path, "wb") as log:
             log.write(("$ " + " ".join(cmd) + "\n").encode())
             log.flush()

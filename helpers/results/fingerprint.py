@@ -30,6 +30,7 @@ def fingerprint() -> dict:
         "python": platform.python_version(),
         "cpu_model": hw["cpu_model"],
         "cpu_cores": hw["cpu_cores"],
+        "cpu_isa": hw["cpu_isa"],  # AVX2 vs AVX-512/AMX changes speeds several-fold and what runs at all
         "ram_gib": hw["ram_gib"],
         "gpu": ", ".join(hw["gpu_names"]) or None,
         "gpu_count": hw["gpu_count"],
@@ -41,5 +42,5 @@ def fingerprint() -> dict:
 
 
 def env_id(fp: dict) -> str:
-    keys = ("vllm", "torch", "cpu_model", "cpu_cores", "gpu", "gpu_count", "machine_id")
+    keys = ("vllm", "torch", "cpu_model", "cpu_cores", "cpu_isa", "gpu", "gpu_count", "machine_id")
     return hashlib.sha1(json.dumps({k: fp.get(k) for k in keys}, sort_keys=True).encode()).hexdigest()[:12]
