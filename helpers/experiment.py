@@ -6,11 +6,13 @@ instead of re-running when config, load and environment match, unless `force=Tru
 """
 from __future__ import annotations
 
+import statistics
 import time
 import uuid
 
 import pandas as pd
 
+from helpers import sizes
 from helpers.config import ConfigError, EngineConfig
 from helpers.engine import Server
 from helpers.load import Load, MetricsSampler, run_load
@@ -40,10 +42,11 @@ def stop() -> None:
         _current = None
 
 
-def _base_row(config: EngineConfig, load: Load | None, tag: str, kind: str) -> dict:
+def _base_row(config: EngineConfig, load: Load | None, tag: str, kind: str, repeats: int = 1) -> dict:
     env = fingerprint()
     cfg = config.as_dict()
-    row = {"run_id": uuid.uuid4().hex[:10], "key": result_key(cfg, load.as_dict() if load else None, env["env_id"], kind),
+    what = {**load.as_dict(), "repeats": repeats} if load else None  # 1 and 3 repeats are different results
+    row = {"run_id": uuid.uuid4().hex[:10], "key": result_key(cfg, what, env["env_id"], kind),
            "kind": kind, "tag": tag, "time": time.strftime("%Y-%m-%dT%H:%M:%S"),
            "config_label": config.label(), "load_label": load.label() if load else None}
     row.update({f"cfg_{k}": v for k, v in cfg.items()})
@@ -86,31 +89,60 @@ def capacity(config: EngineConfig, *, force: bool = False, tag: str = "", store:
     return {**row, "reused": False}
 
 
-def measure(config: EngineConfig, load: Load, *, force: bool = False, tag: str = "",
+def measure(config: EngineConfig, load: Load, *, repeats: int | None = None, force: bool = False, tag: str = "",
             store: ResultStore | None = None, progress: bool = True, sample_every: float = 0.5) -> dict:
-    """Run `load` on an engine for `config`; returns (and stores) one tidy row."""
+    """Run `load` on an engine for `config` `repeats` times; returns (and stores) one tidy row.
+
+    A fresh engine first gets a short warm-up load (not counted): the first run after a start
+    is slower than the next ones. Each repeat sends new prompts of the same shape. The row's
+    figures are the median of the repeats, `<figure>_min` / `<figure>_max` their spread, and
+    `runs` keeps every repeat. `repeats` defaults to the size's (1 at smoke size, 3 at full).
+    """
     store = store or ResultStore()
+    repeats = sizes.repeats() if repeats is None else repeats
+    if repeats < 1:
+        raise ConfigError("repeats", f"must be at least 1, got {repeats}.", "repeats=3 (or 1 for a quick look).")
     if load.longest_prompt() > config.max_model_len:
         raise ConfigError("max_model_len", f"({config.max_model_len}) is shorter than this load's longest "
                           f"request ({load.longest_prompt()} tokens), so the server would reject it.",
                           f"max_model_len >= {load.longest_prompt()}, or a shorter load.")
-    row = _base_row(config, load, tag, "load")
+    row = _base_row(config, load, tag, "load", repeats)
     if not force and (old := store.get(row["key"])):
         return {**old, "reused": True}
     server = engine_for(config, progress)
     row.update(_capacity_fields(server))
-    with MetricsSampler(server.base_url, sample_every) as sampler:
-        figures = run_load(server.base_url, server.model_path, load, progress)
-    row.update(figures)
-    row.update(sampler.totals())
-    row["timeseries"] = sampler.frame().to_dict(orient="records")
+    if not server.warmed_up:
+        run_load(server.base_url, server.model_path, load.warmup(), progress=False)
+        server.warmed_up = True
+    runs, first_series = [], None
+    for i in range(repeats):
+        with MetricsSampler(server.base_url, sample_every) as sampler:
+            figures = run_load(server.base_url, server.model_path, load.repeat(i), progress)
+        runs.append({**figures, **sampler.totals()})
+        if first_series is None:
+            first_series = sampler.frame().to_dict(orient="records")
+    row.update(combine(runs))
+    row["timeseries"] = first_series  # the first repeat's /metrics samples, for live-usage charts
     store.append(row)
     return {**row, "reused": False}
 
 
+def combine(runs: list[dict]) -> dict:
+    """Median of each numeric figure over the repeats, its min and max, and every repeat."""
+    out: dict = {"repeats": len(runs), "runs": runs}
+    for key in runs[0]:
+        values = [r[key] for r in runs]
+        if all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in values):
+            out[key] = float(statistics.median(values))
+            out[f"{key}_min"], out[f"{key}_max"] = float(min(values)), float(max(values))
+        else:
+            out[key] = next((v for v in values if v is not None), None)  # e.g. the first error text
+    return out
+
+
 def table(rows: list[dict]) -> pd.DataFrame:
-    """Rows as a DataFrame, without the bulky time series."""
-    return pd.DataFrame([{k: v for k, v in r.items() if k != "timeseries"} for r in rows])
+    """Rows as a DataFrame, without the bulky time series and per-repeat lists."""
+    return pd.DataFrame([{k: v for k, v in r.items() if k not in ("timeseries", "runs")} for r in rows])
 
 
 def timeseries(rows: list[dict]) -> pd.DataFrame:

@@ -1,14 +1,21 @@
 """Verdicts computed from what was just measured, and the closing "What we measured" table.
 
 A notebook never types a verdict: it passes the measured numbers and the rule, and this
-module says held / held partly / did not hold.
+module says held / held partly / did not hold / within noise here.
+
+The noise rule (explained in chapter 0): these machines are shared, and the same load on the
+same engine differs by about 10 % from one run to the next. A difference between two
+configurations counts only when it is larger than that run-to-run spread: the spread measured
+in this run where a row has several repeats ((max - min) / median of its repeats), else
+`DEFAULT_NOISE`. A smaller difference is reported as "within noise here", not as held or not.
 """
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-HELD, PARTLY, NOT_HELD, UNTESTED = "held", "held partly", "did not hold", "not measured here"
-_ICON = {HELD: "✅", PARTLY: "◐", NOT_HELD: "❌", UNTESTED: "·"}
+HELD, PARTLY, NOT_HELD, NOISE, UNTESTED = "held", "held partly", "did not hold", "within noise here", "not measured here"
+_ICON = {HELD: "✅", PARTLY: "◐", NOT_HELD: "❌", NOISE: "≈", UNTESTED: "·"}
+DEFAULT_NOISE = 0.10  # run-to-run spread seen on 2-core shared machines, used when a row has one repeat
 
 
 @dataclass
@@ -21,8 +28,10 @@ class Claim:
         return f"| {self.text} | {_ICON[self.verdict]} {self.verdict} | {self.evidence} |"
 
 
-def judge(text: str, held: bool, evidence: str, partly: bool = False) -> Claim:
-    """held → held; else partly → held partly; else did not hold."""
+def judge(text: str, held: bool, evidence: str, partly: bool = False, within_noise: bool = False) -> Claim:
+    """within_noise → within noise here; else held → held; else partly → held partly; else did not hold."""
+    if within_noise:
+        return Claim(text, NOISE, evidence)
     return Claim(text, HELD if held else (PARTLY if partly else NOT_HELD), evidence)
 
 
@@ -34,16 +43,72 @@ def ratio(a: float, b: float) -> float:
     return a / b if b else float("inf")
 
 
+def spread(row, metric: str) -> float | None:
+    """Relative run-to-run spread of one figure in one row, or None with a single repeat."""
+    lo, hi, mid = _get(row, f"{metric}_min"), _get(row, f"{metric}_max"), _get(row, metric)
+    if (_get(row, "repeats") or 1) < 2 or lo is None or hi is None or not mid:
+        return None
+    return (hi - lo) / abs(mid)
+
+
+def noise(rows, metric: str) -> float:
+    """The noise level for comparing `metric` across rows: the largest measured spread, else DEFAULT_NOISE."""
+    measured = [s for s in (spread(r, metric) for r in rows) if s is not None]
+    return max(measured) if measured else DEFAULT_NOISE
+
+
+def within_noise(a, b, metric: str) -> bool:
+    """True when rows a and b differ in `metric` by no more than the run-to-run noise."""
+    x, y = _get(a, metric), _get(b, metric)
+    if x is None or y is None or not x:
+        return False
+    return abs(y / x - 1) <= noise([a, b], metric)
+
+
+def judge_change(text: str, before, after, metric: str, better: str, held_at: float, evidence: str = "",
+                 unit: str = "") -> Claim:
+    """Did `metric` move the claimed way from row `before` to row `after`?
+
+    better: "higher" or "lower". held_at: the factor the claim asks for (e.g. 2.0 for "over
+    twice"): at least that → held; a smaller move the right way, beyond noise → held partly;
+    within noise → within noise here; the wrong way → did not hold.
+    """
+    x, y = _get(before, metric), _get(after, metric)
+    gain = ratio(y, x) if better == "higher" else ratio(x, y)
+    ev = evidence or f"{metric}: {x:,.1f} → {y:,.1f}{(' ' + unit) if unit else ''} (×{gain:.2f} the claimed way)"
+    ev += f"; noise ±{100 * noise([before, after], metric):.0f} %"
+    if within_noise(before, after, metric):
+        return Claim(text, NOISE, ev)
+    return judge(text, gain >= held_at, ev, partly=gain > 1)
+
+
 def table(claims: list[Claim], title: str = "What we measured") -> str:
     lines = [f"### {title}", "", "| claim | verdict on this machine | measured |", "|---|---|---|"]
     lines += [c.markdown_row() for c in claims]
     return "\n".join(lines)
 
 
-def show(claims: list[Claim], title: str = "What we measured") -> None:
-    from IPython.display import Markdown, display
+def measured_on() -> str:
+    """The "measured on" line under each verdict table: CPU, its instruction sets, cores, GPU, vLLM."""
     from helpers.results import fingerprint
 
     fp = fingerprint()
     where = f"{fp['cpu_model']} ({fp['cpu_isa']}), {fp['cpu_cores']} cores" + (f", {fp['gpu']}" if fp["gpu"] else "")
-    display(Markdown(table(claims, title) + f"\n\n*Measured on {where}, vLLM {fp['vllm']} ({fp['vllm_build']}).*"))
+    return f"*Measured on {where}, vLLM {fp['vllm']} ({fp['vllm_build']}).*"
+
+
+def show(claims: list[Claim], title: str = "What we measured") -> None:
+    from IPython.display import Markdown, display
+
+    display(Markdown(table(claims, title) + "\n\n" + measured_on()))
+
+
+def _get(row, key):
+    try:
+        v = row[key]
+    except (KeyError, IndexError, TypeError):
+        return None
+    try:
+        return None if v is None or v != v else float(v)  # NaN → None
+    except (TypeError, ValueError):
+        return None

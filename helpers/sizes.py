@@ -23,3 +23,9 @@ def set_size(name: str) -> None:
 def pick(smoke, full):
     """The smoke value under CI's size, the full one otherwise."""
     return smoke if _size == "smoke" else full
+
+
+def repeats() -> int:
+    """How many times `measure` runs a load by default: once for a smoke check, three times
+    for a learner, so that tables show the run-to-run spread and verdicts can allow for it."""
+    return pick(1, 3)

@@ -15,7 +15,7 @@ import io
 import math
 import time
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 
 KINDS = ("random", "prefix", "mixed")
 
@@ -57,6 +57,21 @@ class Load:
         d = asdict(self)
         d["request_rate"] = None if math.isinf(self.request_rate) else self.request_rate
         return d
+
+    def repeat(self, i: int) -> "Load":
+        """The i-th repeat of this load: new random prompts (another seed), same shape. With
+        the same prompts, a second run would find them all in the prefix cache."""
+        return self if i == 0 else replace(self, seed=self.seed + 1000 * i)
+
+    def warmup(self) -> "Load":
+        """A short load of the same request shape and concurrency, on prompts no counted run
+        uses. The first requests after an engine start are slower than the rest (kernels and
+        buffers are set up for each new batch shape), so the harness runs this first.
+        vLLM's own benchmark has --num-warmups for the same reason."""
+        conc = self.max_concurrency or min(self.num_prompts, 8)
+        prompt = self.prefix_len + self.input_len if self.kind == "prefix" else self.input_len
+        return Load(kind="random", num_prompts=min(self.num_prompts, max(2, conc)), input_len=prompt,
+                    output_len=min(self.output_len, 16), max_concurrency=conc, seed=self.seed + 999_983)
 
     def longest_prompt(self) -> int:
         if self.kind == "prefix":

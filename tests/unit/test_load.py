@@ -106,3 +106,20 @@ def test_bench_args_mixed_parts(bench_args):
     assert ns.max_concurrency is None
     assert ns.random_input_len == 1200
     assert ns.seed == 1
+
+
+def test_repeats_get_fresh_prompts_of_the_same_shape():
+    load = Load(kind="prefix", num_prompts=8, prefix_len=256, input_len=32, output_len=8, max_concurrency=4)
+    assert load.repeat(0) == load
+    again = load.repeat(2)
+    assert again.seed != load.seed and again.as_dict() | {"seed": load.seed} == load.as_dict()
+
+
+def test_warmup_is_short_same_shape_and_never_a_counted_prompt():
+    load = Load(num_prompts=32, input_len=256, output_len=64, max_concurrency=8)
+    w = load.warmup()
+    assert w.kind == "random" and w.input_len == 256 and w.max_concurrency == 8
+    assert w.num_prompts <= 8 and w.output_len <= 16
+    assert w.seed not in {load.repeat(i).seed for i in range(10)}
+    p = Load(kind="prefix", num_prompts=4, prefix_len=512, input_len=32, output_len=8, max_concurrency=None).warmup()
+    assert p.input_len == 544 and p.max_concurrency == 4  # no shared prefix: the cache stays cold
