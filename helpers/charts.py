@@ -53,16 +53,35 @@ def _theme():
                        "range": {"category": {"scheme": "tableau10"}}}})
 
 
+def _has_spread(df: pd.DataFrame, metric: str) -> bool:
+    """True when rows carry several repeats of `metric` (experiment.measure's _min/_max)."""
+    lo, hi = f"{metric}_min", f"{metric}_max"
+    return lo in df and hi in df and bool((df[hi] - df[lo]).fillna(0).gt(0).any())
+
+
+def _spread_rule(df: pd.DataFrame, x: alt.X, metric: str) -> alt.Chart:
+    """A black whisker from the lowest to the highest repeat."""
+    return alt.Chart(df).mark_rule(color="black", strokeWidth=1.5).encode(
+        x=x, y=f"{metric}_min:Q", y2=f"{metric}_max:Q",
+        tooltip=[alt.Tooltip(f"{metric}_min:Q", format=".1f", title="lowest repeat"),
+                 alt.Tooltip(f"{metric}_max:Q", format=".1f", title="highest repeat")])
+
+
 def bars(df: pd.DataFrame, metric: str, chart_title: str | None = None, color: str = COLOR,
          x_labels: bool = True) -> alt.Chart:
-    """One bar per configuration for one measured figure."""
+    """One bar per configuration for one measured figure: the median of its repeats, with a
+    whisker from the lowest to the highest repeat where there were several."""
     axis = alt.Axis(labelAngle=-20, labelLimit=220) if x_labels else None  # else the legend names them
-    return alt.Chart(df).mark_bar().encode(
-        x=alt.X(f"{color}:N", title=None, sort=None, axis=axis),
+    x = alt.X(f"{color}:N", title=None, sort=None, axis=axis)
+    chart = alt.Chart(df).mark_bar().encode(
+        x=x,
         y=alt.Y(f"{metric}:Q", title=title(metric)),
         color=alt.Color(f"{color}:N", title="configuration", sort=None),
         tooltip=[color, alt.Tooltip(f"{metric}:Q", format=".1f"), "load_label"],
-    ).properties(title=chart_title or title(metric), width=WIDTH, height=HEIGHT)
+    )
+    if _has_spread(df, metric):
+        chart = chart + _spread_rule(df, x, metric)
+    return chart.properties(title=chart_title or title(metric), width=WIDTH, height=HEIGHT)
 
 
 def compare(df: pd.DataFrame, metrics: list[str], chart_title: str = "") -> alt.HConcatChart:
@@ -75,12 +94,16 @@ def sweep(df: pd.DataFrame, x: str, y: str, color: str = COLOR, chart_title: str
           log_x: bool = False) -> alt.Chart:
     """A measured curve: y against the swept setting x, one line per configuration."""
     scale = alt.Scale(type="log", base=2) if log_x else alt.Scale(zero=False)
-    return alt.Chart(df).mark_line(point=True).encode(
-        x=alt.X(f"{x}:Q", title=title(x), scale=scale),
+    xx = alt.X(f"{x}:Q", title=title(x), scale=scale)
+    chart = alt.Chart(df).mark_line(point=True).encode(
+        x=xx,
         y=alt.Y(f"{y}:Q", title=title(y)),
         color=alt.Color(f"{color}:N", title=None),
         tooltip=[color, alt.Tooltip(f"{x}:Q"), alt.Tooltip(f"{y}:Q", format=".1f")],
-    ).properties(title=chart_title or f"{title(y)} vs {title(x)}", width=WIDTH, height=HEIGHT)
+    )
+    if _has_spread(df, y):
+        chart = chart + _spread_rule(df, xx, y)
+    return chart.properties(title=chart_title or f"{title(y)} vs {title(x)}", width=WIDTH, height=HEIGHT)
 
 
 def chain(df: pd.DataFrame, x: str, steps: list[str], chart_title: str = "") -> alt.HConcatChart:

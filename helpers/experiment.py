@@ -15,6 +15,7 @@ import pandas as pd
 from helpers import sizes
 from helpers.config import ConfigError, EngineConfig
 from helpers.engine import Server
+from helpers.engine.server import layout_for
 from helpers.load import Load, MetricsSampler, run_load
 from helpers.load.metrics import capacity as scrape_capacity
 from helpers.results import ResultStore, fingerprint, result_key
@@ -46,7 +47,10 @@ def _base_row(config: EngineConfig, load: Load | None, tag: str, kind: str, repe
     env = fingerprint()
     cfg = config.as_dict()
     what = {**load.as_dict(), "repeats": repeats} if load else None  # 1 and 3 repeats are different results
-    row = {"run_id": uuid.uuid4().hex[:10], "key": result_key(cfg, what, env["env_id"], kind),
+    layout = layout_for(config)  # vLLM's process layout unless GUIDE_ENGINE_LAYOUT says otherwise
+    row = {"run_id": uuid.uuid4().hex[:10],
+           "key": result_key({**cfg, **({"layout": layout} if layout != "vllm" else {})}, what, env["env_id"], kind),
+           "engine_layout": layout,
            "kind": kind, "tag": tag, "time": time.strftime("%Y-%m-%dT%H:%M:%S"),
            "config_label": config.label(), "load_label": load.label() if load else None}
     row.update({f"cfg_{k}": v for k, v in cfg.items()})

@@ -27,13 +27,13 @@ from helpers.engine.lock import EngineLock
 START_TIMEOUT_S = float(os.environ.get("GUIDE_START_TIMEOUT", 900))
 
 # How a server's processes are laid out. vLLM's own layout on the CPU is three processes (API
-# server, engine core, one worker), each importing torch and vLLM again: about 20 s each on
-# 2 cores. "merged" sets VLLM_ENABLE_V1_MULTIPROCESSING=0, which the CPU platform reads as
-# "run the one worker inside the engine-core process" (uni executor; vllm/platforms/cpu.py).
-# The API server still keeps its engine core in a process of its own (AsyncLLM always does).
-# benchmarks/engine_start.py checks that it starts faster and measures the same; with more
-# than one rank (tensor parallelism) the workers must be separate processes, so vLLM's layout
-# is kept there. GUIDE_ENGINE_LAYOUT=vllm forces vLLM's layout everywhere.
+# server, engine core, one worker), each importing torch and vLLM again. "merged" sets
+# VLLM_ENABLE_V1_MULTIPROCESSING=0, which the CPU platform reads as "run the one worker inside
+# the engine-core process" (uni executor; vllm/platforms/cpu.py); the API server keeps its
+# engine core in a process of its own (AsyncLLM always does). benchmarks/engine_start.py found
+# it starts in about half the time, but on 2 cores it also runs loads about 1.5x faster (one
+# busy process fewer), so it changes what a learner measures: measurements keep vLLM's layout.
+# GUIDE_ENGINE_LAYOUT=merged opts in; every row records the layout and its store key includes it.
 LAYOUTS = {"vllm": ({}, []),
            "merged": ({"VLLM_ENABLE_V1_MULTIPROCESSING": "0"}, ["--distributed-executor-backend", "uni"])}
 _LIVE: set["Server"] = set()
@@ -54,8 +54,9 @@ def layout_for(config: EngineConfig) -> str:
         if forced not in LAYOUTS:
             raise ConfigError("GUIDE_ENGINE_LAYOUT", f"{forced!r} is not one of {sorted(LAYOUTS)}.",
                               "unset it (the harness picks), or GUIDE_ENGINE_LAYOUT=vllm.")
-        return forced if config.tensor_parallel_size == 1 else "vllm"
-    return "merged" if config.device == "cpu" and config.tensor_parallel_size == 1 else "vllm"
+        # More than one rank needs worker processes; the merged layout is for the CPU backend.
+        return forced if config.tensor_parallel_size == 1 and config.device == "cpu" else "vllm"
+    return "vllm"
 
 
 def log_dir() -> Path:

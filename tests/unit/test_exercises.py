@@ -3,16 +3,37 @@ from helpers import exercises, models
 from helpers.exercises import Question
 
 
-def test_solution_files_pass_their_checks(capsys):
+import pytest
+
+
+@pytest.mark.parametrize("auto, second, second_tokens", [
+    # an AVX-512 CPU: bf16 engine, then fp8 KV (recorded rows)
+    ({"engine_dtype": "torch.bfloat16", "engine_kv_cache_dtype": "auto"}, {"engine_kv_cache_dtype": "fp8"}, 107776),
+    # an AVX2 CPU: the guide's float32 engine, then dtype=bfloat16
+    ({"engine_dtype": "torch.float32", "engine_kv_cache_dtype": "auto"},
+     {"engine_dtype": "torch.bfloat16", "engine_kv_cache_dtype": "auto"}, 107776),
+])
+def test_solution_files_pass_their_checks(capsys, auto, second, second_tokens):
     MODEL = "embedded"
-    auto_row = {"kv_cache_tokens": 53888, "cfg_max_model_len": 2048, "max_concurrency": 26.31, "kv_cache_gib": 1.16}
-    fp8_row = {"kv_cache_tokens": 107776, "kv_cache_gib": 1.16}
-    env = {"models": models, "MODEL": MODEL, "auto_row": auto_row, "fp8_row": fp8_row}
+    auto_row = {"kv_cache_tokens": 53888, "cfg_max_model_len": 2048, "max_concurrency": 26.31, "kv_cache_gib": 1.16, **auto}
+    second_row = {"kv_cache_tokens": second_tokens, "kv_cache_gib": 1.16, **second}
+    env = {"models": models, "MODEL": MODEL, "auto_row": auto_row, "second_row": second_row,
+           "first_bytes": models.kv_bytes_per_number(auto_row), "second_bytes": models.kv_bytes_per_number(second_row)}
     for name in ("lab01_q1.py", "lab01_q2.py", "lab01_q3.py"):
         exec((exercises.SOLUTIONS / name).read_text(), env)
     assert env["bytes_per_token"] == 23040
     assert Question("q2", lambda: auto_row["max_concurrency"], 0.01, "", "lab01_q2.py").check(env["max_sequences"])
-    assert Question("q3", lambda: fp8_row["kv_cache_tokens"], 0.05, "", "lab01_q3.py").check(env["fp8_tokens"])
+    assert Question("q3", lambda: second_row["kv_cache_tokens"], 0.05, "", "lab01_q3.py").check(env["second_tokens"])
+
+
+@pytest.mark.parametrize("row, n", [
+    ({"engine_dtype": "torch.bfloat16", "engine_kv_cache_dtype": "auto"}, 2),
+    ({"engine_dtype": "torch.float32", "engine_kv_cache_dtype": "auto"}, 4),
+    ({"engine_dtype": "torch.float32", "engine_kv_cache_dtype": "fp8_e4m3"}, 1),
+    ({"cfg_dtype": "float32", "cfg_kv_cache_dtype": "auto"}, 4),
+])
+def test_kv_bytes_per_number(row, n):
+    assert models.kv_bytes_per_number(row) == n
 
 
 def test_known_wrong_answer_is_explained(capsys):

@@ -1,0 +1,37 @@
+"""Charts show the spread of repeats where there is one, and stay plain where there is not."""
+import pandas as pd
+
+from helpers import charts
+
+
+def _df(spread: bool) -> pd.DataFrame:
+    df = pd.DataFrame({"config_label": ["a", "b"], "output_throughput": [10.0, 12.0], "load_label": ["l", "l"],
+                       "load_max_concurrency": [1, 8]})
+    if spread:
+        df["output_throughput_min"], df["output_throughput_max"] = [9.0, 11.0], [11.0, 14.0]
+    return df
+
+
+def _marks(chart) -> list[str]:
+    marks = [layer.get("mark") for layer in _layers(chart.to_dict())]
+    return [m["type"] if isinstance(m, dict) else m for m in marks]
+
+
+def _layers(spec: dict) -> list[dict]:
+    out = []
+    for key in ("hconcat", "layer"):
+        for sub in spec.get(key, []):
+            out += _layers(sub) if ("layer" in sub or "hconcat" in sub) else [sub]
+    return out or [spec]
+
+
+def test_bars_and_sweeps_get_whiskers_from_repeats():
+    for chart in (charts.compare(_df(True), ["output_throughput"]),
+                  charts.sweep(_df(True), "load_max_concurrency", "output_throughput")):
+        assert "rule" in _marks(chart)
+
+
+def test_single_runs_have_no_whiskers():
+    for chart in (charts.compare(_df(False), ["output_throughput"]),
+                  charts.sweep(_df(False), "load_max_concurrency", "output_throughput")):
+        assert "rule" not in _marks(chart)
