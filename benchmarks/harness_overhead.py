@@ -6,10 +6,12 @@ One run measures two things on the embedded model with `EngineConfig()` defaults
       (`Server(cfg).start()`, its `start_seconds`) and for a bare
       `python -m vllm.entrypoints.openai.api_server` with the same arguments and environment
       (timed from Popen until GET /health returns 200). Bare and harness starts alternate.
-  (b) load: on one server started through the harness, a fixed load (random 256 in / 64 out,
-      32 prompts, concurrency 8) through `helpers.load.run_load` and through
-      `vllm.benchmarks.serve.main_async` called directly. The two alternate, after one
-      untimed warm-up load.
+  (b) load fidelity, in either order: on a freshly started server, the harness's
+      `experiment.measure` (which warms a fresh engine up itself) and then
+      `vllm.benchmarks.serve.main_async` called directly as a person would (with vLLM's own
+      `--num-warmups` when it runs first on a fresh engine); then on a second fresh server the
+      other way round. Every run gets its own seed, so no run finds its prompts in the prefix
+      cache. The load: random 256 in / 64 out, 32 prompts, concurrency 8.
 
 Usage:  .venv/bin/python benchmarks/harness_overhead.py [--repeats 3] [--load-repeats 2]
 
@@ -22,6 +24,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import dataclasses
 import io
 import json
 import os
@@ -30,6 +33,7 @@ import signal
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -37,11 +41,12 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 os.environ.setdefault("GUIDE_LOCK_WAIT", "3600")
 
-from helpers import models  # noqa: E402
+from helpers import experiment, models  # noqa: E402
 from helpers.config import EngineConfig  # noqa: E402
 from helpers.engine import EngineLock, Server  # noqa: E402
 from helpers.engine.server import free_port, healthy, log_dir  # noqa: E402
-from helpers.load import Load, run_load  # noqa: E402
+from helpers.load import Load  # noqa: E402
+from helpers.results import ResultStore  # noqa: E402
 
 RESULTS = ROOT / "benchmarks" / "results" / "harness_overhead.json"
 LOAD = Load(kind="random", num_prompts=32, input_len=256, output_len=64, max_concurrency=8, seed=0)
@@ -119,7 +124,7 @@ def harness_stop(server: Server) -> float:
 
 
 # -- (b) load ---------------------------------------------------------------------------------
-def direct_load(base_url: str, model_path: str, load: Load) -> dict:
+def direct_load(base_url: str, model_path: str, load: Load, warmups: int = 0) -> dict:
     """The same load through vllm.benchmarks.serve, as a person would call it."""
     from vllm.benchmarks.serve import add_cli_args, main_async
     from vllm.utils.argparse_utils import FlexibleArgumentParser
@@ -132,15 +137,16 @@ def direct_load(base_url: str, model_path: str, load: Load) -> dict:
         "--dataset-name", "random", "--num-prompts", str(load.num_prompts),
         "--random-input-len", str(load.input_len), "--random-output-len", str(load.output_len),
         "--max-concurrency", str(load.max_concurrency), "--seed", str(load.seed),
-        "--temperature", "0", "--ignore-eos", "--disable-tqdm"])
+        "--temperature", "0", "--ignore-eos", "--disable-tqdm", "--num-warmups", str(warmups)])
     with contextlib.redirect_stdout(io.StringIO()):  # the harness hides the report too
         result = asyncio.run(main_async(args))
     return {k: float(result[k]) for k in ("output_throughput", "mean_ttft_ms", "mean_tpot_ms", "duration",
                                           "completed", "total_output_tokens")}
 
 
-def harness_load(server: Server, load: Load) -> dict:
-    row = run_load(server.base_url, server.model_path, load, progress=False)
+def harness_load(cfg: EngineConfig, load: Load, store) -> dict:
+    """experiment.measure, as a notebook calls it (one repeat; it warms a fresh engine up)."""
+    row = experiment.measure(cfg, load, repeats=1, force=True, store=store, progress=False)
     return {k: row[k] for k in ("output_throughput", "mean_ttft_ms", "mean_tpot_ms", "duration",
                                 "completed", "total_output_tokens")}
 
@@ -162,7 +168,7 @@ def main() -> None:
     bare, harness = [], []
     server = None
     try:
-        # (a) alternate bare / harness; keep the last harness server for (b).
+        # (a) alternate bare / harness starts.
         for i in range(opts.repeats):
             say(f"start {i + 1}/{opts.repeats}: bare")
             bare.append(bare_start(cfg, model_path))
@@ -171,26 +177,33 @@ def main() -> None:
             server, rec = harness_start(cfg)
             harness.append(rec)
             say(f"  harness healthy after {rec['start_s']:.2f} s")
-            if i < opts.repeats - 1:
-                rec["stop_s"] = harness_stop(server)
-                server = None
+            rec["stop_s"] = harness_stop(server)
+            server = None
 
-        # (b) one harness server; one untimed warm-up, then alternate harness / direct.
-        say("warm-up load (not counted)")
-        run_load(server.base_url, server.model_path, LOAD, progress=False)
+        # (b) two fresh servers: harness then direct, then direct then harness; a new seed per run.
+        store = ResultStore(tempfile.mkdtemp(prefix="guide-overhead-"))
         runs = {"harness": [], "direct": []}
-        for i in range(opts.load_repeats):
-            for kind in ("harness", "direct") if i % 2 == 0 else ("direct", "harness"):
-                say(f"load {i + 1}/{opts.load_repeats}: {kind}")
-                r = harness_load(server, LOAD) if kind == "harness" else direct_load(
-                    server.base_url, server.model_path, LOAD)
-                runs[kind].append(r)
-                say(f"  {r['output_throughput']:.1f} tok/s, mean TTFT {r['mean_ttft_ms']:.0f} ms")
-        harness[-1]["stop_s"] = harness_stop(server)
-        server = None
+        seed = 0
+        for order in (("harness", "direct"), ("direct", "harness")):
+            say(f"fresh server for the order {' then '.join(order)}")
+            server = experiment.engine_for(cfg, progress=False)
+            for kind in order:
+                for i in range(opts.load_repeats):
+                    seed += 1
+                    load = dataclasses.replace(LOAD, seed=seed)
+                    first_on_fresh = kind == order[0] and i == 0
+                    say(f"load: {kind} (seed {seed})")
+                    r = harness_load(cfg, load, store) if kind == "harness" else direct_load(
+                        server.base_url, server.model_path, load, warmups=LOAD.max_concurrency if first_on_fresh else 0)
+                    r["order"] = "first" if kind == order[0] else "second"
+                    runs[kind].append(r)
+                    say(f"  {r['output_throughput']:.1f} tok/s, mean TTFT {r['mean_ttft_ms']:.0f} ms")
+            experiment.stop()
+            server = None
     finally:
         if server is not None:
             server.stop()
+        experiment.stop()
 
     med = {k: _median([r["start_s"] for r in v]) for k, v in (("bare", bare), ("harness", harness))}
     load_med = {kind: {m: _median([r[m] for r in rs]) for m in ("output_throughput", "mean_ttft_ms", "mean_tpot_ms")}
@@ -207,7 +220,10 @@ def main() -> None:
                       "ratio_output_throughput": load_med["harness"]["output_throughput"]
                       / load_med["direct"]["output_throughput"],
                       "ratio_mean_ttft": load_med["harness"]["mean_ttft_ms"] / load_med["direct"]["mean_ttft_ms"],
-                      "target": "ratios within 0.95-1.05"},
+                      "target": "ratios within 0.95-1.05",
+                      "by_order": {o: {kind: {m: _median([r[m] for r in rs if r["order"] == o])
+                                              for m in ("output_throughput", "mean_ttft_ms")}
+                                       for kind, rs in runs.items()} for o in ("first", "second")}},
     }
     RESULTS.parent.mkdir(parents=True, exist_ok=True)
     RESULTS.write_text(json.dumps(out, indent=2))
@@ -224,6 +240,10 @@ def main() -> None:
           f"{load_med['harness']['output_throughput']:10.1f} {lr['ratio_output_throughput']:7.3f}")
     print(f"{'mean TTFT, ms':34s} {load_med['direct']['mean_ttft_ms']:14.0f} "
           f"{load_med['harness']['mean_ttft_ms']:10.0f} {lr['ratio_mean_ttft']:7.3f}")
+    for o, per in lr["by_order"].items():
+        print(f"{'  ran ' + o + ' on a fresh engine':34s} direct {per['direct']['output_throughput']:.1f} tok/s, "
+              f"{per['direct']['mean_ttft_ms']:.0f} ms; harness {per['harness']['output_throughput']:.1f} tok/s, "
+              f"{per['harness']['mean_ttft_ms']:.0f} ms")
     print(f"\n(ratio = harness / bare-or-direct; targets: start <= 1.05, load within 5%)\nwrote {RESULTS}")
 
 
