@@ -21,7 +21,7 @@ from pathlib import Path
 
 from helpers import models
 from helpers.config import ConfigError, EngineConfig
-from helpers.engine import startup_log
+from helpers.engine import preflight, startup_log
 from helpers.engine.lock import EngineLock
 
 START_TIMEOUT_S = float(os.environ.get("GUIDE_START_TIMEOUT", 900))
@@ -107,7 +107,7 @@ class Server:
 
     def start(self) -> "Server":
         cfg = self.config
-        cfg.check_against_machine()  # raises ConfigError before anything starts
+        preflight.check(cfg)  # raises ConfigError before anything starts
         self.model_path = models.resolve(cfg.model)
         if self.requested_port is not None and port_in_use(self.requested_port):
             raise ConfigError("port", f"127.0.0.1:{self.requested_port} is already in use by another program.",
