@@ -12,9 +12,8 @@ import uuid
 import pandas as pd
 
 from helpers.config import ConfigError, EngineConfig
-from helpers.engine import Server
+from helpers.engine import Server, facts
 from helpers.load import Load, MetricsSampler, run_load
-from helpers.load.metrics import capacity as scrape_capacity
 from helpers.results import ResultStore, fingerprint, result_key
 
 _current: Server | None = None
@@ -54,23 +53,7 @@ def _base_row(config: EngineConfig, load: Load | None, tag: str, kind: str) -> d
 
 
 def _capacity_fields(server: Server) -> dict:
-    rep = server.report.as_dict() if server.report else {}
-    try:
-        live = scrape_capacity(server.base_url)
-    except OSError:
-        live = {}
-    return {
-        "kv_cache_tokens": rep.get("kv_cache_tokens") or live.get("kv_cache_tokens"),
-        "max_concurrency": rep.get("max_concurrency") or live.get("max_concurrency"),
-        "kv_cache_gib": rep.get("kv_cache_gib"),
-        "memory_budget_gib": rep.get("memory_budget_gib"),
-        "node_memory_gib": rep.get("node_memory_gib"),
-        "non_kv_gib": rep.get("non_kv_gib"),
-        "block_size": live.get("block_size"),
-        "num_blocks": live.get("num_blocks"),
-        "start_seconds": server.start_seconds,
-        **{f"engine_{k}": v for k, v in (rep.get("resolved") or {}).items()},
-    }
+    return facts.read(server)
 
 
 def capacity(config: EngineConfig, *, force: bool = False, tag: str = "", store: ResultStore | None = None,
