@@ -3,11 +3,12 @@
     import helpers as H
     from helpers import EngineConfig, Load, charts
 
-Layout: `config` (the one validated settings object), `engine/` (server processes, the
-one-engine lock, start-up log), `load/` (loads from vLLM's benchmark code, /metrics),
-`results/` (fingerprint, append-only store), `charts` (Altair), `experiment` (the flow
-config → server → load → row → store), `report` (computed verdicts), `widgets`,
-`correctness`, `models`, `doctor`, `exercises`.
+Layout: `settings` (every engine setting declared once), `config` (the one validated
+settings object), `engine/` (server processes, the one-engine lock, checks before a start,
+start-up log, the facts an engine reports), `load/` (loads from vLLM's benchmark code,
+/metrics sampling), `results/` (fingerprint, append-only store), `charts` (Altair),
+`experiment` (the flow config → server → load → row → store), `report` (computed
+verdicts), `widgets`, `correctness`, `models`, `doctor`, `exercises`.
 
 Names are imported lazily: every server process starts through `helpers.engine._launch`,
 and importing pandas and Altair there would add seconds to each engine start.
@@ -23,7 +24,7 @@ _EXPORTS = {
     "pick": "helpers.sizes", "set_size": "helpers.sizes", "size": "helpers.sizes",
 }
 _MODULES = {"charts", "report", "widgets", "correctness", "models", "doctor", "exercises", "experiment",
-            "config", "engine", "load", "results", "sizes", "hardware"}
+            "config", "settings", "engine", "load", "results", "sizes", "hardware"}
 __all__ = sorted(_EXPORTS) + sorted(_MODULES)
 
 

@@ -10,6 +10,8 @@ from pathlib import Path
 import altair as alt
 import pandas as pd
 
+from helpers import settings
+
 WIDTH, HEIGHT = 420, 260
 COLOR = "config_label"
 
@@ -27,10 +29,8 @@ TITLES = {
     "kv_cache_gib": "KV cache (GiB)", "start_seconds": "start-up time (s)",
     "kv_cache_usage_pct": "KV cache usage (%)", "waiting": "waiting requests", "running": "running requests",
     "prefix_cache_hit_rate": "prefix-cache hit rate (share of prompt tokens)", "preemptions": "preemptions",
-    "t_s": "time since load start (s)",
-    "cfg_gpu_memory_utilization": "gpu_memory_utilization (fraction)", "cfg_max_model_len": "max_model_len (tokens)",
-    "cfg_max_num_seqs": "max_num_seqs (sequences)", "cfg_max_num_batched_tokens": "max_num_batched_tokens (tokens)",
-    "cfg_block_size": "block_size (tokens)", "load_max_concurrency": "client concurrency (requests in flight)",
+    "t_s": "time since load start (s)", "load_max_concurrency": "client concurrency (requests in flight)",
+    **settings.chart_titles(),  # cfg_<setting> and engine_<setting>, with units
 }
 
 

@@ -14,10 +14,9 @@ import pandas as pd
 
 from helpers import sizes
 from helpers.config import ConfigError, EngineConfig
-from helpers.engine import Server
+from helpers.engine import Server, facts
 from helpers.engine.server import layout_for
 from helpers.load import Load, MetricsSampler, run_load
-from helpers.load.metrics import capacity as scrape_capacity
 from helpers.results import ResultStore, fingerprint, result_key
 
 _current: Server | None = None
@@ -60,26 +59,6 @@ def _base_row(config: EngineConfig, load: Load | None, tag: str, kind: str, repe
     return row
 
 
-def _capacity_fields(server: Server) -> dict:
-    rep = server.report.as_dict() if server.report else {}
-    try:
-        live = scrape_capacity(server.base_url)
-    except OSError:
-        live = {}
-    return {
-        "kv_cache_tokens": rep.get("kv_cache_tokens") or live.get("kv_cache_tokens"),
-        "max_concurrency": rep.get("max_concurrency") or live.get("max_concurrency"),
-        "kv_cache_gib": rep.get("kv_cache_gib"),
-        "memory_budget_gib": rep.get("memory_budget_gib"),
-        "node_memory_gib": rep.get("node_memory_gib"),
-        "non_kv_gib": rep.get("non_kv_gib"),
-        "block_size": live.get("block_size"),
-        "num_blocks": live.get("num_blocks"),
-        "start_seconds": server.start_seconds,
-        **{f"engine_{k}": v for k, v in (rep.get("resolved") or {}).items()},
-    }
-
-
 def capacity(config: EngineConfig, *, force: bool = False, tag: str = "", store: ResultStore | None = None,
              progress: bool = True) -> dict:
     """Start an engine (or reuse one) and record what it reports about its KV cache."""
@@ -88,7 +67,7 @@ def capacity(config: EngineConfig, *, force: bool = False, tag: str = "", store:
     if not force and (old := store.get(row["key"])):
         return {**old, "reused": True}
     server = engine_for(config, progress)
-    row.update(_capacity_fields(server))
+    row.update(facts.read(server))  # what the engine reports about itself
     store.append(row)
     return {**row, "reused": False}
 
@@ -114,7 +93,7 @@ def measure(config: EngineConfig, load: Load, *, repeats: int | None = None, for
     if not force and (old := store.get(row["key"])):
         return {**old, "reused": True}
     server = engine_for(config, progress)
-    row.update(_capacity_fields(server))
+    row.update(facts.read(server))  # what the engine reports about itself
     if not server.warmed_up:
         run_load(server.base_url, server.model_path, load.warmup(), progress=False)
         server.warmed_up = True

@@ -1,4 +1,5 @@
-"""Engine control: config → server process → capacity report; one engine per machine."""
+"""Engine control: config → checks (preflight) → server process → what it reports (facts);
+one engine per machine."""
 from helpers.engine.lock import EngineBusyError, EngineLock
 from helpers.engine.server import EngineStartError, Server, stop_all
 from helpers.engine.startup_log import StartupReport, parse_startup

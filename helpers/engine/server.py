@@ -21,7 +21,7 @@ from pathlib import Path
 
 from helpers import models
 from helpers.config import ConfigError, EngineConfig
-from helpers.engine import startup_log
+from helpers.engine import preflight, startup_log
 from helpers.engine.lock import EngineLock
 
 START_TIMEOUT_S = float(os.environ.get("GUIDE_START_TIMEOUT", 900))
@@ -108,7 +108,7 @@ class Server:
 
     def start(self) -> "Server":
         cfg = self.config
-        cfg.check_against_machine()  # raises ConfigError before anything starts
+        preflight.check(cfg)  # raises ConfigError before anything starts
         self.model_path = models.resolve(cfg.model)
         if self.requested_port is not None and port_in_use(self.requested_port):
             raise ConfigError("port", f"127.0.0.1:{self.requested_port} is already in use by another program.",
@@ -189,7 +189,6 @@ class Server:
             bar.close()
         self.start_seconds = time.monotonic() - self._t0
         self.report = startup_log.parse_startup(self.log_text())
-        self.report.resolved = resolved_settings(self.base_url)
 
     def _start_error(self, log: str, what: str) -> EngineStartError:
         time.sleep(0.5)
@@ -206,23 +205,6 @@ class Server:
             msg.append(f"Try: {fix}")
         msg.append(f"Full log: {self.log_path}")
         return EngineStartError("\n".join(msg), line, setting, self.log_path)
-
-
-def resolved_settings(base_url: str) -> dict:
-    """The settings the engine actually chose (its defaults filled in), from /server_info."""
-    import json
-    try:
-        with urllib.request.urlopen(base_url + "/server_info?config_format=json", timeout=10) as r:
-            cfg = json.loads(r.read())["vllm_config"]
-    except (OSError, ValueError, KeyError):
-        return {}
-    sched, cache, model = cfg.get("scheduler_config", {}), cfg.get("cache_config", {}), cfg.get("model_config", {})
-    comp = cfg.get("compilation_config", {})
-    return {"max_num_batched_tokens": sched.get("max_num_batched_tokens"), "max_num_seqs": sched.get("max_num_seqs"),
-            "enable_chunked_prefill": sched.get("enable_chunked_prefill"),
-            "enable_prefix_caching": cache.get("enable_prefix_caching"), "block_size": cache.get("block_size"),
-            "kv_cache_dtype": cache.get("cache_dtype"), "dtype": model.get("dtype"),
-            "max_model_len": model.get("max_model_len"), "compilation_mode": comp.get("mode")}
 
 
 def healthy(base_url: str) -> bool:

@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 import re
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass
 
 _NUM = r"([\d,]+(?:\.\d+)?)"
 
@@ -25,7 +25,6 @@ class StartupReport:
     weights_load_s: float | None = None
     init_engine_s: float | None = None
     device_kind: str | None = None  # "CPU" or "GPU", from the report line
-    resolved: dict = field(default_factory=dict)  # the engine's own settings (/server_info)
 
     def as_dict(self) -> dict:
         return asdict(self)

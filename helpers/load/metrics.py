@@ -1,4 +1,7 @@
-"""Reading the server's Prometheus `/metrics` page, once or as a time series during a run."""
+"""Sampling the server's Prometheus `/metrics` page as a time series while a load runs.
+
+What the engine reports about itself (its cache config) is read in helpers/engine/facts.py.
+"""
 from __future__ import annotations
 
 import threading
@@ -23,14 +26,9 @@ TRACKED = {
 
 
 def parse(text: str) -> dict:
-    """Tracked values (summed over engines) plus the `cache_config_info` labels."""
+    """Tracked values, summed over engines."""
     values: dict = {name: 0.0 for name in TRACKED.values()}
     for family in text_string_to_metric_families(text):
-        if family.name in ("vllm:cache_config", "vllm:cache_config_info"):
-            for s in family.samples:
-                if s.name.endswith("_info"):
-                    values["cache_config"] = dict(s.labels)
-            continue
         key = TRACKED.get(family.name)
         if key is None:
             continue
@@ -43,21 +41,6 @@ def parse(text: str) -> dict:
 def scrape(base_url: str, timeout: float = 5) -> dict:
     with urllib.request.urlopen(base_url + "/metrics", timeout=timeout) as r:
         return parse(r.read().decode())
-
-
-def capacity(base_url: str) -> dict:
-    """KV tokens, max concurrency and block size as the running engine states them."""
-    info = scrape(base_url).get("cache_config", {})
-
-    def num(key):
-        try:
-            return float(info[key])
-        except (KeyError, ValueError):
-            return None
-
-    return {"kv_cache_tokens": num("kv_cache_size_tokens"), "max_concurrency": num("kv_cache_max_concurrency"),
-            "num_blocks": num("num_gpu_blocks"), "block_size": num("block_size"),
-            "prefix_caching": info.get("enable_prefix_caching")}
 
 
 class MetricsSampler:
@@ -91,7 +74,6 @@ class MetricsSampler:
             v = scrape(self.base_url, timeout=2)
         except OSError:
             return
-        v.pop("cache_config", None)
         v["t_s"] = round(time.monotonic() - self._t0, 3)
         self.rows.append(v)
 

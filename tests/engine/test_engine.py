@@ -10,8 +10,7 @@ import pytest
 
 from helpers import EngineBusyError, EngineConfig, EngineStartError, Load, experiment
 from helpers.config import ConfigError
-from helpers.engine import Server
-from helpers.load import metrics
+from helpers.engine import Server, facts
 from tests.conftest import ROOT, vllm_processes
 
 pytestmark = pytest.mark.engine
@@ -32,8 +31,10 @@ def test_server_starts_answers_and_reports_kv(results_dir):
     rep = server.report
     assert rep.kv_cache_tokens and rep.kv_cache_tokens > 1000
     assert rep.max_concurrency and rep.max_concurrency > 1
-    live = metrics.capacity(server.base_url)
+    live = facts.from_metrics(facts.fetch_metrics(server.base_url))
     assert live["kv_cache_tokens"] == rep.kv_cache_tokens, "log and /metrics must agree"
+    record = facts.read(server)
+    assert record["kv_cache_tokens"] == rep.kv_cache_tokens and record["engine_max_num_seqs"]
     # A second engine while this one runs is refused with a clear message.
     os.environ.pop("GUIDE_LOCK_WAIT", None)
     with pytest.raises(EngineBusyError, match="Only one runs at a time"):

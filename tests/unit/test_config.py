@@ -1,10 +1,12 @@
-"""EngineConfig: validation, machine checks, and the server command it turns into."""
+"""EngineConfig: validation, the checks before a start (engine/preflight.py), and the server
+command it turns into."""
 import json
 
 import pytest
 
 from helpers import hardware, models
 from helpers.config import ConfigError, EngineConfig
+from helpers.engine import preflight
 
 
 def _machine(**over):
@@ -132,12 +134,12 @@ def test_as_dict_resolves_memory_fraction_and_drops_device():
     assert EngineConfig(device="cpu", gpu_memory_utilization=0.4).as_dict()["gpu_memory_utilization"] == 0.4
 
 
-# -- check_against_machine ----------------------------------------------------------------
+# -- preflight.check ------------------------------------------------------------------------
 
 @needs_embedded
 def test_tp2_on_embedded_model_is_refused():
     with pytest.raises(ConfigError) as err:
-        EngineConfig(device="cpu", model="embedded", tensor_parallel_size=2).check_against_machine()
+        preflight.check(EngineConfig(device="cpu", model="embedded", tensor_parallel_size=2))
     assert err.value.setting == "tensor_parallel_size"
     assert "tensor_parallel_size" in str(err.value)
 
@@ -146,7 +148,7 @@ def test_tp2_on_embedded_model_is_refused():
 def test_tp2_on_embedded_names_the_heads(monkeypatch):
     monkeypatch.setattr(hardware, "describe", _machine(cpu_cores=8))
     with pytest.raises(ConfigError) as err:
-        EngineConfig(device="cpu", model="embedded", tensor_parallel_size=2).check_against_machine()
+        preflight.check(EngineConfig(device="cpu", model="embedded", tensor_parallel_size=2))
     assert err.value.setting == "tensor_parallel_size"
     assert "9 attention heads" in str(err.value)
     assert "synthetic-tp" in err.value.fix
@@ -155,30 +157,30 @@ def test_tp2_on_embedded_names_the_heads(monkeypatch):
 @needs_embedded
 def test_tp3_on_embedded_divides_the_heads(monkeypatch):
     monkeypatch.setattr(hardware, "describe", _machine(cpu_cores=8))
-    EngineConfig(device="cpu", model="embedded", tensor_parallel_size=3).check_against_machine()
+    preflight.check(EngineConfig(device="cpu", model="embedded", tensor_parallel_size=3))
 
 
 @needs_embedded
 def test_max_model_len_beyond_model_context():
     with pytest.raises(ConfigError) as err:
-        EngineConfig(device="cpu", model="embedded", max_model_len=100_000).check_against_machine()
+        preflight.check(EngineConfig(device="cpu", model="embedded", max_model_len=100_000))
     assert err.value.setting == "max_model_len"
 
 
 @needs_embedded
 def test_default_config_passes_machine_check():
-    EngineConfig(device="cpu").check_against_machine()
+    preflight.check(EngineConfig(device="cpu"))
 
 
 def test_missing_model_folder(tmp_path):
     with pytest.raises(ConfigError) as err:
-        EngineConfig(device="cpu", model=str(tmp_path / "no-such-model")).check_against_machine()
+        preflight.check(EngineConfig(device="cpu", model=str(tmp_path / "no-such-model")))
     assert err.value.setting == "model"
 
 
 def test_model_folder_without_config_json(tmp_path):
     with pytest.raises(ConfigError) as err:
-        EngineConfig(device="cpu", model=str(tmp_path)).check_against_machine()
+        preflight.check(EngineConfig(device="cpu", model=str(tmp_path)))
     assert err.value.setting == "model"
     assert "config.json" in str(err.value)
 
@@ -186,14 +188,14 @@ def test_model_folder_without_config_json(tmp_path):
 def test_tp_above_core_count(monkeypatch, tmp_path):
     monkeypatch.setattr(hardware, "describe", _machine(cpu_cores=2))
     with pytest.raises(ConfigError) as err:
-        EngineConfig(device="cpu", model=str(tmp_path), tensor_parallel_size=4).check_against_machine()
+        preflight.check(EngineConfig(device="cpu", model=str(tmp_path), tensor_parallel_size=4))
     assert err.value.setting == "tensor_parallel_size"
 
 
 def test_cuda_without_gpu(monkeypatch, tmp_path):
     monkeypatch.setattr(hardware, "describe", _machine(gpu_count=0))
     with pytest.raises(ConfigError) as err:
-        EngineConfig(device="cuda", model=str(tmp_path)).check_against_machine()
+        preflight.check(EngineConfig(device="cuda", model=str(tmp_path)))
     assert err.value.setting == "device"
 
 
@@ -203,7 +205,7 @@ def test_cuda_without_gpu(monkeypatch, tmp_path):
 ])
 def test_cpu_only_refusals(setting, kwargs, tmp_path):
     with pytest.raises(ConfigError) as err:
-        EngineConfig(device="cpu", model=str(tmp_path), **kwargs).check_against_machine()
+        preflight.check(EngineConfig(device="cpu", model=str(tmp_path), **kwargs))
     assert err.value.setting == setting
 
 
@@ -234,16 +236,22 @@ def test_server_args_prefix_caching_off():
 
 
 def test_server_args_prefix_caching_on():
-    args = EngineConfig(device="cpu", enable_prefix_caching=True).server_args("m", 1)
+    args = EngineConfig(device="cuda", enable_prefix_caching=True).server_args("m", 1)
     assert "--enable-prefix-caching" in args
     assert "--no-enable-prefix-caching" not in args
 
 
 def test_server_args_chunked_prefill():
-    on = EngineConfig(device="cpu", enable_chunked_prefill=True).server_args("m", 1)
+    on = EngineConfig(device="cuda", enable_chunked_prefill=True).server_args("m", 1)
     off = EngineConfig(device="cpu", enable_chunked_prefill=False).server_args("m", 1)
     assert "--enable-chunked-prefill" in on and "--no-enable-chunked-prefill" not in on
     assert "--no-enable-chunked-prefill" in off and "--enable-chunked-prefill" not in off
+
+
+def test_server_args_leave_vllms_cpu_defaults_to_vllm():
+    # True is vLLM's CPU default for both, so the config stores None and sends no flag.
+    args = EngineConfig(device="cpu", enable_prefix_caching=True, enable_chunked_prefill=True).server_args("m", 1)
+    assert not [a for a in args if "prefix-caching" in a or "chunked-prefill" in a]
 
 
 def test_server_args_compilation_config_is_json():
@@ -278,7 +286,7 @@ def _cpu_ids(bind: str) -> set[int]:
 def test_server_env_basics(monkeypatch):
     monkeypatch.delenv("VLLM_CPU_OMP_THREADS_BIND", raising=False)
     env = EngineConfig(device="cpu", log_level="debug").server_env()
-    assert env["VLLM_LOGGING_LEVEL"] == "DEBUG"
+    assert env["VLLM_LOGGING_LEVEL"] == "debug"  # vLLM upper-cases it (vllm/envs.py)
     assert env["HF_HUB_OFFLINE"] == "1"
     assert "VLLM_CPU_OMP_THREADS_BIND" not in env  # TP=1 needs no binding
 

@@ -3,6 +3,7 @@ import pytest
 
 from helpers import hardware
 from helpers.config import ConfigError, EngineConfig
+from helpers.engine import preflight
 from helpers.results import fingerprint
 
 
@@ -54,7 +55,7 @@ def test_default_dtype_equals_it_spelled_out(cpu):
 def test_fp8_on_avx2_is_refused_before_any_process(cpu):
     cpu("avx2")
     with pytest.raises(ConfigError) as err:
-        EngineConfig(kv_cache_dtype="fp8_e4m3").check_against_machine()
+        preflight.check(EngineConfig(kv_cache_dtype="fp8_e4m3"))
     e = err.value
     assert e.setting == "kv_cache_dtype"
     assert "AVX-512 or AMX" in e.problem and "AVX2" in e.problem  # the engine's reason, and this CPU

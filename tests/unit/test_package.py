@@ -21,3 +21,11 @@ def test_server_entry_point_does_not_import_pandas_or_altair():
     code = "import sys, helpers.engine._launch; print(sorted(m for m in ('pandas', 'altair') if m in sys.modules))"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "[]"
+
+
+def test_config_does_not_import_models():
+    # models imports config (ConfigError); the checks that need model files live in
+    # engine/preflight.py, so the two never import each other.
+    code = "import sys, helpers.config; print('helpers.models' in sys.modules)"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "False"
