@@ -5,8 +5,8 @@ One run, on the embedded model with `EngineConfig()` (eager), alternating so the
   (a) start to healthy: a bare `python -m vllm.entrypoints.openai.api_server` (vLLM's own three-process layout)
       against `Server(cfg).start()` in vLLM's layout and in the harness's "merged" layout
       (helpers/engine/server.py, LAYOUTS). Target: merged ≤ 0.5 × bare.
-  (b) fidelity: on each harness server, one warm-up load (not counted), then the same load `--load-repeats`
-      times. Target: output throughput and mean TTFT of "merged" within 5 % of vLLM's layout.
+  (b) fidelity: on each harness server, one warm-up load (not counted), then the same load shape `--load-repeats`
+      times, each on new prompts (another seed), so no run finds its prompts in the prefix cache. Target: output throughput and mean TTFT of "merged" within 5 % of vLLM's layout.
   (c) with --compiled: two compiled starts (enforce_eager=False) of one config with an empty compile cache
       (a private VLLM_CACHE_ROOT), so the second one finds the first one's cache. Target: second ≤ 0.5 × first.
 
@@ -55,9 +55,9 @@ def harness_run(cfg: EngineConfig, layout: str, load_repeats: int) -> dict:
         server.start()
         rec = {"start_s": server.start_seconds, "log": str(server.log_path), "loads": []}
         if load_repeats:
-            run_load(server.base_url, server.model_path, LOAD, progress=False)  # warm-up, not counted
-            for _ in range(load_repeats):
-                row = run_load(server.base_url, server.model_path, LOAD, progress=False)
+            run_load(server.base_url, server.model_path, LOAD.warmup(), progress=False)  # not counted
+            for i in range(load_repeats):  # new prompts each time: none is found in the prefix cache
+                row = run_load(server.base_url, server.model_path, LOAD.repeat(i + 1), progress=False)
                 rec["loads"].append({k: row[k] for k in FIGURES})
         return rec
     finally:
