@@ -14,7 +14,7 @@ import pandas as pd
 
 from helpers import experiment
 from helpers.config import EngineConfig
-from helpers.results import ResultStore, fingerprint, result_key
+from helpers.results import ResultStore
 
 PROMPTS = (
     "What is the capital of France?",
@@ -29,14 +29,12 @@ def greedy_answers(config: EngineConfig, prompts=PROMPTS, max_tokens: int = 32, 
                    store: ResultStore | None = None, progress: bool = True) -> list[str]:
     """The engine's greedy chat answers (stored, like every other measurement)."""
     store = store or ResultStore()
-    key = result_key(config.as_dict(), {"prompts": list(prompts), "max_tokens": max_tokens},
-                     fingerprint()["env_id"], "answers")
-    if not force and (old := store.get(key)):
+    row = experiment.base_row(config, {"prompts": list(prompts), "max_tokens": max_tokens}, "", "answers")
+    if not force and (old := store.get(row["key"])):
         return old["answers"]
     server = experiment.engine_for(config, progress)
     answers = [_chat(server.base_url, server.model_path, p, max_tokens) for p in prompts]
-    store.append({"key": key, "kind": "answers", "config_label": config.label(),
-                  "prompts": list(prompts), "answers": answers, **{f"cfg_{k}": v for k, v in config.as_dict().items()}})
+    store.append({**row, "prompts": list(prompts), "answers": answers})
     return answers
 
 

@@ -42,18 +42,23 @@ def stop() -> None:
         _current = None
 
 
-def _base_row(config: EngineConfig, load: Load | None, tag: str, kind: str, repeats: int = 1) -> dict:
+def base_row(config: EngineConfig, load: Load | dict | None, tag: str, kind: str, repeats: int = 1) -> dict:
+    """What every stored row starts with: run id, key, time, config, load and machine.
+    `load` is a Load, or for other kinds of row (greedy answers) a dict of what was asked."""
     env = fingerprint()
     cfg = config.as_dict()
-    what = {**load.as_dict(), "repeats": repeats} if load else None  # 1 and 3 repeats are different results
+    if isinstance(load, Load):
+        what = {**load.as_dict(), "repeats": repeats}  # 1 and 3 repeats are different results
+    else:
+        what = load
     layout = layout_for(config)  # vLLM's process layout unless GUIDE_ENGINE_LAYOUT says otherwise
     row = {"run_id": uuid.uuid4().hex[:10],
            "key": result_key({**cfg, **({"layout": layout} if layout != "vllm" else {})}, what, env["env_id"], kind),
            "engine_layout": layout,
            "kind": kind, "tag": tag, "time": time.strftime("%Y-%m-%dT%H:%M:%S"),
-           "config_label": config.label(), "load_label": load.label() if load else None}
+           "config_label": config.label(), "load_label": load.label() if isinstance(load, Load) else None}
     row.update({f"cfg_{k}": v for k, v in cfg.items()})
-    if load:
+    if isinstance(load, Load):
         row.update({f"load_{k}": v for k, v in load.as_dict().items()})
     row.update({f"env_{k}": v for k, v in env.items()})
     return row
@@ -63,7 +68,7 @@ def capacity(config: EngineConfig, *, force: bool = False, tag: str = "", store:
              progress: bool = True) -> dict:
     """Start an engine (or reuse one) and record what it reports about its KV cache."""
     store = store or ResultStore()
-    row = _base_row(config, None, tag, "capacity")
+    row = base_row(config, None, tag, "capacity")
     if not force and (old := store.get(row["key"])):
         return {**old, "reused": True}
     server = engine_for(config, progress)
@@ -89,7 +94,7 @@ def measure(config: EngineConfig, load: Load, *, repeats: int | None = None, for
         raise ConfigError("max_model_len", f"({config.max_model_len}) is shorter than this load's longest "
                           f"request ({load.longest_prompt()} tokens), so the server would reject it.",
                           f"max_model_len >= {load.longest_prompt()}, or a shorter load.")
-    row = _base_row(config, load, tag, "load", repeats)
+    row = base_row(config, load, tag, "load", repeats)
     if not force and (old := store.get(row["key"])):
         return {**old, "reused": True}
     server = engine_for(config, progress)
@@ -123,12 +128,24 @@ def combine(runs: list[dict]) -> dict:
     return out
 
 
-def table(rows: list[dict]) -> pd.DataFrame:
-    """Rows as a DataFrame, without the bulky time series and per-repeat lists."""
-    return pd.DataFrame([{k: v for k, v in r.items() if k not in ("timeseries", "runs")} for r in rows])
+def table(rows: list[dict] | dict[str, dict]) -> pd.DataFrame:
+    """Rows as a DataFrame, without the bulky time series and per-repeat lists. Given a dict
+    of named rows ({"chunking off": row, ...}), the names become the index, so a notebook
+    picks a row by what it is (`df.loc["chunking off"]`) instead of matching settings."""
+    names = list(rows) if isinstance(rows, dict) else None
+    rows = list(rows.values()) if isinstance(rows, dict) else rows
+    return pd.DataFrame([{k: v for k, v in r.items() if k not in ("timeseries", "runs")} for r in rows], index=names)
 
 
-def timeseries(rows: list[dict]) -> pd.DataFrame:
+def numbered(rows: list[dict]) -> pd.DataFrame:
+    """`table(rows)` with each config label numbered in run order ("1. guide default", "2. …"),
+    so a panel's chart tells apart two runs of the same configuration."""
+    df = table(rows).reset_index(drop=True)
+    df["config_label"] = [f"{i + 1}. {label}" for i, label in enumerate(df["config_label"])]
+    return df
+
+
+def samples(rows: list[dict]) -> pd.DataFrame:
     """The /metrics samples of each row, stacked, labelled by config."""
     frames = []
     for r in rows:

@@ -82,7 +82,7 @@ def judge_change(text: str, before, after, metric: str, better: str, held_at: fl
     return judge(text, gain >= held_at, ev, partly=gain > 1)
 
 
-def table(claims: list[Claim], title: str = "What we measured") -> str:
+def markdown(claims: list[Claim], title: str = "What we measured") -> str:
     lines = [f"### {title}", "", "| claim | verdict on this machine | measured |", "|---|---|---|"]
     lines += [c.markdown_row() for c in claims]
     return "\n".join(lines)
@@ -100,7 +100,7 @@ def measured_on() -> str:
 def show(claims: list[Claim], title: str = "What we measured") -> None:
     from IPython.display import Markdown, display
 
-    display(Markdown(table(claims, title) + "\n\n" + measured_on()))
+    display(Markdown(markdown(claims, title) + "\n\n" + measured_on()))
 
 
 def _get(row, key):

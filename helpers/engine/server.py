@@ -31,7 +31,7 @@ START_TIMEOUT_S = float(os.environ.get("GUIDE_START_TIMEOUT", 900))
 # VLLM_ENABLE_V1_MULTIPROCESSING=0, which the CPU platform reads as "run the one worker inside
 # the engine-core process" (uni executor; vllm/platforms/cpu.py); the API server keeps its
 # engine core in a process of its own (AsyncLLM always does). benchmarks/engine_start.py found
-# it starts in about half the time, but on 2 cores it also runs loads about 1.5x faster (one
+# it starts in about 0.7x the time, but on 2 cores it also runs loads about 1.4x faster (one
 # busy process fewer), so it changes what a learner measures: measurements keep vLLM's layout.
 # GUIDE_ENGINE_LAYOUT=merged opts in; every row records the layout and its store key includes it.
 LAYOUTS = {"vllm": ({}, []),

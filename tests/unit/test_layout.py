@@ -4,7 +4,7 @@ import pytest
 from helpers import EngineConfig, Load
 from helpers.config import ConfigError
 from helpers.engine.server import LAYOUTS, layout_for
-from helpers.experiment import _base_row
+from helpers.experiment import base_row
 
 
 def test_default_is_vllms_layout(monkeypatch):
@@ -30,13 +30,13 @@ def test_unknown_layout_is_a_clear_error(monkeypatch):
 def test_layout_is_recorded_and_keeps_rows_apart(monkeypatch):
     load = Load(num_prompts=4)
     monkeypatch.delenv("GUIDE_ENGINE_LAYOUT", raising=False)
-    default = _base_row(EngineConfig(), load, "t", "load")
+    default = base_row(EngineConfig(), load, "t", "load")
     monkeypatch.setenv("GUIDE_ENGINE_LAYOUT", "merged")
-    merged = _base_row(EngineConfig(), load, "t", "load")
+    merged = base_row(EngineConfig(), load, "t", "load")
     assert (default["engine_layout"], merged["engine_layout"]) == ("vllm", "merged")
     assert default["key"] != merged["key"]
 
 
 def test_repeats_are_part_of_the_key():
     load = Load(num_prompts=4)
-    assert _base_row(EngineConfig(), load, "t", "load", 1)["key"] != _base_row(EngineConfig(), load, "t", "load", 3)["key"]
+    assert base_row(EngineConfig(), load, "t", "load", 1)["key"] != base_row(EngineConfig(), load, "t", "load", 3)["key"]

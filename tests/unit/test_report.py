@@ -50,7 +50,7 @@ def test_judge_within_noise_flag_wins():
 def test_table_has_every_verdict_kind():
     claims = [report.judge("a", True, "1"), report.judge("b", False, "2", partly=True), report.judge("c", False, "3"),
               report.judge("d", True, "4", within_noise=True), report.untested("e", "5")]
-    md = report.table(claims)
+    md = report.markdown(claims)
     for word in ("held", "held partly", "did not hold", "within noise here", "not measured here"):
         assert f" {word} |" in md
 

@@ -1,0 +1,47 @@
+"""Row helpers that notebooks used to copy into themselves."""
+from helpers.experiment import numbered, samples, table
+
+
+def rows():
+    return [{"config_label": "guide default", "output_throughput": 10.0, "runs": [{}], "timeseries": [{"t_s": 0.0}],
+             "run_id": "a"},
+            {"config_label": "guide default", "output_throughput": 11.0, "runs": [{}], "timeseries": [], "run_id": "b"}]
+
+
+def test_table_drops_bulky_lists():
+    df = table(rows())
+    assert "runs" not in df and "timeseries" not in df and list(df.output_throughput) == [10.0, 11.0]
+
+
+def test_named_rows_become_the_index():
+    a, b = rows()
+    df = table({"default budget": a, "chunking off": b})
+    assert df.loc["chunking off"].run_id == "b"
+
+
+def test_numbered_tells_repeated_configs_apart():
+    assert list(numbered(rows()).config_label) == ["1. guide default", "2. guide default"]
+
+
+def test_samples_stack_each_rows_series():
+    df = samples(rows())
+    assert list(df.run_id) == ["a"] and list(df.config_label) == ["guide default"]
+
+
+def test_answer_rows_carry_run_id_time_and_machine(tmp_path, monkeypatch):
+    from helpers import EngineConfig, correctness, experiment
+    from helpers.results import ResultStore
+
+    class FakeServer:
+        base_url, model_path = "http://127.0.0.1:9", "/m"
+
+    monkeypatch.setattr(experiment, "engine_for", lambda cfg, progress=True: FakeServer())
+    monkeypatch.setattr(correctness, "_chat", lambda url, model, prompt, n: "Paris.")
+    store = ResultStore(tmp_path)
+    assert correctness.greedy_answers(EngineConfig(), prompts=("Capital?",), store=store) == ["Paris."]
+    row = store.rows()[0]
+    for key in ("run_id", "time", "key", "env_env_id", "env_cpu_isa", "cfg_dtype"):
+        assert row.get(key), key
+    assert row["kind"] == "answers"
+    monkeypatch.setattr(correctness, "_chat", lambda *a: "changed")
+    assert correctness.greedy_answers(EngineConfig(), prompts=("Capital?",), store=store) == ["Paris."], "reused"
