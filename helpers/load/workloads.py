@@ -64,13 +64,14 @@ class Load:
         return self if i == 0 else replace(self, seed=self.seed + 1000 * i)
 
     def warmup(self) -> "Load":
-        """A short load of the same request shape and concurrency, on prompts no counted run
-        uses. The first requests after an engine start are slower than the rest (kernels and
-        buffers are set up for each new batch shape), so the harness runs this first.
-        vLLM's own benchmark has --num-warmups for the same reason."""
-        conc = self.max_concurrency or min(self.num_prompts, 8)
+        """A short load of the same kind of request, on prompts no counted run uses. The first
+        requests after an engine start are slower than the rest (kernels and buffers are set
+        up for each new batch shape), so the harness runs this first; vLLM's own benchmark
+        has --num-warmups for the same reason. It is capped (8 requests, 512 prompt tokens,
+        16 output tokens) so that it stays cheap next to the load it prepares."""
+        conc = min(self.max_concurrency or self.num_prompts, 8)
         prompt = self.prefix_len + self.input_len if self.kind == "prefix" else self.input_len
-        return Load(kind="random", num_prompts=min(self.num_prompts, max(2, conc)), input_len=prompt,
+        return Load(kind="random", num_prompts=min(self.num_prompts, max(2, conc)), input_len=min(prompt, 512),
                     output_len=min(self.output_len, 16), max_concurrency=conc, seed=self.seed + 999_983)
 
     def longest_prompt(self) -> int:

@@ -122,4 +122,6 @@ def test_warmup_is_short_same_shape_and_never_a_counted_prompt():
     assert w.num_prompts <= 8 and w.output_len <= 16
     assert w.seed not in {load.repeat(i).seed for i in range(10)}
     p = Load(kind="prefix", num_prompts=4, prefix_len=512, input_len=32, output_len=8, max_concurrency=None).warmup()
-    assert p.input_len == 544 and p.max_concurrency == 4  # no shared prefix: the cache stays cold
+    assert p.input_len == 512 and p.max_concurrency == 4  # capped; no shared prefix: the cache stays cold
+    big = Load(num_prompts=16, input_len=1024, output_len=32, max_concurrency=16).warmup()
+    assert big.num_prompts * big.input_len <= 8 * 512  # cheap next to the load it prepares
