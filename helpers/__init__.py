@@ -10,8 +10,9 @@ start-up log, the facts an engine reports), `load/` (loads from vLLM's benchmark
 `experiment` (the flow config → server → load → row → store), `report` (computed
 verdicts), `widgets`, `correctness`, `models`, `doctor`, `exercises`.
 
-Names are imported lazily: every server process starts through `helpers.engine._launch`,
-and importing pandas and Altair there would add seconds to each engine start.
+Names are imported lazily, so that `import helpers` stays cheap (pandas and Altair load only
+when a chart or table is asked for). Server processes do not import this package at all:
+they start through helpers/engine/_launch.py, run by path.
 """
 import importlib
 

@@ -16,7 +16,7 @@ def vllm_processes() -> list[str]:
             cmd = (d / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
         except OSError:
             continue
-        if "helpers.engine._launch" in cmd or "vllm.entrypoints" in cmd or cmd.startswith(("VLLM::", "VllmWorker")):
+        if "helpers/engine/_launch.py" in cmd or "vllm.entrypoints" in cmd or cmd.startswith(("VLLM::", "VllmWorker")):
             found.append(f"{d.name}: {cmd[:120]}")
     return found
 

@@ -157,7 +157,9 @@ class Server:
         self.log_path = log_dir() / f"vllm-{stamp}-{self.port}.log"
         layout_env, layout_args = LAYOUTS[self.layout]
         env = {**os.environ, **self.config.server_env(), **layout_env, "GUIDE_PARENT_PID": str(os.getpid())}
-        cmd = [sys.executable, "-m", "helpers.engine._launch",
+        # Run by path, not `-m helpers.engine._launch`: the server process then imports nothing
+        # of the guide's package (no start-up cost, whatever helpers/__init__ grows into).
+        cmd = [sys.executable, str(Path(__file__).with_name("_launch.py")),
                *self.config.server_args(self.model_path, self.port), *layout_args]
         with open(self.log_path, "wb") as log:
             log.write(("$ " + " ".join(cmd) + "\n").encode())
