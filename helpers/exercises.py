@@ -1,14 +1,29 @@
 """Self-checking exercises in the style of Kaggle's learntools: `q.check(answer)`,
 `q.hint()`, `q.solution()`. Checks compare with values measured on a real engine or
 computed from the model's own config; known wrong answers get a specific explanation.
-Solutions live apart, in labs/solutions/, so a learner opens them on purpose.
+Solutions live apart, in labs/solutions/ and notebooks/solutions/, so a learner opens them on
+purpose.
+
+A chapter's exercise is a `Question` (a number) or a `Choice` (one of a few named answers). Both
+take `expected` as a function, called only at check time, so a "predict, then measure" exercise
+can be written before the measurement exists: the learner fills in the answer, runs the
+measurement, then checks.
 """
 from __future__ import annotations
 
 from pathlib import Path
 from typing import Callable
 
-SOLUTIONS = Path(__file__).resolve().parent.parent / "labs" / "solutions"
+ROOT = Path(__file__).resolve().parent.parent
+SOLUTIONS = ROOT / "labs" / "solutions"
+SOLUTION_DIRS = (SOLUTIONS, ROOT / "notebooks" / "solutions")
+
+
+def solution_path(name: str) -> Path:
+    for folder in SOLUTION_DIRS:
+        if (folder / name).exists():
+            return folder / name
+    raise FileNotFoundError(f"no solution file {name} in {', '.join(str(d) for d in SOLUTION_DIRS)}")
 
 
 class Question:
@@ -44,4 +59,29 @@ class Question:
         print(f"Hint ({self.name}): {self._hint}")
 
     def solution(self) -> None:
-        print((SOLUTIONS / self.solution_file).read_text())
+        print(solution_path(self.solution_file).read_text())
+
+
+class Choice(Question):
+    """An answer picked from named options; `expected` returns the right option (computed from data)."""
+
+    def __init__(self, name: str, options: list[str], expected: Callable[[], str], hint: str, solution_file: str,
+                 why: Callable[[], str] | None = None):
+        super().__init__(name, expected, 0.0, hint, solution_file)
+        self.options, self._why = list(options), why
+
+    def check(self, answer) -> bool:
+        if answer is None or answer is Ellipsis:
+            print(f"✗ {self.name}: replace the ... with one of {self.options}.")
+            return False
+        if answer not in self.options:
+            print(f"✗ {self.name}: {answer!r} is not one of {self.options}.")
+            return False
+        want = self._expected()
+        reason = f" ({self._why()})" if self._why else ""
+        if answer == want:
+            self.passed = True
+            print(f"✓ {self.name}: {answer}{reason}.")
+            return True
+        print(f"✗ {self.name}: not {answer!r} on this machine. Try q.hint().")
+        return False

@@ -14,7 +14,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 HELD, PARTLY, NOT_HELD, NOISE, UNTESTED = "held", "held partly", "did not hold", "within noise here", "not measured here"
-_ICON = {HELD: "✅", PARTLY: "◐", NOT_HELD: "❌", NOISE: "≈", UNTESTED: "·"}
+# Marks every browser draws with its ordinary text fonts (no emoji font needed).
+_ICON = {HELD: "✓", PARTLY: "◐", NOT_HELD: "✗", NOISE: "≈", UNTESTED: "·"}
 DEFAULT_NOISE = 0.10  # run-to-run spread seen on 2-core shared machines, used when a row has one repeat
 
 
@@ -23,20 +24,22 @@ class Claim:
     text: str
     verdict: str
     evidence: str
+    rule: str = ""  # one line: what "held" needs, so a learner can check the verdict by eye
 
     def markdown_row(self) -> str:
-        return f"| {self.text} | {_ICON[self.verdict]} {self.verdict} | {self.evidence} |"
+        return f"| {self.text} | {_ICON[self.verdict]} {self.verdict} | {self.evidence} | {self.rule} |"
 
 
-def judge(text: str, held: bool, evidence: str, partly: bool = False, within_noise: bool = False) -> Claim:
+def judge(text: str, held: bool, evidence: str, partly: bool = False, within_noise: bool = False,
+          rule: str = "") -> Claim:
     """within_noise → within noise here; else held → held; else partly → held partly; else did not hold."""
     if within_noise:
-        return Claim(text, NOISE, evidence)
-    return Claim(text, HELD if held else (PARTLY if partly else NOT_HELD), evidence)
+        return Claim(text, NOISE, evidence, rule)
+    return Claim(text, HELD if held else (PARTLY if partly else NOT_HELD), evidence, rule)
 
 
-def untested(text: str, why: str) -> Claim:
-    return Claim(text, UNTESTED, why)
+def untested(text: str, why: str, rule: str = "") -> Claim:
+    return Claim(text, UNTESTED, why, rule)
 
 
 def ratio(a: float, b: float) -> float:
@@ -66,7 +69,7 @@ def within_noise(a, b, metric: str) -> bool:
 
 
 def judge_change(text: str, before, after, metric: str, better: str, held_at: float, evidence: str = "",
-                 unit: str = "") -> Claim:
+                 unit: str = "", rule: str = "") -> Claim:
     """Did `metric` move the claimed way from row `before` to row `after`?
 
     better: "higher" or "lower". held_at: the factor the claim asks for (e.g. 2.0 for "over
@@ -76,14 +79,23 @@ def judge_change(text: str, before, after, metric: str, better: str, held_at: fl
     x, y = _get(before, metric), _get(after, metric)
     gain = ratio(y, x) if better == "higher" else ratio(x, y)
     ev = evidence or f"{metric}: {x:,.1f} → {y:,.1f}{(' ' + unit) if unit else ''} (×{gain:.2f} the claimed way)"
-    ev += f"; noise ±{100 * noise([before, after], metric):.0f} %"
+    level = noise([before, after], metric)
+    ev += f"; noise ±{100 * level:.0f} %"
+    rule = rule or change_rule(better, held_at, level)
     if within_noise(before, after, metric):
-        return Claim(text, NOISE, ev)
-    return judge(text, gain >= held_at, ev, partly=gain > 1)
+        return Claim(text, NOISE, ev, rule)
+    return judge(text, gain >= held_at, ev, partly=gain > 1, rule=rule)
+
+
+def change_rule(better: str, held_at: float, level: float) -> str:
+    """The one-line threshold shown beside a judge_change verdict."""
+    way = "lower" if better == "lower" else "higher"
+    need = f"×{held_at:g} or more {way}" if held_at > 1 else f"{way} at all"
+    return f"held: {need}; a change under ±{100 * level:.0f} % (run-to-run noise) counts as noise"
 
 
 def markdown(claims: list[Claim], title: str = "What we measured") -> str:
-    lines = [f"### {title}", "", "| claim | verdict on this machine | measured |", "|---|---|---|"]
+    lines = [f"### {title}", "", "| claim | verdict on this machine | measured | rule |", "|---|---|---|---|"]
     lines += [c.markdown_row() for c in claims]
     return "\n".join(lines)
 

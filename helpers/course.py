@@ -1,0 +1,62 @@
+"""Course furniture computed from data: the table of contents from each notebook's metadata,
+and "how long does an engine take to start here" from this machine's stored rows.
+
+Prose in the notebooks may not type such numbers (tests/test_prose.py); it asks this module.
+"""
+from __future__ import annotations
+
+import json
+import statistics
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def chapters() -> list[dict]:
+    """One entry per notebook and lab: file, title (its first heading) and its metadata."""
+    out = []
+    for path in [*sorted(ROOT.glob("notebooks/[0-9]*.ipynb")), *sorted(ROOT.glob("labs/lab*.ipynb"))]:
+        nb = json.loads(path.read_text())
+        first = "".join(nb["cells"][0]["source"]).splitlines()[0] if nb["cells"] else path.stem
+        out.append({"path": path, "title": first.lstrip("# ").strip(), **nb["metadata"].get("guide", {})})
+    return out
+
+
+def contents(here: str = "notebooks") -> str:
+    """A Markdown table of contents, linked relative to the folder `here`; minutes are the
+    notebook's own estimate (metadata `minutes_smoke` / `minutes_full`, checked by CI's timings)."""
+    rows = ["| notebook | needs | engine starts (smoke) | minutes, smoke / full (estimate) |", "|---|---|---|---|"]
+    for ch in chapters():
+        if "chapter" in ch and ch["chapter"] == 0:
+            continue
+        rel = Path("..") / ch["path"].relative_to(ROOT) if ch["path"].parent.name != here else ch["path"].name
+        rows.append(f"| [{ch['title']}]({rel}) | {' or '.join(ch.get('accelerator', ['CPU']))} | "
+                    f"{ch.get('engine_starts_smoke', '?')} | {ch.get('minutes_smoke', '?')} / {ch.get('minutes_full', '?')} |")
+    return "\n".join(rows)
+
+
+def start_seconds(eager: bool | None = True, rows: list[dict] | None = None) -> list[float]:
+    """Engine start times stored on this machine (eager or compiled engines; None: both)."""
+    if rows is None:
+        from helpers.results import ResultStore
+        rows = ResultStore().rows()
+    out = []
+    for r in rows:
+        s = r.get("start_seconds")
+        if not s or s != s:
+            continue
+        if eager is not None and bool(r.get("cfg_enforce_eager", True)) != eager:
+            continue
+        out.append(float(s))
+    return out
+
+
+def start_note(eager: bool | None = True, rows: list[dict] | None = None) -> str:
+    """One sentence for the learner: how long starts took on this machine so far."""
+    seen = start_seconds(eager, rows)
+    kind = {True: "eager", False: "compiled", None: ""}[eager]
+    if not seen:
+        return (f"No {kind} engine has started on this machine yet, so the guide cannot say how long a start "
+                "takes here; the progress line shows it while it happens.")
+    return (f"On this machine {len(seen)} {kind} engine start(s) so far took a median of "
+            f"{statistics.median(seen):.0f} s (from {min(seen):.0f} to {max(seen):.0f} s).")
