@@ -76,7 +76,8 @@ case "${1:-lab}" in
     "$PY" -m helpers.doctor --brief || true
     say "opening the guide: JupyterLab on http://127.0.0.1:${GUIDE_PORT:-8888} (Ctrl-C to stop)"
     exec "$VENV/bin/jupyter" lab --ip=127.0.0.1 --port="${GUIDE_PORT:-8888}" \
-      --ServerApp.root_dir="$ROOT" $([ "$(id -u)" = 0 ] && echo --allow-root) "notebooks/00_start_here.ipynb" ;;
+      --ServerApp.root_dir="$ROOT" --LabApp.news_url= --LabApp.check_for_updates_class=jupyterlab.handlers.announcements.NeverCheckForUpdate \
+      $([ "$(id -u)" = 0 ] && echo --allow-root) "notebooks/00_start_here.ipynb" ;;
   test)
     setup test; browser
     shift || true
