@@ -21,7 +21,7 @@ _EXPORTS = {
     "EngineBusyError": "helpers.engine", "EngineStartError": "helpers.engine", "stop_all": "helpers.engine",
     "capacity": "helpers.experiment", "engine_for": "helpers.experiment", "measure": "helpers.experiment",
     "stop": "helpers.experiment", "table": "helpers.experiment", "samples": "helpers.experiment",
-    "numbered": "helpers.experiment",
+    "numbered": "helpers.experiment", "goodput": "helpers.experiment",
     "Load": "helpers.load", "LoadError": "helpers.load",
     "pick": "helpers.sizes", "set_size": "helpers.sizes", "size": "helpers.sizes",
 }

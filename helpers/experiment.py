@@ -128,13 +128,28 @@ def combine(runs: list[dict]) -> dict:
     return out
 
 
+def goodput(row: dict, max_ttft_ms: float, max_tpot_ms: float, prefix: str = "") -> float | None:
+    """Requests per second that met both latency targets (median over the repeats), or None
+    for rows stored before per-request latencies were kept. vLLM's benchmark calls this
+    `request_goodput` (its `--goodput ttft:… tpot:…` option)."""
+    values = []
+    for run in row.get("runs") or []:
+        ttfts, tpots = run.get(prefix + "request_ttft_ms"), run.get(prefix + "request_tpot_ms")
+        if ttfts is None or not run.get("duration"):
+            return None
+        met = sum(t <= max_ttft_ms and p <= max_tpot_ms for t, p in zip(ttfts, tpots))
+        values.append(met / run["duration"])
+    return float(statistics.median(values)) if values else None
+
+
 def table(rows: list[dict] | dict[str, dict]) -> pd.DataFrame:
     """Rows as a DataFrame, without the bulky time series and per-repeat lists. Given a dict
     of named rows ({"chunking off": row, ...}), the names become the index, so a notebook
     picks a row by what it is (`df.loc["chunking off"]`) instead of matching settings."""
     names = list(rows) if isinstance(rows, dict) else None
     rows = list(rows.values()) if isinstance(rows, dict) else rows
-    return pd.DataFrame([{k: v for k, v in r.items() if k not in ("timeseries", "runs")} for r in rows], index=names)
+    bulky = lambda k: k in ("timeseries", "runs") or k.endswith(("request_ttft_ms", "request_tpot_ms"))
+    return pd.DataFrame([{k: v for k, v in r.items() if not bulky(k)} for r in rows], index=names)
 
 
 def numbered(rows: list[dict]) -> pd.DataFrame:

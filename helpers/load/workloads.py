@@ -137,6 +137,11 @@ def summarize(result: dict, prefix: str = "") -> dict:
     out[prefix + "max_itl_ms"] = 1000 * max(itls) if itls else None
     errors = [e for e in result.get("errors") or [] if e]
     out[prefix + "first_error"] = errors[0][-500:] if errors else None
+    # Per request (successful ones), so goodput can be computed later for any latency target.
+    ok = [(t, gaps) for t, gaps, n in zip(result.get("ttfts") or [], result.get("itls") or [],
+                                          result.get("output_lens") or []) if n]
+    out[prefix + "request_ttft_ms"] = [round(1000 * t, 2) for t, _ in ok]
+    out[prefix + "request_tpot_ms"] = [round(1000 * sum(g) / len(g), 2) if g else 0.0 for _, g in ok]
     return out
 
 

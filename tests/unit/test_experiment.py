@@ -45,3 +45,19 @@ def test_answer_rows_carry_run_id_time_and_machine(tmp_path, monkeypatch):
     assert row["kind"] == "answers"
     monkeypatch.setattr(correctness, "_chat", lambda *a: "changed")
     assert correctness.greedy_answers(EngineConfig(), prompts=("Capital?",), store=store) == ["Paris."], "reused"
+
+
+def test_goodput_counts_requests_within_both_targets():
+    from helpers.experiment import goodput
+    runs = [{"duration": 2.0, "request_ttft_ms": [100, 900, 200, 150], "request_tpot_ms": [20, 20, 80, 30]},
+            {"duration": 4.0, "request_ttft_ms": [100, 100], "request_tpot_ms": [10, 10]}]
+    assert goodput({"runs": runs[:1]}, 500, 50) == 1.0          # 2 of 4 requests in 2 s
+    assert goodput({"runs": runs}, 500, 50) == 0.75             # median of 1.0 and 0.5
+    assert goodput({"runs": [{"duration": 1.0}]}, 500, 50) is None  # stored before per-request figures
+
+
+def test_summarize_keeps_per_request_latencies():
+    from helpers.load.workloads import summarize
+    out = summarize({"ttfts": [0.1, 0.2, 0.0], "itls": [[0.02, 0.04], [], []], "output_lens": [3, 1, 0],
+                     "duration": 1.0})
+    assert out["request_ttft_ms"] == [100.0, 200.0] and out["request_tpot_ms"] == [30.0, 0.0]
