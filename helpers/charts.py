@@ -133,3 +133,21 @@ def save(chart: alt.TopLevelMixin, path: str | Path) -> Path:
     path.parent.mkdir(parents=True, exist_ok=True)
     chart.save(str(path))
     return path
+
+
+def requests(row: dict, max_ttft_ms: float, max_tpot_ms: float, chart_title: str = "") -> alt.LayerChart:
+    """One point per request of a row's first repeat: its TTFT against its TPOT, with the
+    latency targets drawn as lines, so the requests that count towards goodput (lower left)
+    are visible."""
+    run = (row.get("runs") or [row])[0]
+    df = pd.DataFrame({"request_ttft_ms": run.get("request_ttft_ms") or [],
+                       "request_tpot_ms": run.get("request_tpot_ms") or []})
+    df["within target"] = (df.request_ttft_ms <= max_ttft_ms) & (df.request_tpot_ms <= max_tpot_ms)
+    points = alt.Chart(df).mark_circle(size=70).encode(
+        x=alt.X("request_ttft_ms:Q", title="this request's TTFT (ms)"),
+        y=alt.Y("request_tpot_ms:Q", title="this request's TPOT (ms/token)"),
+        color=alt.Color("within target:N", scale=alt.Scale(domain=[True, False], range=["#4c78a8", "#e45756"])),
+        tooltip=["request_ttft_ms", "request_tpot_ms"])
+    ttft = alt.Chart(pd.DataFrame({"x": [max_ttft_ms]})).mark_rule(strokeDash=[4, 4]).encode(x="x:Q")
+    tpot = alt.Chart(pd.DataFrame({"y": [max_tpot_ms]})).mark_rule(strokeDash=[4, 4]).encode(y="y:Q")
+    return (points + ttft + tpot).properties(title=chart_title or "Each request against the latency targets (dashed)")

@@ -35,3 +35,10 @@ def test_single_runs_have_no_whiskers():
     for chart in (charts.compare(_df(False), ["output_throughput"]),
                   charts.sweep(_df(False), "load_max_concurrency", "output_throughput")):
         assert "rule" not in _marks(chart)
+
+
+def test_requests_chart_marks_the_targets():
+    from helpers import charts
+    row = {"runs": [{"request_ttft_ms": [100, 900], "request_tpot_ms": [20, 20]}]}
+    spec = charts.requests(row, 500, 50).to_dict()
+    assert len(spec["layer"]) == 3
