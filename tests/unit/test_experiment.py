@@ -17,6 +17,7 @@ def test_named_rows_become_the_index():
     a, b = rows()
     df = table({"default budget": a, "chunking off": b})
     assert df.loc["chunking off"].run_id == "b"
+    assert list(df.config_label) == ["default budget · guide default", "chunking off · guide default"]
 
 
 def test_numbered_tells_repeated_configs_apart():
