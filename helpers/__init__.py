@@ -21,12 +21,12 @@ _EXPORTS = {
     "EngineBusyError": "helpers.engine", "EngineStartError": "helpers.engine", "stop_all": "helpers.engine",
     "capacity": "helpers.experiment", "engine_for": "helpers.experiment", "measure": "helpers.experiment",
     "stop": "helpers.experiment", "table": "helpers.experiment", "samples": "helpers.experiment",
-    "numbered": "helpers.experiment", "goodput": "helpers.experiment",
+    "numbered": "helpers.experiment", "goodput": "helpers.experiment", "fraction_for": "helpers.experiment",
     "Load": "helpers.load", "LoadError": "helpers.load",
     "pick": "helpers.sizes", "set_size": "helpers.sizes", "size": "helpers.sizes",
 }
 _MODULES = {"charts", "report", "widgets", "correctness", "models", "doctor", "exercises", "experiment",
-            "config", "settings", "engine", "load", "results", "sizes", "hardware"}
+            "config", "settings", "engine", "load", "results", "sizes", "hardware", "course", "claims"}
 __all__ = sorted(_EXPORTS) + sorted(_MODULES)
 
 

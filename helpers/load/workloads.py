@@ -81,6 +81,12 @@ class Load:
             return max(self.input_len + self.output_len, self.long_input_len + self.long_output_len)
         return self.input_len + self.output_len
 
+    def peak_kv_tokens(self, block_size: int) -> int:
+        """KV tokens the load holds when as many requests as it allows run at full length,
+        each rounded up to whole blocks (random loads; the others are bounded the same way)."""
+        at_once = min(self.num_prompts, self.max_concurrency or self.num_prompts)
+        return at_once * -(-self.longest_prompt() // block_size) * block_size
+
     def label(self) -> str:
         if self.kind == "prefix":
             return f"prefix {self.prefix_len}+{self.input_len}→{self.output_len} ×{self.num_prompts}, {self.num_prefixes} prefix(es)"

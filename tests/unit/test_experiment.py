@@ -62,3 +62,16 @@ def test_summarize_keeps_per_request_latencies():
     out = summarize({"ttfts": [0.1, 0.2, 0.0], "itls": [[0.02, 0.04], [], []], "output_lens": [3, 1, 0],
                      "duration": 1.0})
     assert out["request_ttft_ms"] == [100.0, 200.0] and out["request_tpot_ms"] == [30.0, 0.0]
+
+
+def test_fraction_for_inverts_the_start_up_report():
+    from helpers.experiment import fraction_for
+    row = {"kv_cache_gib": 2.0, "kv_cache_tokens": 100_000, "node_memory_gib": 20.0, "non_kv_gib": 3.0}
+    assert fraction_for(row, 100_000) == 0.25 and fraction_for(row, 50_000) == 0.2
+    assert fraction_for({"kv_cache_gib": 2.0}, 10) is None
+
+
+def test_peak_kv_tokens_rounds_each_request_to_blocks():
+    from helpers.load import Load
+    assert Load(num_prompts=16, input_len=1024, output_len=64, max_concurrency=16).peak_kv_tokens(128) == 16 * 1152
+    assert Load(num_prompts=4, input_len=100, output_len=28, max_concurrency=2).peak_kv_tokens(16) == 2 * 128

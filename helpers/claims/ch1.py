@@ -1,0 +1,59 @@
+"""Chapter 1: stock vs tuned settings, and one chain of settings (memory fraction → KV space →
+sequences that fit → throughput)."""
+from __future__ import annotations
+
+import pandas as pd
+
+from helpers import report
+
+ARTICLE_FACTOR = 2.0  # the article: P99 latency more than twice as bad with the stock settings
+
+
+def attribution(ablation: pd.DataFrame, metric: str = "p99_itl_ms") -> dict[str, float]:
+    """How far each single change moves `metric` from stock, as stock/changed (×>1: better)."""
+    stock = ablation.loc["stock", metric]
+    return {name: report.ratio(stock, ablation.loc[name, metric]) for name in ablation.index if name != "stock"}
+
+
+def stock_vs_tuned(stock, tuned) -> report.Claim:
+    itl, ttft = report.ratio(stock["p99_itl_ms"], tuned["p99_itl_ms"]), report.ratio(stock["p99_ttft_ms"], tuned["p99_ttft_ms"])
+    thr = report.ratio(tuned["output_throughput"], stock["output_throughput"])
+    latency_noise = report.within_noise(stock, tuned, "p99_itl_ms") and report.within_noise(stock, tuned, "p99_ttft_ms")
+    thr_noise = report.within_noise(stock, tuned, "output_throughput")
+    level = 100 * report.noise([stock, tuned], "p99_itl_ms")
+    return report.judge(
+        "Stock vs tuned: P99 latency differs a lot (article: over 2×), and throughput differs too",
+        max(itl, ttft) >= ARTICLE_FACTOR and not thr_noise,
+        f"P99 ITL stock/tuned ×{itl:.2f}, P99 TTFT ×{ttft:.2f}; throughput tuned/stock ×{thr:.2f} (noise ±{level:.0f} %)",
+        partly=not latency_noise and max(itl, ttft) > 1, within_noise=latency_noise and thr_noise,
+        rule=f"held: a P99 ×{ARTICLE_FACTOR:g} or more better and throughput beyond noise; partly: better, beyond noise")
+
+
+def chain_capacity(chain: pd.DataFrame) -> report.Claim:
+    return report.judge(
+        "A larger memory fraction ripples down to more KV tokens and a higher max concurrency",
+        chain.kv_cache_tokens.is_monotonic_increasing and chain.max_concurrency.is_monotonic_increasing,
+        f"KV tokens {chain.kv_cache_tokens.iloc[0]:,.0f} → {chain.kv_cache_tokens.iloc[-1]:,.0f}; max concurrency "
+        f"{chain.max_concurrency.iloc[0]:.1f} → {chain.max_concurrency.iloc[-1]:.1f}",
+        rule="held: both rise with every larger fraction (engine start-up reports)")
+
+
+def chain_throughput(small, large, need_tokens: float) -> report.Claim:
+    text = "…and on to the sequences that run and the throughput, under a load that needs the space"
+    evidence = (f"the load needs {need_tokens:,.0f} KV tokens at once; cache {small['kv_cache_tokens']:,.0f} → "
+                f"{large['kv_cache_tokens']:,.0f} tokens; peak running {small['peak_running']:.0f} → "
+                f"{large['peak_running']:.0f}, waiting {small['peak_waiting']:.0f} → {large['peak_waiting']:.0f}")
+    if small["peak_waiting"] <= 0:  # the smallest cache held the whole load: memory was never the limit
+        return report.untested(text, evidence + ": nothing ever waited, so memory was not the limit",
+                               rule="tested only when the smallest cache makes requests wait")
+    claim = report.judge_change(text, small, large, "output_throughput", better="higher", held_at=1.0,
+                                evidence=evidence + f"; throughput {small['output_throughput']:.0f} → "
+                                                    f"{large['output_throughput']:.0f} tokens/s")
+    if claim.verdict == report.NOISE and large["peak_running"] > small["peak_running"]:
+        claim.evidence += "; more sequences ran, but the steps got slower by as much: compute, not memory, was the limit"
+    return claim
+
+
+def claims(stock, tuned, chain: pd.DataFrame, need_tokens: float) -> list[report.Claim]:
+    return [stock_vs_tuned(stock, tuned), chain_capacity(chain),
+            chain_throughput(chain.iloc[0], chain.iloc[-1], need_tokens)]
