@@ -22,3 +22,15 @@ def test_chapter0_solutions():
     assert Choice("c", ["first token", "the rest"], lambda: "the rest", "", "ch00_q2.py").check(env["prediction"])
     env = run_solution("ch00_q3.py", {"first": first})
     assert env["strict_goodput"] == goodput({"runs": runs}, 1000, 50) == 0.1
+
+
+def test_chapter1_solutions():
+    import pandas as pd
+    ablation = pd.DataFrame({"p99_itl_ms": [1000.0, 950.0, 400.0, 380.0]},
+                            index=["stock", "stock + max_model_len", "stock + budget", "tuned"])
+    env = run_solution("ch01_q1.py", {"ablation": ablation})
+    assert env["setting"] == "max_num_batched_tokens"
+    ref = pd.Series({"kv_cache_gib": 2.0, "kv_cache_tokens": 100_000, "node_memory_gib": 20.0, "non_kv_gib": 3.0})
+    env = run_solution("ch01_q3.py", {"ref": ref, "need_tokens": 50_000})
+    from helpers.experiment import fraction_for
+    assert Question("k", lambda: fraction_for(ref, 50_000), 0.03, "", "ch01_q3.py").check(env["knee_fraction"])
