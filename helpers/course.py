@@ -40,15 +40,15 @@ def start_seconds(eager: bool | None = True, rows: list[dict] | None = None) -> 
     if rows is None:
         from helpers.results import ResultStore
         rows = ResultStore().rows()
-    out = []
+    out = {}  # rows measured on the same engine share its start: count each start once
     for r in rows:
         s = r.get("start_seconds")
         if not s or s != s:
             continue
         if eager is not None and bool(r.get("cfg_enforce_eager", True)) != eager:
             continue
-        out.append(float(s))
-    return out
+        out[float(s)] = None
+    return list(out)
 
 
 def start_note(eager: bool | None = True, rows: list[dict] | None = None) -> str:
