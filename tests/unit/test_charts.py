@@ -35,3 +35,10 @@ def test_single_runs_have_no_whiskers():
     for chart in (charts.compare(_df(False), ["output_throughput"]),
                   charts.sweep(_df(False), "load_max_concurrency", "output_throughput")):
         assert "rule" not in _marks(chart)
+
+
+def test_tradeoff_labels_each_configuration():
+    df = pd.DataFrame({"config_label": ["a", "b"], "short_max_itl_ms": [500.0, 3000.0],
+                       "long_mean_ttft_ms": [6000.0, 4000.0]})
+    chart = charts.tradeoff(df, "short_max_itl_ms", "long_mean_ttft_ms")
+    assert _marks(chart) == ["point", "text"]
