@@ -97,7 +97,7 @@ def test_all_claims_have_rules():
 
 def test_exercise_answers():
     chunked = pd.DataFrame(RECORDED).T
-    assert ch3.largest_gap(chunked) == "default budget"
+    assert ch3.largest_gap(chunked) == "default budget" and ch3.smallest_gap(chunked) == "budget 256"
     assert ch3.budget_for(chunked, 1000) == "budget 256"
     assert ch3.budget_for(chunked, 3000) == "chunking off"   # 2441 ms, and a sooner first token than 256's
     assert ch3.budget_for(chunked, 100) == "none"

@@ -16,11 +16,11 @@ def run(name: str, env: dict):
     return env["answer"]
 
 
-def test_q1_the_rule_by_hand_predicts_the_recorded_largest_freeze(capsys):
+def test_q1_the_rule_by_hand_predicts_the_recorded_smoothest_stream(capsys):
     chunked = pd.DataFrame(RECORDED).T
     setups = {"budget 256": (256, True), "default budget": (2048, True), "chunking off": (2048, False)}
     plans = {n: step_plan(b, on, [1200, 1200], decodes=8) for n, (b, on) in setups.items()}
-    q = Choice("q1", list(plans), lambda: ch3.largest_gap(chunked), "", "ch03_q1.py")
+    q = Choice("q1", list(plans), lambda: ch3.smallest_gap(chunked), "", "ch03_q1.py")
     assert q.check(run("ch03_q1.py", {"plans": plans}))
 
 
