@@ -8,8 +8,11 @@ much of its rest as the budget allows), then WAITING prompts in arrival order. A
 that does not fit what is left is cut to fit when chunked prefill is on; when it is off the
 scheduler stops admitting (`break`) and the prompt waits for a later step.
 
-It is arithmetic, not a measurement: it ignores KV blocks, `max_num_seqs`, prefix caching
-and `long_prefill_token_threshold` (vLLM's default 0: off).
+`cap` is `long_prefill_token_threshold` (vLLM's default 0: off): while more than one request
+is running or waiting, no request gets more than `cap` tokens in a step.
+
+It is arithmetic, not a measurement: it ignores KV blocks, `max_num_seqs`, prefix caching,
+and when each request really reaches the scheduler.
 """
 from __future__ import annotations
 
@@ -26,7 +29,7 @@ class Plan:
         return max(self.steps)
 
 
-def step_plan(budget: int, chunked: bool, prompts: list[int], decodes: int = 0) -> Plan:
+def step_plan(budget: int, chunked: bool, prompts: list[int], decodes: int = 0, cap: int = 0) -> Plan:
     """The steps needed until every prompt in `prompts` (all waiting at the start, in arrival
     order) is prefilled, while `decodes` requests decode one token per step."""
     if not chunked and any(p > budget for p in prompts):
@@ -36,12 +39,14 @@ def step_plan(budget: int, chunked: bool, prompts: list[int], decodes: int = 0) 
     started, done, steps = [False] * len(prompts), [0] * len(prompts), []
     while any(left):
         room = budget - min(decodes, budget)  # running decodes come first
+        capped = cap > 0 and decodes + sum(1 for n in left if n) > 1
         for i in range(len(left)):  # running chunked prefills, then waiting prompts, in order
             if not left[i] or room == 0:
                 continue
-            if not started[i] and not chunked and left[i] > room:
+            want = min(left[i], cap) if capped else left[i]  # the cap applies first, as in vLLM
+            if not started[i] and not chunked and want > room:
                 break  # chunking off: this waiting prompt does not fit; stop admitting
-            take = min(left[i], room)
+            take = min(want, room)
             left[i], room, started[i] = left[i] - take, room - take, True
             if not left[i]:
                 done[i] = len(steps) + 1

@@ -32,3 +32,11 @@ def test_the_biggest_step_orders_the_three_configurations():
 def test_chunking_off_refuses_a_prompt_longer_than_the_budget():
     with pytest.raises(ValueError):
         step_plan(1024, False, [1200])
+
+
+def test_a_prefill_cap_splits_the_budget_between_the_long_prompts():
+    plan = step_plan(2048, True, [1200, 1200], decodes=8, cap=256)
+    assert plan.biggest_step == 8 + 2 * 256
+    assert plan.first_token_step == [5, 5]  # both prompts advance together
+    alone = step_plan(2048, True, [1200], decodes=0, cap=256)
+    assert alone.steps == [1200]  # nobody else to protect: vLLM lifts the cap
