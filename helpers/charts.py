@@ -151,3 +151,15 @@ def requests(row: dict, max_ttft_ms: float, max_tpot_ms: float, chart_title: str
     ttft = alt.Chart(pd.DataFrame({"x": [max_ttft_ms]})).mark_rule(strokeDash=[4, 4]).encode(x="x:Q")
     tpot = alt.Chart(pd.DataFrame({"y": [max_tpot_ms]})).mark_rule(strokeDash=[4, 4]).encode(y="y:Q")
     return (points + ttft + tpot).properties(title=chart_title or "Each request against the latency targets (dashed)")
+
+
+def tradeoff(df: pd.DataFrame, x: str, y: str, label: str = COLOR, chart_title: str | None = None) -> alt.Chart:
+    """One labelled point per configuration, two measured figures against each other, so
+    what a setting buys on one axis and costs on the other shows at a glance."""
+    base = alt.Chart(df).encode(
+        x=alt.X(f"{x}:Q", title=title(x), scale=alt.Scale(zero=True)),
+        y=alt.Y(f"{y}:Q", title=title(y), scale=alt.Scale(zero=True)),
+        tooltip=[label, alt.Tooltip(f"{x}:Q", format=".0f"), alt.Tooltip(f"{y}:Q", format=".0f")])
+    points = base.mark_point(filled=True, size=90).encode(color=alt.Color(f"{label}:N", title=None, sort=None))
+    names = base.mark_text(align="left", dx=8, dy=-6, fontSize=12).encode(text=f"{label}:N")
+    return (points + names).properties(title=chart_title or f"{title(y)} vs {title(x)}", width=WIDTH, height=HEIGHT)

@@ -56,6 +56,7 @@ class EngineConfig:
     max_num_seqs: int | None = None
     max_num_batched_tokens: int | None = None
     enable_chunked_prefill: bool | None = None
+    long_prefill_token_threshold: int | None = None
     enable_prefix_caching: bool | None = None
     num_gpu_blocks_override: int | None = None
     # The guide starts eager by default: compiling costs ~90 s per start on 2 cores.
@@ -155,6 +156,10 @@ class EngineConfig:
         if self.device == "cpu" and block is not None and block % 32:
             raise ConfigError("block_size", f"({block}) must be a multiple of 32 on the CPU backend "
                               "(its attention kernel works in 32-token tiles).", "block_size=32, 64 or 128 (CPU default).")
+        cap = self.long_prefill_token_threshold
+        if cap is not None and cap > self.max_model_len:
+            raise ConfigError("long_prefill_token_threshold", f"({cap}) is larger than max_model_len "
+                              f"({self.max_model_len}); vLLM refuses that.", f"long_prefill_token_threshold <= {self.max_model_len}.")
         budget, seqs = self._value_or_default("max_num_batched_tokens"), self._value_or_default("max_num_seqs")
         if budget is None:
             return

@@ -174,6 +174,11 @@ SETTINGS: tuple[Setting, ...] = (
     # (ModelConfig.is_chunked_prefill_supported / is_prefix_caching_supported); off on RISC-V.
     Setting("enable_chunked_prefill", bool, "enable_chunked_prefill=True.", flag="--enable-chunked-prefill",
             short="chunked", resolved=("scheduler_config", "enable_chunked_prefill"), cpu_default=True),
+    # config/scheduler.py: 0 (off) unless set. While other requests are running or waiting,
+    # Scheduler.schedule() gives one request at most this many prompt tokens per step.
+    Setting("long_prefill_token_threshold", int, "long_prefill_token_threshold=256 (or 0: off).",
+            flag="--long-prefill-token-threshold", unit="tokens", short="prefill cap", minimum=0,
+            resolved=("scheduler_config", "long_prefill_token_threshold"), cpu_default=0),
     Setting("enable_prefix_caching", bool, "enable_prefix_caching=True.", flag="--enable-prefix-caching",
             short="prefix cache", resolved=("cache_config", "enable_prefix_caching"), cpu_default=True),
     # Fixes the KV cache at this many blocks, whatever the memory fraction says: a way to

@@ -42,3 +42,10 @@ def test_requests_chart_marks_the_targets():
     row = {"runs": [{"request_ttft_ms": [100, 900], "request_tpot_ms": [20, 20]}]}
     spec = charts.requests(row, 500, 50).to_dict()
     assert len(spec["layer"]) == 3
+
+
+def test_tradeoff_labels_each_configuration():
+    df = pd.DataFrame({"config_label": ["a", "b"], "short_max_itl_ms": [500.0, 3000.0],
+                       "long_mean_ttft_ms": [6000.0, 4000.0]})
+    chart = charts.tradeoff(df, "short_max_itl_ms", "long_mean_ttft_ms")
+    assert _marks(chart) == ["point", "text"]

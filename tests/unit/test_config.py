@@ -323,3 +323,11 @@ def test_server_env_binds_only_allowed_cpus(monkeypatch):
     monkeypatch.setattr("os.sched_getaffinity", lambda pid: set(allowed))
     bind = EngineConfig(device="cpu", tensor_parallel_size=2).server_env()["VLLM_CPU_OMP_THREADS_BIND"]
     assert _cpu_ids(bind) <= allowed
+
+
+def test_prefill_cap_longer_than_a_sequence_is_refused():
+    with pytest.raises(ConfigError) as err:
+        EngineConfig(device="cpu", long_prefill_token_threshold=4096, max_model_len=2048)
+    assert err.value.setting == "long_prefill_token_threshold"
+    assert EngineConfig(device="cpu", long_prefill_token_threshold=0) == EngineConfig(device="cpu")  # 0 is vLLM's off
+    assert EngineConfig(device="cpu", long_prefill_token_threshold=256).label() == "prefill cap=256"

@@ -1,0 +1,130 @@
+"""Chapter 3's claims (continuous batching, chunked prefill, the two concurrency ceilings) and
+the rule that judges each one from the rows the notebook measured.
+
+`claims(sweep, chunked, seqs, tiny, flood_requests)` takes:
+  sweep    the 3.1 concurrency sweep, one row per client concurrency, lowest first;
+  chunked  the 3.2 mixed-load rows, indexed "default budget", "chunking off", "budget <n>"...;
+  seqs     the 3.3 `max_num_seqs` rows, indexed "default" and the small values tried;
+  tiny     the row of the shrunken KV cache run; flood_requests: how many requests it got.
+"""
+from __future__ import annotations
+
+import pandas as pd
+
+from helpers import report
+from helpers.report import Claim
+
+DEFAULT, OFF = "default budget", "chunking off"
+FULL_CACHE_PCT = 95.0  # peak KV usage at or above this counts as "the cache ran out"
+
+
+def smallest_budget(chunked: pd.DataFrame) -> str:
+    """The name of the chunked-prefill row with the smallest token budget the engine reported."""
+    names = [n for n in chunked.index if str(n).startswith("budget ")]
+    return min(names, key=lambda n: chunked.loc[n, "engine_max_num_batched_tokens"])
+
+
+def _budget(row) -> str:
+    return f"{row['engine_max_num_batched_tokens']:.0f}"
+
+
+def concurrency_claims(sweep: pd.DataFrame) -> list[Claim]:
+    first, last = sweep.iloc[0], sweep.iloc[-1]
+    c0, c1 = first["load_max_concurrency"], last["load_max_concurrency"]
+    return [
+        report.judge_change(
+            "3.1 More concurrency raises throughput", first, last, "output_throughput", better="higher", held_at=1.3,
+            evidence=f"{first.output_throughput:.0f} → {last.output_throughput:.0f} tokens/s from {c0:.0f} to "
+                     f"{c1:.0f} requests in flight (×{report.ratio(last.output_throughput, first.output_throughput):.1f})"),
+        report.judge_change(
+            "3.1 …and each request gets slower", first, last, "mean_tpot_ms", better="higher", held_at=1.0,
+            evidence=f"mean TPOT {first.mean_tpot_ms:.0f} → {last.mean_tpot_ms:.0f} ms/token"),
+    ]
+
+
+def chunking_claims(chunked: pd.DataFrame) -> list[Claim]:
+    """Each budget is compared with chunking off on its own, so the data can say where the
+    article's claim holds (a small budget) and where it does not (a large one)."""
+    small_name = smallest_budget(chunked)
+    small, default, off = chunked.loc[small_name], chunked.loc[DEFAULT], chunked.loc[OFF]
+    gaps = (f"{{}}: short requests' worst token gap {{:.0f}} ms vs {off.short_max_itl_ms:.0f} ms "
+            f"with chunking off (budget {_budget(off)})")
+    return [
+        report.judge_change(
+            f"3.2 Chunked prefill with a small budget ({_budget(small)}) keeps short requests moving", off, small,
+            "short_max_itl_ms", better="lower", held_at=1.0,
+            evidence=gaps.format(f"budget {_budget(small)}", small.short_max_itl_ms)),
+        report.judge_change(
+            f"3.2 Chunked prefill at vLLM's default budget ({_budget(default)}) keeps short requests moving", off,
+            default, "short_max_itl_ms", better="lower", held_at=1.0,
+            evidence=gaps.format(f"budget {_budget(default)}", default.short_max_itl_ms)),
+        report.judge_change(
+            "3.2 Too small a chunk delays the long prompts' first token", default, small, "long_mean_ttft_ms",
+            better="higher", held_at=1.0,
+            evidence=f"long prompts' mean TTFT: {small.long_mean_ttft_ms:.0f} ms (budget {_budget(small)}) vs "
+                     f"{default.long_mean_ttft_ms:.0f} ms (budget {_budget(default)})"),
+    ]
+
+
+def seqs_claim(seqs: pd.DataFrame) -> Claim:
+    small_n = min(n for n in seqs.index if n != "default")
+    small, base = seqs.loc[small_n], seqs.loc["default"]
+    queued = small.peak_waiting > 0
+    slower = small.output_throughput < base.output_throughput and not report.within_noise(base, small,
+                                                                                           "output_throughput")
+    return report.judge(
+        "3.3 A small max_num_seqs makes requests queue", queued and slower,
+        f"max_num_seqs={small_n}: up to {small.peak_waiting:.0f} waiting, {small.output_throughput:.0f} vs "
+        f"{base.output_throughput:.0f} tokens/s at the default ({base.engine_max_num_seqs:.0f})",
+        partly=queued,
+        rule="held: requests waited and throughput fell by more than the noise; partly: they waited only")
+
+
+def block_claims(tiny, flood_requests: int) -> list[Claim]:
+    capped = tiny["peak_running"] < flood_requests and tiny["peak_waiting"] > 0
+    cache = f"{tiny['kv_cache_tokens']:.0f}-token cache ({tiny['num_blocks']:.0f} blocks of {tiny['block_size']:.0f})"
+    out = [report.judge(
+        "3.3 KV blocks cap real concurrency; the excess waits", capped,
+        f"{cache}: at most {tiny['peak_running']:.0f} of {flood_requests} ran at once, "
+        f"up to {tiny['peak_waiting']:.0f} waited",
+        rule="held: fewer ran at once than were sent, and some waited")]
+    text = "3.3 When the cache runs out, running sequences are preempted (and recomputed later)"
+    rule = (f"held: the engine counted a preemption; not measured: KV usage stayed under "
+            f"{FULL_CACHE_PCT:.0f} %; else did not hold")
+    evidence = (f"{tiny['preemptions']:.0f} preemption(s), peak KV usage {tiny['peak_kv_cache_usage_pct']:.0f} %, "
+                f"up to {tiny['peak_waiting']:.0f} waiting")
+    if tiny["preemptions"] > 0:
+        out.append(report.judge(text, True, evidence, rule=rule))
+    elif tiny["peak_kv_cache_usage_pct"] < FULL_CACHE_PCT:
+        out.append(report.untested(text, f"the cache never ran out ({evidence})", rule=rule))
+    else:
+        out.append(report.judge(text, False, evidence + ": the cache filled, yet nothing was preempted", rule=rule))
+    return out
+
+
+def claims(sweep: pd.DataFrame, chunked: pd.DataFrame, seqs: pd.DataFrame, tiny, flood_requests: int) -> list[Claim]:
+    return [*concurrency_claims(sweep), seqs_claim(seqs), *chunking_claims(chunked), *block_claims(tiny, flood_requests)]
+
+
+# The answers the chapter's exercises check against, computed from this run's rows.
+
+def smallest_gap(chunked: pd.DataFrame) -> str:
+    """Exercise 1: the configuration whose short requests' worst token gap was smallest."""
+    return str(chunked["short_max_itl_ms"].idxmin())
+
+
+def largest_gap(chunked: pd.DataFrame) -> str:
+    """The configuration whose short requests froze longest (worst token gap)."""
+    return str(chunked["short_max_itl_ms"].idxmax())
+
+
+def budget_for(chunked: pd.DataFrame, max_gap_ms: float) -> str:
+    """Exercise 3: among the configurations whose worst gap stays within `max_gap_ms`, the
+    one that serves the long prompts' first token soonest; "none" when none qualifies."""
+    ok = chunked[chunked["short_max_itl_ms"] <= max_gap_ms]
+    return "none" if ok.empty else str(ok["long_mean_ttft_ms"].idxmin())
+
+
+def best_concurrency(sweep: pd.DataFrame) -> float:
+    """Exercise 4: the client concurrency at which output throughput was highest."""
+    return float(sweep.loc[sweep["output_throughput"].idxmax(), "load_max_concurrency"])

@@ -1,0 +1,104 @@
+"""Chapter 3's verdicts from hand-made rows shaped like the notebook's (recorded figures where
+there are some): each path that matters, held / did not hold / within noise / not measured."""
+import pandas as pd
+import pytest
+
+from helpers import report
+from helpers.claims import ch3
+
+
+def rows(**named) -> pd.DataFrame:
+    return pd.DataFrame(list(named.values()), index=list(named))
+
+
+def mixed_row(budget, chunking, gap, ttft, repeats=1):
+    return {"engine_max_num_batched_tokens": budget, "engine_enable_chunked_prefill": chunking,
+            "short_max_itl_ms": gap, "short_max_itl_ms_min": gap, "short_max_itl_ms_max": gap,
+            "long_mean_ttft_ms": ttft, "long_mean_ttft_ms_min": ttft, "long_mean_ttft_ms_max": ttft,
+            "repeats": repeats}
+
+
+# Recorded on a 2-core AVX-512 EPYC (smoke size, one run each): the default budget froze answers
+# longer than chunking off.
+RECORDED = {"budget 256": mixed_row(256, True, 547, 5100), "default budget": mixed_row(2048, True, 3596, 3800),
+            "chunking off": mixed_row(2048, False, 2441, 5000)}
+
+
+def test_small_budget_held_default_budget_did_not():
+    small, default, ttft = ch3.chunking_claims(pd.DataFrame(RECORDED).T)
+    assert "(256)" in small.text
+    assert small.verdict == report.HELD
+    assert default.verdict == report.NOT_HELD and "(2048)" in default.text
+    assert ttft.verdict == report.HELD  # 5100 ms at 256 vs 3800 ms at the default
+    assert all(c.rule for c in (small, default, ttft))
+
+
+def test_the_smallest_budget_is_picked_by_the_engine_value():
+    chunked = rows(**{"budget 1024": mixed_row(1024, True, 900, 4000), "budget 256": mixed_row(256, True, 500, 5000),
+                      "default budget": mixed_row(2048, True, 3000, 3800), "chunking off": mixed_row(2048, False, 2400, 5000)})
+    assert ch3.smallest_budget(chunked) == "budget 256"
+
+
+def test_close_gaps_are_within_noise():
+    chunked = rows(**{"budget 256": mixed_row(256, True, 2300, 5000), "default budget": mixed_row(2048, True, 2500, 3800),
+                      "chunking off": mixed_row(2048, False, 2400, 5000)})
+    small, default, _ = ch3.chunking_claims(chunked)
+    assert small.verdict == default.verdict == report.NOISE
+
+
+def sweep_row(concurrency, throughput, tpot):
+    return {"load_max_concurrency": concurrency, "output_throughput": throughput, "mean_tpot_ms": tpot, "repeats": 1}
+
+
+def test_concurrency_claims():
+    held = ch3.concurrency_claims(pd.DataFrame([sweep_row(1, 30, 30), sweep_row(8, 90, 80)]))
+    assert [c.verdict for c in held] == [report.HELD, report.HELD]
+    flat = ch3.concurrency_claims(pd.DataFrame([sweep_row(1, 30, 30), sweep_row(8, 31, 31)]))
+    assert [c.verdict for c in flat] == [report.NOISE, report.NOISE]
+
+
+def seqs_row(n, throughput, waiting):
+    return {"output_throughput": throughput, "peak_waiting": waiting, "engine_max_num_seqs": n, "repeats": 1}
+
+
+@pytest.mark.parametrize("small, verdict", [
+    (seqs_row(2, 45, 6), report.HELD),        # recorded: 6 waiting, 45 vs 91 tokens/s
+    (seqs_row(2, 88, 6), report.PARTLY),      # they waited, throughput within noise
+    (seqs_row(2, 88, 0), report.NOT_HELD),
+])
+def test_seqs_claim(small, verdict):
+    seqs = pd.DataFrame([seqs_row(128, 91, 0), small], index=["default", 2])
+    assert ch3.seqs_claim(seqs).verdict == verdict
+
+
+def tiny(running, waiting, preemptions, usage):
+    return {"peak_running": running, "peak_waiting": waiting, "preemptions": preemptions,
+            "peak_kv_cache_usage_pct": usage, "kv_cache_tokens": 640, "num_blocks": 5, "block_size": 128}
+
+
+@pytest.mark.parametrize("row, capped, preempted", [
+    (tiny(4, 4, 3, 100), report.HELD, report.HELD),
+    (tiny(4, 4, 0, 60), report.HELD, report.UNTESTED),     # the cache never ran out: not measured
+    (tiny(4, 4, 0, 100), report.HELD, report.NOT_HELD),    # it ran out, yet nothing was preempted
+    (tiny(8, 0, 0, 50), report.NOT_HELD, report.UNTESTED),
+])
+def test_block_claims(row, capped, preempted):
+    a, b = ch3.block_claims(row, 8)
+    assert (a.verdict, b.verdict) == (capped, preempted)
+    assert a.rule and b.rule
+
+
+def test_all_claims_have_rules():
+    sweep = pd.DataFrame([sweep_row(1, 30, 30), sweep_row(8, 90, 80)])
+    seqs = pd.DataFrame([seqs_row(128, 91, 0), seqs_row(2, 45, 6)], index=["default", 2])
+    claims = ch3.claims(sweep, pd.DataFrame(RECORDED).T, seqs, tiny(4, 4, 3, 100), 8)
+    assert len(claims) == 8 and all(c.rule for c in claims)
+
+
+def test_exercise_answers():
+    chunked = pd.DataFrame(RECORDED).T
+    assert ch3.largest_gap(chunked) == "default budget" and ch3.smallest_gap(chunked) == "budget 256"
+    assert ch3.budget_for(chunked, 1000) == "budget 256"
+    assert ch3.budget_for(chunked, 3000) == "chunking off"   # 2441 ms, and a sooner first token than 256's
+    assert ch3.budget_for(chunked, 100) == "none"
+    assert ch3.best_concurrency(pd.DataFrame([sweep_row(1, 30, 30), sweep_row(8, 90, 80)])) == 8
