@@ -7,7 +7,8 @@ from helpers.claims import ch1
 
 def row(**kw):
     base = {"p99_itl_ms": 1000.0, "p99_ttft_ms": 3000.0, "output_throughput": 100.0, "repeats": 1,
-            "kv_cache_tokens": 10_000.0, "max_concurrency": 5.0, "peak_running": 8.0, "peak_waiting": 8.0}
+            "kv_cache_tokens": 10_000.0, "max_concurrency": 5.0, "peak_running": 8.0, "peak_waiting": 8.0,
+            "peak_kv_cache_usage_pct": 95.0}
     return pd.Series({**base, **kw})
 
 
@@ -26,9 +27,10 @@ def test_attribution_names_each_single_change():
     assert max(shares, key=shares.get) == "tuned" and shares["stock + budget"] == 2.0
 
 
-def test_chain_throughput_is_untested_when_nothing_waited():
-    small, large = row(peak_waiting=0.0), row(kv_cache_tokens=40_000.0, peak_waiting=0.0)
-    assert ch1.chain_throughput(small, large, 18_000).verdict == report.UNTESTED
+def test_chain_throughput_is_untested_when_memory_was_not_the_limit():
+    large = row(kv_cache_tokens=40_000.0, peak_running=16.0, peak_kv_cache_usage_pct=40.0)
+    assert ch1.chain_throughput(row(peak_kv_cache_usage_pct=50.0), large, 18_000).verdict == report.UNTESTED
+    assert ch1.chain_throughput(row(peak_running=16.0), large, 18_000).verdict == report.UNTESTED
 
 
 def test_chain_throughput_judges_the_throughput_when_the_cache_was_short():
