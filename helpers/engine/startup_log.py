@@ -113,7 +113,7 @@ def error_line(log: str) -> str | None:
     # A worker's root cause is usually more specific than the final "Engine core
     # initialization failed" wrapper, so prefer lines that are not wrappers.
     wrappers = ("Engine core initialization failed", "EngineCore failed to start",
-                "RuntimeError: Engine process failed")
+                "RuntimeError: Engine process failed", "Worker failed with error")
     specific = [ln for ln in lines if not any(w in ln for w in wrappers)]
     return (specific or lines)[-1]
 
