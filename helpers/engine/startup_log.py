@@ -64,12 +64,14 @@ def parse_startup(log: str) -> StartupReport:
 
 # The lines in which the engine reports how it shared out memory and what fits in the KV cache.
 _REPORT_MARKERS = ("Auto set (", "Available KV cache memory", "Overriding num_gpu_blocks", "KV cache size:")
+_ANSI = re.compile(r"\x1b\[[0-9;]*m")
 _RECORD_PREFIX = re.compile(r"^.*?\b(?:INFO|WARNING)\s+\d\d-\d\d \d\d:\d\d:\d\d\s+\[[^\]]*\]\s*")
 
 
 def report_lines(log: str) -> list[str]:
     """The engine's own memory / capacity report lines, without the log-record prefix."""
-    return [_RECORD_PREFIX.sub("", ln).strip() for ln in log.splitlines() if any(m in ln for m in _REPORT_MARKERS)]
+    plain = _ANSI.sub("", log)  # vLLM colours its log records when it thinks it writes to a terminal
+    return [_RECORD_PREFIX.sub("", ln).strip() for ln in plain.splitlines() if any(m in ln for m in _REPORT_MARKERS)]
 
 
 # Start-up stages, in order, with the log text that marks each one.

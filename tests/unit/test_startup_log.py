@@ -154,3 +154,11 @@ def test_error_line_prefers_the_workers_own_error_to_the_core_wrapper():
         "RuntimeError: Engine core initialization failed. See root cause above. Failed core proc(s): {'EngineCore': 1}",
     ])
     assert error_line(log) == NO_ROOM_FOR_KV.split(") ", 1)[1]
+
+
+def test_report_lines_without_terminal_colours():
+    coloured = ("\x1b[0;36m(EngineCore pid=9)\x1b[0;0m \x1b[32mINFO\x1b[0m \x1b[90m11-30 05:40:39\x1b[0m "
+                "\x1b[90m[kv_cache_utils.py:2327]\x1b[0m CPU KV cache size: 137,088 tokens, Maximum concurrency "
+                "for 2,048 tokens per request: 66.94x")
+    assert parse_startup(coloured).startup_lines == [
+        "CPU KV cache size: 137,088 tokens, Maximum concurrency for 2,048 tokens per request: 66.94x"]
