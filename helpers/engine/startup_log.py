@@ -25,6 +25,7 @@ class StartupReport:
     weights_load_s: float | None = None
     init_engine_s: float | None = None
     device_kind: str | None = None  # "CPU" or "GPU", from the report line
+    startup_lines: list[str] | None = None  # the memory and capacity lines as printed, for a learner to read
 
     def as_dict(self) -> dict:
         return asdict(self)
@@ -57,7 +58,20 @@ def parse_startup(log: str) -> StartupReport:
         r.weights_load_s = _num(m.group(1))
     if m := _PATTERNS["init"].search(log):
         r.init_engine_s = _num(m.group(1))
+    r.startup_lines = report_lines(log) or None
     return r
+
+
+# The lines in which the engine reports how it shared out memory and what fits in the KV cache.
+_REPORT_MARKERS = ("Auto set (", "Available KV cache memory", "Overriding num_gpu_blocks", "KV cache size:")
+_ANSI = re.compile(r"\x1b\[[0-9;]*m")
+_RECORD_PREFIX = re.compile(r"^.*?\b(?:INFO|WARNING)\s+\d\d-\d\d \d\d:\d\d:\d\d\s+\[[^\]]*\]\s*")
+
+
+def report_lines(log: str) -> list[str]:
+    """The engine's own memory / capacity report lines, without the log-record prefix."""
+    plain = _ANSI.sub("", log)  # vLLM colours its log records when it thinks it writes to a terminal
+    return [_RECORD_PREFIX.sub("", ln).strip() for ln in plain.splitlines() if any(m in ln for m in _REPORT_MARKERS)]
 
 
 # Start-up stages, in order, with the log text that marks each one.
@@ -101,7 +115,7 @@ def error_line(log: str) -> str | None:
     # A worker's root cause is usually more specific than the final "Engine core
     # initialization failed" wrapper, so prefer lines that are not wrappers.
     wrappers = ("Engine core initialization failed", "EngineCore failed to start",
-                "RuntimeError: Engine process failed")
+                "RuntimeError: Engine process failed", "Worker failed with error")
     specific = [ln for ln in lines if not any(w in ln for w in wrappers)]
     return (specific or lines)[-1]
 
@@ -109,6 +123,15 @@ def error_line(log: str) -> str | None:
 HINTS = [
     ("less than desired", "gpu_memory_utilization",
      "lower gpu_memory_utilization (the guide's CPU default is 0.25), or free memory on this machine."),
+    # CPU, vllm/v1/worker/cpu_worker.py determine_available_memory: the KV share is fraction × node
+    # memory minus what the worker already holds (weights, runtime). Negative: the fraction is too
+    # low. Positive but above the node's free memory: memory ran short after the weights loaded.
+    ("less than requested memory for kv (-", "gpu_memory_utilization",
+     "raise gpu_memory_utilization: the weights and the worker's working memory already fill the budget, "
+     "so nothing is left for the KV cache."),
+    ("less than requested memory for kv", "gpu_memory_utilization",
+     "lower gpu_memory_utilization, or free memory on this machine: the KV share no longer fits in the "
+     "node's free memory."),
     ("No available memory for the cache blocks", "gpu_memory_utilization",
      "raise gpu_memory_utilization a little, or lower max_model_len."),
     ("is larger than the maximum number of tokens that can be stored in KV cache", "max_model_len",

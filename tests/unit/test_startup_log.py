@@ -117,3 +117,48 @@ def test_hint_for_known_errors(text, setting):
 
 def test_hint_for_healthy_log(ok_log):
     assert hint_for(ok_log) is None
+
+
+# Recorded: a fraction so low that the weights and the worker's working memory exceed the budget
+# (vllm/v1/worker/cpu_worker.py, determine_available_memory).
+NO_ROOM_FOR_KV = ("(Worker pid=1) ValueError: Available memory on node 0 (13.94/16.09 GiB) on kv cache allocation "
+                  "is less than requested memory for kv (-0.76/0.32 GiB). Reduce CPU memory used by other processes.")
+
+
+def test_hint_for_a_fraction_too_low_says_raise():
+    setting, fix = hint_for(NO_ROOM_FOR_KV)
+    assert setting == "gpu_memory_utilization" and fix.startswith("raise")
+    assert error_line(NO_ROOM_FOR_KV).startswith("ValueError: Available memory")
+
+
+def test_hint_for_kv_share_above_free_memory_says_lower():
+    positive = NO_ROOM_FOR_KV.replace("(-0.76/0.32 GiB)", "(3.10/4.20 GiB)")
+    assert hint_for(positive)[1].startswith("lower")
+
+
+def test_hint_for_a_fraction_too_high_says_lower():
+    assert hint_for(MEMORY_ERROR)[1].startswith("lower")
+
+
+def test_report_lines_are_the_engines_own(ok_log):
+    lines = parse_startup(ok_log).startup_lines
+    assert lines[0].startswith("Auto set (1.16/8.96) GiB for KV cache on node 0")
+    assert lines[-1].startswith("CPU KV cache size: 53,888 tokens, Maximum concurrency for 2,048 tokens")
+
+
+def test_error_line_prefers_the_workers_own_error_to_the_core_wrapper():
+    log = "\n".join([
+        "(Worker pid=2) ERROR 11-30 05:39:19 [multiproc_executor.py:1063] " + NO_ROOM_FOR_KV.split(") ", 1)[1],
+        "(EngineCore pid=3) ERROR 11-30 05:39:19 [core.py:1510] RuntimeError: Worker failed with error "
+        "'Available memory on node 0 ...', please check the stack trace above for the root cause",
+        "RuntimeError: Engine core initialization failed. See root cause above. Failed core proc(s): {'EngineCore': 1}",
+    ])
+    assert error_line(log) == NO_ROOM_FOR_KV.split(") ", 1)[1]
+
+
+def test_report_lines_without_terminal_colours():
+    coloured = ("\x1b[0;36m(EngineCore pid=9)\x1b[0;0m \x1b[32mINFO\x1b[0m \x1b[90m11-30 05:40:39\x1b[0m "
+                "\x1b[90m[kv_cache_utils.py:2327]\x1b[0m CPU KV cache size: 137,088 tokens, Maximum concurrency "
+                "for 2,048 tokens per request: 66.94x")
+    assert parse_startup(coloured).startup_lines == [
+        "CPU KV cache size: 137,088 tokens, Maximum concurrency for 2,048 tokens per request: 66.94x"]

@@ -1,0 +1,207 @@
+"""Chapter 2's claims (throughput, latency and memory) and the rule that judges each one.
+
+The notebook measures; `claims(...)` turns its tables and rows into verdicts. The exercise
+factories at the end are shared by the notebook and tests/unit/test_exercises_ch2.py, so the
+check a learner runs is the one the tests run on recorded rows.
+"""
+from __future__ import annotations
+
+from typing import Callable
+
+from helpers import report
+from helpers.exercises import Choice, Question
+
+# The engine lines that name each start-up failure (vllm/v1/worker/cpu_worker.py, v1/core/kv_cache_utils.py).
+FREE_MEMORY_CHECK = "less than desired"  # CPU: fraction × node memory exceeds the node's free memory
+NO_ROOM_FOR_KV = ("requested memory for kv", "No available memory for the cache blocks")  # CPU, GPU
+
+
+def blocks_for(tokens: int, block_size: int) -> int:
+    """Blocks that hold `tokens` tokens: whole blocks only."""
+    return -(-int(tokens) // int(block_size))
+
+
+def fixed_cache_plan(block_size: int, long_len: int, num_prompts: int, output_len: int) -> dict:
+    """A cache of fixed size for the max_model_len test, computed from the engine's block size.
+
+    The cache must hold one `long_len` sequence (vLLM refuses to start otherwise) plus the one
+    block it keeps in reserve. Each short request gets a tenth of the usable blocks, so about ten
+    run at once and the rest of `num_prompts` wait: the cache, not max_model_len, is the limit.
+    """
+    usable = blocks_for(long_len, block_size)
+    per_request = max(1, usable // 10)
+    return {"override": usable + 1, "usable_blocks": usable, "blocks_per_request": per_request,
+            "input_len": per_request * block_size - output_len, "output_len": output_len,
+            "num_prompts": num_prompts, "fit_at_once": usable // per_request}
+
+
+def failure_kind(line: str | None) -> str | None:
+    """Which start-up check an engine line comes from: "free memory", "no room for KV", other, or None."""
+    if not line:
+        return None
+    if FREE_MEMORY_CHECK in line:
+        return "free memory"
+    if any(s in line for s in NO_ROOM_FOR_KV):
+        return "no room for KV"
+    return "other"
+
+
+def same_or_half(short, long, metric: str = "peak_running") -> str:
+    """What the engine did to `metric` when max_model_len doubled on the same blocks."""
+    a, b = report._get(short, metric), report._get(long, metric)
+    if not a or b is None:
+        return "no data"
+    r = b / a
+    if abs(r - 1) <= report.noise([short, long], metric):
+        return "the same"
+    return "about half" if r < 0.75 else ("fewer" if r < 1 else "more")
+
+
+def claims(frac, too_high: dict, too_low: dict, lens, fixed: dict, per_token: dict, fill, blocks) -> list:
+    """All of chapter 2's verdicts.
+
+    frac: capacity rows by memory fraction (sorted); too_high / too_low: {"fraction", "line"}
+    (line None when the engine started); lens: capacity rows by max_model_len (sorted);
+    fixed: {"short": row, "long": row} on the same block count; per_token: {"article", "full",
+    "engine"} bytes; fill: the fixed-cache row at the short length; blocks: rows by block_size.
+    """
+    return [memory_fraction(frac), start_failure_high(too_high), start_failure_low(too_low),
+            reported_concurrency(lens), smaller_len_more_running(fixed["short"], fixed["long"]),
+            formula(per_token), queueing(fill), block_size(blocks)]
+
+
+def memory_fraction(frac) -> report.Claim:
+    first, last = frac.iloc[0], frac.iloc[-1]
+    evidence = ", ".join(f"{f:g}: {t:,.0f}" for f, t in zip(frac.cfg_gpu_memory_utilization, frac.kv_cache_tokens))
+    c = report.judge_change("2.2 A larger memory fraction gives more KV tokens", first, last, "kv_cache_tokens",
+                            "higher", held_at=1.0, evidence=f"KV tokens by fraction: {evidence}")
+    if c.verdict == report.HELD and not frac.kv_cache_tokens.is_monotonic_increasing:
+        c.verdict = report.PARTLY
+    c.rule = "held: KV tokens rise with every step up in fraction, beyond the noise; " + c.rule.split("; ", 1)[1]
+    return c
+
+
+def start_failure_high(too_high: dict) -> report.Claim:
+    line, f = too_high.get("line"), too_high["fraction"]
+    kind = failure_kind(line)
+    return report.judge("2.2 Too high a fraction: the engine does not start", line is not None,
+                        f"{f:g} → {line}" if line else f"{f:g} started on this machine",
+                        partly=False,
+                        rule=f"held: the engine refuses {f:g}; here the check was: {kind or 'none (it started)'}")
+
+
+def start_failure_low(too_low: dict) -> report.Claim:
+    line, f = too_low.get("line"), too_low["fraction"]
+    kind = failure_kind(line)
+    return report.judge("2.2 Too low a fraction: weights and working memory leave no room for the KV cache",
+                        kind == "no room for KV", f"{f:g} → {line}" if line else f"{f:g} started on this machine",
+                        partly=line is not None,
+                        rule="held: the engine refuses with the KV-room check (budget minus non-KV memory ≤ 0); "
+                             "another refusal: partly")
+
+
+def reported_concurrency(lens) -> report.Claim:
+    """The engine's figure is KV tokens ÷ max_model_len: a worst case for full-length sequences."""
+    first, last = lens.iloc[0], lens.iloc[-1]
+    want = last.cfg_max_model_len / first.cfg_max_model_len
+    got = first.max_concurrency / last.max_concurrency
+    evidence = ", ".join(f"{int(n)}: {c:.2f}" for n, c in zip(lens.cfg_max_model_len, lens.max_concurrency))
+    close = abs(got / want - 1) <= report.DEFAULT_NOISE
+    return report.judge("2.2 The reported maximum concurrency (full-length sequences) falls as max_model_len grows",
+                        close and lens.max_concurrency.is_monotonic_decreasing,
+                        f"max_model_len: reported concurrency: {evidence} (×{got:.2f} fewer for ×{want:g} longer)",
+                        partly=got > 1,
+                        rule=f"held: falls in proportion (×{want:g} longer → ×{want:g} fewer, within "
+                             f"{100 * report.DEFAULT_NOISE:.0f} %)")
+
+
+def smaller_len_more_running(short, long) -> report.Claim:
+    """The article's claim, on real requests: does a smaller max_model_len let more short ones run?"""
+    a, b = report._get(short, "peak_running"), report._get(long, "peak_running")
+    level = report.noise([short, long], "peak_running")
+    gain = a / b if b else float("inf")  # the claimed way: more running at the shorter length
+    want = report._get(long, "cfg_max_model_len") / report._get(short, "cfg_max_model_len")
+    evidence = (f"same {int(report._get(short, 'num_blocks') or 0)} blocks; peak running "
+                f"{a:.0f} (len {int(report._get(short, 'cfg_max_model_len'))}) vs {b:.0f} "
+                f"(len {int(report._get(long, 'cfg_max_model_len'))}); peak waiting "
+                f"{report._get(short, 'peak_waiting'):.0f} vs {report._get(long, 'peak_waiting'):.0f}; "
+                f"{report._get(short, 'output_throughput'):.0f} vs {report._get(long, 'output_throughput'):.0f} "
+                f"output tokens/s; reported max concurrency {report._get(short, 'max_concurrency'):.2f} vs "
+                f"{report._get(long, 'max_concurrency'):.2f}")
+    rule = (f"held: ×{want:g} more short requests run at once at the shorter length (as the reported figure "
+            f"says); the same peak (±{100 * level:.0f} %): did not hold; in between: partly")
+    if abs(gain - 1) <= level:
+        return report.Claim("2.2 A smaller max_model_len lets more short requests run at once", report.NOT_HELD,
+                            evidence + " — the engine ran as many at either length", rule)
+    return report.judge("2.2 A smaller max_model_len lets more short requests run at once",
+                        gain >= want / (1 + level), evidence, partly=gain > 1, rule=rule)
+
+
+def formula(per_token: dict) -> report.Claim:
+    article, full, engine = per_token["article"], per_token["full"], per_token["engine"]
+    err = abs(full - engine) / engine
+    return report.judge("2.3 The article's formula is incomplete; the full one matches", err < 0.05 and engine / article > 2,
+                        f"engine {engine:,.0f} B/token; full formula {full:,.0f} (off by {100 * err:.1f} %); "
+                        f"article {article:,.0f} (engine/article ×{engine / article:.0f})",
+                        rule="held: the full formula within 5 % of the engine (its GiB figure is rounded), "
+                             "the article's off by more than ×2")
+
+
+def queueing(fill) -> report.Claim:
+    usage, waiting = fill["peak_kv_cache_usage_pct"], fill["peak_waiting"]
+    return report.judge("2.3 Usage near the ceiling means queueing", usage > 80 and waiting > 0,
+                        f"peak KV usage {usage:.0f} %, up to {waiting:.0f} waiting, "
+                        f"{fill['preemptions']:.0f} preemption(s)", partly=waiting > 0,
+                        rule="held: peak KV usage above 80 % with requests waiting; waiting alone: partly")
+
+
+def block_size(blocks) -> report.Claim:
+    rows = [r for _, r in blocks.iterrows()]
+    thr = blocks.output_throughput
+    spread = (thr.max() - thr.min()) / thr.max()
+    level = report.noise(rows, "output_throughput")
+    sizes = ", ".join(str(int(b)) for b in blocks.block_size)
+    return report.judge("2.3 block_size barely matters for short requests", spread <= level,
+                        f"output throughput spread {100 * spread:.0f} % across block sizes {sizes}",
+                        partly=spread < 0.25,
+                        rule=f"held: spread within the run-to-run noise (±{100 * level:.0f} %); under 25 %: partly")
+
+
+# -- exercises --------------------------------------------------------------------------------
+def q_peak_running(short: Callable[[], dict]) -> Question:
+    return Question(
+        "peak running at the short length", lambda: short()["peak_running"], 0.2,
+        "Count blocks, not tokens: how many blocks does one request need (prompt + output, rounded up to "
+        "whole blocks), and how many usable blocks are there (the override minus the one vLLM keeps back)?",
+        "ch02_q1.py", unit="requests",
+        known_wrong={"you used the engine's reported maximum concurrency, which counts full-length "
+                     "sequences, not these short ones": lambda: short()["max_concurrency"]})
+
+
+def q_same_or_half(short: Callable[[], dict], long: Callable[[], dict]) -> Choice:
+    return Choice(
+        "doubling max_model_len on the same blocks", ["about half", "fewer", "the same", "more"],
+        lambda: same_or_half(short(), long()),
+        "V1 hands out blocks as tokens arrive. Does a short request use more blocks when max_model_len is larger?",
+        "ch02_q2.py",
+        why=lambda: f"peak running {short()['peak_running']:.0f} vs {long()['peak_running']:.0f}")
+
+
+def q_kv_tokens(row: Callable[[], dict], article_bytes: Callable[[], float]) -> Question:
+    return Question(
+        "KV tokens at another fraction", lambda: row()["kv_cache_tokens"], 0.05,
+        "KV memory = fraction × node memory − non-KV memory (from the rows above); divide by the full "
+        "formula's bytes per token.",
+        "ch02_q3.py", unit="tokens",
+        known_wrong={"you divided by the article's bytes per token": lambda: row()["kv_cache_gib"] * 2**30
+                     / article_bytes()})
+
+
+def q_which_check(too_low: Callable[[], dict]) -> Choice:
+    return Choice(
+        "which check stopped the too-low fraction",
+        ["free memory on the node", "no room for KV"],
+        lambda: failure_kind(too_low()["line"]),
+        "A tiny fraction asks for very little memory, so free memory is plentiful. What must fit inside "
+        "the budget before the KV cache gets any?",
+        "ch02_q4.py", why=lambda: too_low()["line"] or "it started")

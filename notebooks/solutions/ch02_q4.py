@@ -1,0 +1,6 @@
+# Exercise 4: the too-low fraction's budget is smaller than what the worker holds before any KV
+# cache (weights and working memory), so the KV share comes out negative: no room for KV.
+# Free memory was never the problem: so small a request fits in any node's free memory.
+budget_gib = too_low["fraction"] * ref["node_memory_gib"]
+answer = "no room for KV" if budget_gib < ref["non_kv_gib"] else "free memory on the node"
+print(f"budget {budget_gib:.2f} GiB < non-KV {ref['non_kv_gib']:.2f} GiB → {answer}")

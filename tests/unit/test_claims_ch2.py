@@ -1,0 +1,106 @@
+"""Chapter 2's verdicts from hand-made rows: each path that matters (held, did not hold, noise, partly)."""
+import pandas as pd
+import pytest
+
+from helpers import report
+from helpers.claims import ch2
+
+HIGH_LINE = ("ValueError: Available memory on node 0 (20.1/22.9 GiB) on startup is less than desired CPU memory "
+             "utilization (0.95, 21.8 GiB).")
+LOW_LINE = ("ValueError: Available memory on node 0 (20.1/22.9 GiB) on kv cache allocation is less than "
+            "requested memory for kv (-0.55/0.55 GiB). Reduce CPU memory used by other processes.")
+
+
+def frac_table(tokens=(39424, 102784)):
+    return pd.DataFrame({"cfg_gpu_memory_utilization": [0.15, 0.25][:len(tokens)], "kv_cache_tokens": list(tokens),
+                         "non_kv_gib": [1.1] * len(tokens)})
+
+
+def lens_table(conc=(26.3, 13.1)):
+    return pd.DataFrame({"cfg_max_model_len": [2048, 4096], "max_concurrency": list(conc)})
+
+
+def fixed_row(n, running, waiting=6, thr=90.0, conc=2.06, repeats=1, spread=0.0):
+    return {"cfg_max_model_len": n, "num_blocks": 33, "peak_running": running, "peak_waiting": waiting,
+            "output_throughput": thr, "max_concurrency": conc, "repeats": repeats,
+            "peak_running_min": running * (1 - spread), "peak_running_max": running * (1 + spread)}
+
+
+def blocks_table(thr=(95.0, 93.0)):
+    return pd.DataFrame({"block_size": [128, 32], "output_throughput": list(thr), "repeats": [1, 1]})
+
+
+def test_plan_from_the_block_size():
+    p = ch2.fixed_cache_plan(128, 4096, 16, 64)
+    assert p == {"override": 33, "usable_blocks": 32, "blocks_per_request": 3, "input_len": 320, "output_len": 64,
+                 "num_prompts": 16, "fit_at_once": 10}
+    g = ch2.fixed_cache_plan(16, 4096, 16, 64)  # CUDA's default block
+    assert g["override"] == 257 and g["input_len"] + g["output_len"] == 25 * 16 and g["fit_at_once"] == 10
+
+
+@pytest.mark.parametrize("line, kind", [(HIGH_LINE, "free memory"), (LOW_LINE, "no room for KV"),
+                                        ("ValueError: No available memory for the cache blocks.", "no room for KV"),
+                                        ("RuntimeError: something else", "other"), (None, None)])
+def test_failure_kind(line, kind):
+    assert ch2.failure_kind(line) == kind
+
+
+def test_fraction_held_and_flat():
+    assert ch2.memory_fraction(frac_table()).verdict == report.HELD
+    assert ch2.memory_fraction(frac_table((50000, 52000))).verdict == report.NOISE
+    assert ch2.memory_fraction(frac_table()).rule.startswith("held:")
+
+
+def test_failures():
+    assert ch2.start_failure_high({"fraction": 0.95, "line": HIGH_LINE}).verdict == report.HELD
+    assert ch2.start_failure_high({"fraction": 0.95, "line": None}).verdict == report.NOT_HELD
+    assert ch2.start_failure_low({"fraction": 0.02, "line": LOW_LINE}).verdict == report.HELD
+    assert ch2.start_failure_low({"fraction": 0.02, "line": HIGH_LINE}).verdict == report.PARTLY
+    assert ch2.start_failure_low({"fraction": 0.02, "line": None}).verdict == report.NOT_HELD
+
+
+def test_reported_concurrency():
+    assert ch2.reported_concurrency(lens_table()).verdict == report.HELD
+    assert ch2.reported_concurrency(lens_table((26.3, 20.0))).verdict == report.PARTLY
+
+
+def test_smaller_len_same_running_did_not_hold():
+    c = ch2.smaller_len_more_running(fixed_row(2048, 10), fixed_row(4096, 10, conc=1.03))
+    assert c.verdict == report.NOT_HELD and "as many at either length" in c.evidence and c.rule
+
+
+def test_smaller_len_double_running_held():
+    c = ch2.smaller_len_more_running(fixed_row(2048, 10), fixed_row(4096, 5, conc=1.03))
+    assert c.verdict == report.HELD
+    assert ch2.smaller_len_more_running(fixed_row(2048, 10), fixed_row(4096, 7)).verdict == report.PARTLY
+
+
+def test_smaller_len_small_change_counts_as_same_within_noise():
+    short, long = fixed_row(2048, 10, repeats=3, spread=0.15), fixed_row(4096, 9, repeats=3, spread=0.15)
+    assert ch2.smaller_len_more_running(short, long).verdict == report.NOT_HELD
+    assert ch2.same_or_half(short, long) == "the same"
+    assert ch2.same_or_half(fixed_row(2048, 10), fixed_row(4096, 5)) == "about half"
+
+
+def test_formula_and_queueing():
+    assert ch2.formula({"article": 120, "full": 9216, "engine": 9221}).verdict == report.HELD
+    assert ch2.formula({"article": 120, "full": 4608, "engine": 9221}).verdict == report.NOT_HELD
+    fill = {"peak_kv_cache_usage_pct": 97.0, "peak_waiting": 6.0, "preemptions": 0.0}
+    assert ch2.queueing(fill).verdict == report.HELD
+    assert ch2.queueing({**fill, "peak_kv_cache_usage_pct": 60.0}).verdict == report.PARTLY
+    assert ch2.queueing({**fill, "peak_waiting": 0.0}).verdict == report.NOT_HELD
+
+
+def test_block_size():
+    assert ch2.block_size(blocks_table()).verdict == report.HELD
+    assert ch2.block_size(blocks_table((95.0, 80.0))).verdict == report.PARTLY
+    assert ch2.block_size(blocks_table((95.0, 50.0))).verdict == report.NOT_HELD
+
+
+def test_claims_has_every_rule():
+    cs = ch2.claims(frac_table(), {"fraction": 0.95, "line": HIGH_LINE}, {"fraction": 0.02, "line": LOW_LINE},
+                    lens_table(), {"short": fixed_row(2048, 10), "long": fixed_row(4096, 10, conc=1.03)},
+                    {"article": 120, "full": 9216, "engine": 9221},
+                    {"peak_kv_cache_usage_pct": 97.0, "peak_waiting": 6.0, "preemptions": 0.0}, blocks_table())
+    assert len(cs) == 8 and all(c.rule for c in cs)
+    assert "|" in report.markdown(cs)
