@@ -56,6 +56,10 @@ setup() {  # $1 = "test" to add the test tools
     grep -v '^test-' "$stamps" > "$stamps.new" || true; echo "$test" >> "$stamps.new"; mv "$stamps.new" "$stamps"
   fi
   "$PY" -c "from helpers.models import prepare_embedded; prepare_embedded()" >/dev/null
+  # No "receive Jupyter news?" pop-up over the first notebook (JupyterLab's documented overrides file).
+  mkdir -p "$VENV/share/jupyter/lab/settings"
+  echo '{"@jupyterlab/apputils-extension:notification": {"fetchNews": "false", "checkForUpdates": false}}' \
+    > "$VENV/share/jupyter/lab/settings/overrides.json"
 }
 
 browser() {  # Debian's chromium for the browser test; Playwright never downloads one.

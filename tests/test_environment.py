@@ -74,3 +74,12 @@ def test_notebooks_declare_their_needs():
     for nb in sorted((ROOT / "notebooks").glob("*.ipynb")):
         meta = json.loads(nb.read_text())["metadata"].get("guide")
         assert meta and {"accelerator", "minutes_smoke", "minutes_full"} <= set(meta), nb.name
+
+
+def test_lab_opens_without_the_news_prompt():
+    """guide.sh writes JupyterLab's overrides so the first notebook is not covered by a news pop-up."""
+    overrides = ROOT / ".venv" / "share" / "jupyter" / "lab" / "settings" / "overrides.json"
+    if not overrides.exists():
+        pytest.skip("not installed by guide.sh (run bash guide.sh setup)")
+    assert json.loads(overrides.read_text())["@jupyterlab/apputils-extension:notification"]["fetchNews"] == "false"
+    assert "--LabApp.news_url=" in (ROOT / "guide.sh").read_text()
