@@ -18,6 +18,8 @@ def test_stock_vs_tuned():
     assert ch1.stock_vs_tuned(row(), row(p99_itl_ms=970.0, p99_ttft_ms=2950.0, output_throughput=99.0)).verdict == report.NOISE
     claim = ch1.stock_vs_tuned(row(), row(p99_itl_ms=1500.0, p99_ttft_ms=4000.0))
     assert claim.verdict == report.NOT_HELD and claim.rule
+    # a starved front end delivers tokens in bursts: no gaps at all, nothing to judge
+    assert ch1.stock_vs_tuned(row(p99_itl_ms=0.0), row()).verdict == report.UNTESTED
 
 
 def test_attribution_names_each_single_change():
