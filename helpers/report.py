@@ -48,8 +48,8 @@ def ratio(a: float, b: float) -> float:
 
 def spread(row, metric: str) -> float | None:
     """Relative run-to-run spread of one figure in one row, or None with a single repeat."""
-    lo, hi, mid = _get(row, f"{metric}_min"), _get(row, f"{metric}_max"), _get(row, metric)
-    if (_get(row, "repeats") or 1) < 2 or lo is None or hi is None or not mid:
+    lo, hi, mid = number(row, f"{metric}_min"), number(row, f"{metric}_max"), number(row, metric)
+    if (number(row, "repeats") or 1) < 2 or lo is None or hi is None or not mid:
         return None
     return (hi - lo) / abs(mid)
 
@@ -62,7 +62,7 @@ def noise(rows, metric: str) -> float:
 
 def within_noise(a, b, metric: str) -> bool:
     """True when rows a and b differ in `metric` by no more than the run-to-run noise."""
-    x, y = _get(a, metric), _get(b, metric)
+    x, y = number(a, metric), number(b, metric)
     if x is None or y is None or not x:
         return False
     return abs(y / x - 1) <= noise([a, b], metric)
@@ -76,7 +76,7 @@ def judge_change(text: str, before, after, metric: str, better: str, held_at: fl
     twice"): at least that → held; a smaller move the right way, beyond noise → held partly;
     within noise → within noise here; the wrong way → did not hold.
     """
-    x, y = _get(before, metric), _get(after, metric)
+    x, y = number(before, metric), number(after, metric)
     gain = ratio(y, x) if better == "higher" else ratio(x, y)
     ev = evidence or f"{metric}: {x:,.1f} → {y:,.1f}{(' ' + unit) if unit else ''} (×{gain:.2f} the claimed way)"
     level = noise([before, after], metric)
@@ -115,7 +115,8 @@ def show(claims: list[Claim], title: str = "What we measured") -> None:
     display(Markdown(markdown(claims, title) + "\n\n" + measured_on()))
 
 
-def _get(row, key):
+def number(row, key):
+    """row[key] as a float, or None where it is missing or NaN (rows are dicts or pandas Series)."""
     try:
         v = row[key]
     except (KeyError, IndexError, TypeError):

@@ -48,7 +48,7 @@ def failure_kind(line: str | None) -> str | None:
 
 def same_or_half(short, long, metric: str = "peak_running") -> str:
     """What the engine did to `metric` when max_model_len doubled on the same blocks."""
-    a, b = report._get(short, metric), report._get(long, metric)
+    a, b = report.number(short, metric), report.number(long, metric)
     if not a or b is None:
         return "no data"
     r = b / a
@@ -117,17 +117,17 @@ def reported_concurrency(lens) -> report.Claim:
 
 def smaller_len_more_running(short, long) -> report.Claim:
     """The article's claim, on real requests: does a smaller max_model_len let more short ones run?"""
-    a, b = report._get(short, "peak_running"), report._get(long, "peak_running")
+    a, b = report.number(short, "peak_running"), report.number(long, "peak_running")
     level = report.noise([short, long], "peak_running")
     gain = a / b if b else float("inf")  # the claimed way: more running at the shorter length
-    want = report._get(long, "cfg_max_model_len") / report._get(short, "cfg_max_model_len")
-    evidence = (f"same {int(report._get(short, 'num_blocks') or 0)} blocks; peak running "
-                f"{a:.0f} (len {int(report._get(short, 'cfg_max_model_len'))}) vs {b:.0f} "
-                f"(len {int(report._get(long, 'cfg_max_model_len'))}); peak waiting "
-                f"{report._get(short, 'peak_waiting'):.0f} vs {report._get(long, 'peak_waiting'):.0f}; "
-                f"{report._get(short, 'output_throughput'):.0f} vs {report._get(long, 'output_throughput'):.0f} "
-                f"output tokens/s; reported max concurrency {report._get(short, 'max_concurrency'):.2f} vs "
-                f"{report._get(long, 'max_concurrency'):.2f}")
+    want = report.number(long, "cfg_max_model_len") / report.number(short, "cfg_max_model_len")
+    evidence = (f"same {int(report.number(short, 'num_blocks') or 0)} blocks; peak running "
+                f"{a:.0f} (len {int(report.number(short, 'cfg_max_model_len'))}) vs {b:.0f} "
+                f"(len {int(report.number(long, 'cfg_max_model_len'))}); peak waiting "
+                f"{report.number(short, 'peak_waiting'):.0f} vs {report.number(long, 'peak_waiting'):.0f}; "
+                f"{report.number(short, 'output_throughput'):.0f} vs {report.number(long, 'output_throughput'):.0f} "
+                f"output tokens/s; reported max concurrency {report.number(short, 'max_concurrency'):.2f} vs "
+                f"{report.number(long, 'max_concurrency'):.2f}")
     rule = (f"held: ×{want:g} more short requests run at once at the shorter length (as the reported figure "
             f"says); the same peak (±{100 * level:.0f} %): did not hold; in between: partly")
     if abs(gain - 1) <= level:
