@@ -20,6 +20,11 @@ from helpers import hardware
 from helpers.settings import (BY_NAME, CPU_DEFAULT_MEMORY_FRACTION, CPU_QUANTIZATION, DEVICES, DTYPES,  # noqa: F401
                               GPU_DEFAULT_MEMORY_FRACTION, KV_CACHE_DTYPES, LOG_LEVELS, SETTINGS)
 
+# vllm/config/compilation.py: CompilationMode (0 none, 1 stock torch.compile, 2 one Dynamo trace,
+# 3 vLLM's own) and CUDAGraphMode.
+COMPILATION_MODES = (0, 1, 2, 3)
+CUDAGRAPH_MODES = ("NONE", "PIECEWISE", "FULL", "FULL_DECODE_ONLY", "FULL_AND_PIECEWISE")
+
 # Chart-legend names for settings (declared in helpers.settings).
 SHORT_NAMES = {s.name: s.short for s in SETTINGS if s.short}
 
@@ -70,6 +75,7 @@ class EngineConfig:
     quantization: str | None = None
     tensor_parallel_size: int = 1
     cpu_offload_gb: float = 0.0
+    enable_log_requests: bool = False
     log_level: str = "info"
     seed: int = 0
     device: str = field(default_factory=hardware.default_device)  # "cpu" or "cuda"
@@ -156,6 +162,7 @@ class EngineConfig:
         if self.device == "cpu" and block is not None and block % 32:
             raise ConfigError("block_size", f"({block}) must be a multiple of 32 on the CPU backend "
                               "(its attention kernel works in 32-token tiles).", "block_size=32, 64 or 128 (CPU default).")
+        self._check_compilation()
         cap = self.long_prefill_token_threshold
         if cap is not None and cap > self.max_model_len:
             raise ConfigError("long_prefill_token_threshold", f"({cap}) is larger than max_model_len "
@@ -175,6 +182,34 @@ class EngineConfig:
                               "chunked prefill off, so a long prompt could never be scheduled.",
                               f"max_num_batched_tokens >= {self.max_model_len}, or enable_chunked_prefill=True.")
 
+    def _check_compilation(self):
+        """vLLM drops a compilation config under enforce_eager without a word; say so first."""
+        cc = self.compilation_config
+        if cc is None:
+            return
+        if self.enforce_eager:
+            raise ConfigError("compilation_config", f"({cc}) would be ignored: with enforce_eager=True vLLM sets "
+                              "the compilation mode and cudagraph_mode to NONE (VllmConfig.__post_init__).",
+                              "enforce_eager=False together with compilation_config, or compilation_config=None.")
+        mode = cc.get("mode")
+        if mode is not None and mode not in COMPILATION_MODES:
+            raise ConfigError("compilation_config", f"mode {mode!r} is not one of vLLM's compilation modes "
+                              f"{COMPILATION_MODES}.", "{'mode': 0} (none) … {'mode': 3} (vLLM's own, the default).")
+        graphs = cc.get("cudagraph_mode")
+        if graphs is not None and str(graphs).upper() not in CUDAGRAPH_MODES:
+            raise ConfigError("compilation_config", f"cudagraph_mode {graphs!r} is not one of {CUDAGRAPH_MODES}.",
+                              "cudagraph_mode='FULL_AND_PIECEWISE' (vLLM's usual default on a GPU) or 'NONE'.")
+
+    def _cuda_graphs_asked(self) -> str | None:
+        """The CUDA-graph part of compilation_config, where one asks for graphs (None: none asked)."""
+        cc = self.compilation_config or {}
+        if str(cc.get("cudagraph_mode", "NONE")).upper() != "NONE":
+            return f"cudagraph_mode={cc['cudagraph_mode']!r}"
+        for key in ("cudagraph_capture_sizes", "max_cudagraph_capture_size"):
+            if cc.get(key):
+                return f"{key}={cc[key]!r}"
+        return None
+
     def cannot_run_here(self) -> ConfigError | None:
         """Why this config cannot run on this device or this machine's CPU (None when it can).
         Cheap: no model files, no process; notebooks and tests use it to skip a part with the
@@ -186,6 +221,11 @@ class EngineConfig:
                                    f"this config runs on {self.device}.", f"{s.name}={default!r} on {self.device}.")
         if self.device != "cpu":
             return None
+        if (graphs := self._cuda_graphs_asked()) is not None:
+            return ConfigError("compilation_config", f"{graphs} asks for CUDA graphs, which exist only on a CUDA GPU; "
+                               "the CPU backend empties the capture sizes (vllm/platforms/cpu.py), so it would be "
+                               "ignored here.", "leave the cudagraph keys out on CPU: enforce_eager=False alone "
+                               "turns torch.compile on, which is what the CPU backend can speed up.")
         if self.kv_cache_dtype.startswith("fp8") and not hardware.has_avx512():
             return ConfigError("kv_cache_dtype", f"{self.kv_cache_dtype!r} needs a CPU with AVX-512 or AMX; this one has "
                                f"{hardware.isa_label()} (vLLM: \"FP8 KV cache on CPU requires x86 with AVX-512 or AMX.\").",

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import statistics
 import time
+import urllib.request
 import uuid
 
 import pandas as pd
@@ -17,6 +18,7 @@ from helpers.config import ConfigError, EngineConfig
 from helpers.engine import Server, facts
 from helpers.engine.server import layout_for
 from helpers.load import Load, MetricsSampler, run_load
+from helpers.load.direct import timed_completions
 from helpers.results import ResultStore, fingerprint, result_key
 
 _current: Server | None = None
@@ -91,8 +93,10 @@ def measure(config: EngineConfig, load: Load, *, repeats: int | None = None, for
     if repeats < 1:
         raise ConfigError("repeats", f"must be at least 1, got {repeats}.", "repeats=3 (or 1 for a quick look).")
     if load.longest_prompt() > config.max_model_len:
-        raise ConfigError("max_model_len", f"({config.max_model_len}) is shorter than this load's longest "
-                          f"request ({load.longest_prompt()} tokens), so the server would reject it.",
+        what = (f"prefix ({load.prefix_len}) + rest of the prompt ({load.input_len}) + answer ({load.output_len})"
+                if load.kind == "prefix" else "longest request")
+        raise ConfigError("max_model_len", f"({config.max_model_len}) is shorter than this load's {what}: "
+                          f"{load.longest_prompt()} tokens, so the server would reject it.",
                           f"max_model_len >= {load.longest_prompt()}, or a shorter load.")
     row = base_row(config, load, tag, "load", repeats)
     if not force and (old := store.get(row["key"])):
@@ -104,6 +108,7 @@ def measure(config: EngineConfig, load: Load, *, repeats: int | None = None, for
         server.warmed_up = True
     runs, first_series = [], None
     for i in range(repeats):
+        reset_prefix_cache(server.base_url)  # each run starts cold: no hits left over from an earlier load
         with MetricsSampler(server.base_url, sample_every) as sampler:
             figures = run_load(server.base_url, server.model_path, load.repeat(i), progress)
         runs.append({**figures, **sampler.totals()})
@@ -111,6 +116,29 @@ def measure(config: EngineConfig, load: Load, *, repeats: int | None = None, for
             first_series = sampler.frame().to_dict(orient="records")
     row.update(combine(runs))
     row["timeseries"] = first_series  # the first repeat's /metrics samples, for live-usage charts
+    store.append(row)
+    return {**row, "reused": False}
+
+
+def reset_prefix_cache(base_url: str) -> None:
+    """Empty the engine's prefix cache (a dev endpoint; the harness sets VLLM_SERVER_DEV_MODE=1)."""
+    req = urllib.request.Request(base_url + "/reset_prefix_cache", data=b"", method="POST")
+    with urllib.request.urlopen(req, timeout=30):
+        pass
+
+
+def timed(config: EngineConfig, prompts: list[str], max_tokens: int, params: dict, *, force: bool = False,
+          tag: str = "", store: ResultStore | None = None, progress: bool = True) -> dict:
+    """Time plain, one-at-a-time completion requests sent with `params` (beam search is not
+    streamed, so the benchmark client cannot send it); stored like every other row."""
+    store = store or ResultStore()
+    row = base_row(config, {"prompts": list(prompts), "max_tokens": max_tokens, "params": params}, tag, "timed")
+    if not force and (old := store.get(row["key"])):
+        return {**old, "reused": True}
+    server = engine_for(config, progress)
+    reset_prefix_cache(server.base_url)
+    row.update(params=params, max_tokens=max_tokens, **timed_completions(server.base_url, server.model_path,
+                                                                          list(prompts), max_tokens, params))
     store.append(row)
     return {**row, "reused": False}
 

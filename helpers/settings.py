@@ -203,6 +203,9 @@ SETTINGS: tuple[Setting, ...] = (
             short="tp", minimum=1, nullable=False, resolved=("parallel_config", "tensor_parallel_size")),
     Setting("cpu_offload_gb", float, "cpu_offload_gb=0.", flag="--cpu-offload-gb", unit="GiB", minimum=0,
             nullable=False, devices=("cuda",), resolved=("offload_config", "uva", "cpu_offload_gb")),
+    # The API server's per-request log lines (vLLM's --enable-log-requests): off unless asked for.
+    Setting("enable_log_requests", bool, "enable_log_requests=False.", flag="--enable-log-requests",
+            short="log requests", nullable=False),
     Setting("log_level", str, 'log_level="info" (the start-up report needs it).', env="VLLM_LOGGING_LEVEL",
             choices=LOG_LEVELS, nullable=False),
     Setting("seed", int, "seed=0.", flag="--seed", nullable=False, resolved=("model_config", "seed")),

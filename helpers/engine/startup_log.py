@@ -26,6 +26,9 @@ class StartupReport:
     init_engine_s: float | None = None
     device_kind: str | None = None  # "CPU" or "GPU", from the report line
     startup_lines: list[str] | None = None  # the memory and capacity lines as printed, for a learner to read
+    # torch.compile's on-disk cache (compiled engines only): "loaded", "saved" (compiled and
+    # stored for the next start) or "load failed: <vLLM's reason>" (compiled again). None: eager.
+    compile_cache: str | None = None
 
     def as_dict(self) -> dict:
         return asdict(self)
@@ -40,7 +43,19 @@ _PATTERNS = {
     "gpu_kv": re.compile(r"Available KV cache memory: " + _NUM + r" GiB"),
     "weights": re.compile(r"Loading weights took " + _NUM + r" seconds"),
     "init": re.compile(r"init engine \(profile, create kv cache, warmup model\) took " + _NUM + r" s"),
+    # vllm/compilation/decorators.py
+    "cache_failed": re.compile(r"Compiling model again due to a load failure from \S+, reason: (.+)"),
+    "cache_loaded": re.compile(r"Directly load AOT compilation from path"),
+    "cache_saved": re.compile(r"saved AOT compiled function to"),
 }
+
+
+def _compile_cache(log: str) -> str | None:
+    if m := _PATTERNS["cache_failed"].search(log):
+        return "load failed: " + m.group(1).strip()
+    if _PATTERNS["cache_loaded"].search(log):
+        return "loaded"
+    return "saved" if _PATTERNS["cache_saved"].search(log) else None
 
 
 def parse_startup(log: str) -> StartupReport:
@@ -59,6 +74,7 @@ def parse_startup(log: str) -> StartupReport:
     if m := _PATTERNS["init"].search(log):
         r.init_engine_s = _num(m.group(1))
     r.startup_lines = report_lines(log) or None
+    r.compile_cache = _compile_cache(log)
     return r
 
 

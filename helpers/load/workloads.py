@@ -12,6 +12,7 @@ import argparse
 import asyncio
 import contextlib
 import io
+import json
 import math
 import time
 from concurrent.futures import ThreadPoolExecutor
@@ -40,6 +41,8 @@ class Load:
     long_input_len: int = 1200  # mixed
     long_output_len: int = 16  # mixed
     long_delay_s: float = 1.5  # mixed: long prompts arrive after the short ones are decoding
+    n: int = 1  # random, prefix: samples per request (vLLM runs each as a sequence of its own)
+    temperature: float = 0.0  # 0: greedy; several samples of one prompt differ only above 0
     seed: int = 0
 
     def __post_init__(self):
@@ -52,6 +55,14 @@ class Load:
             raise LoadError(f"Load.max_concurrency must be at least 1 or None, got {self.max_concurrency}.")
         if self.kind == "prefix" and (self.prefix_len < 1 or self.num_prefixes < 1):
             raise LoadError("a prefix load needs prefix_len >= 1 and num_prefixes >= 1.")
+        if not isinstance(self.n, int) or self.n < 1:
+            raise LoadError(f"Load.n (samples per request) must be a whole number of at least 1, got {self.n!r}. "
+                            "Try: n=1 (one answer per request) or n=4 (four samples of each prompt).")
+        if self.n > 1 and self.kind == "mixed":
+            raise LoadError("Load.n > 1 is for random and prefix loads; the mixed load sends single answers. "
+                            "Try: kind=\"random\" with n=4.")
+        if self.temperature < 0:
+            raise LoadError(f"Load.temperature must be 0 (greedy) or more, got {self.temperature}. Try: 0 or 1.0.")
 
     def as_dict(self) -> dict:
         d = asdict(self)
@@ -84,19 +95,23 @@ class Load:
     def peak_kv_tokens(self, block_size: int) -> int:
         """KV tokens the load holds when as many requests as it allows run at full length,
         each rounded up to whole blocks (random loads; the others are bounded the same way)."""
-        at_once = min(self.num_prompts, self.max_concurrency or self.num_prompts)
+        at_once = min(self.num_prompts, self.max_concurrency or self.num_prompts) * self.n
         return at_once * -(-self.longest_prompt() // block_size) * block_size
 
     def label(self) -> str:
-        if self.kind == "prefix":
-            return f"prefix {self.prefix_len}+{self.input_len}→{self.output_len} ×{self.num_prompts}, {self.num_prefixes} prefix(es)"
         if self.kind == "mixed":
             return (f"mixed: {self.num_prompts} short {self.input_len}→{self.output_len} + "
                     f"{self.long_prompts} long {self.long_input_len} after {self.long_delay_s}s")
-        return f"random {self.input_len}→{self.output_len} ×{self.num_prompts} @ conc {self.max_concurrency}"
+        sampling = (f", n={self.n}" if self.n > 1 else "") + (f", T={self.temperature:g}" if self.temperature else "")
+        if self.kind == "prefix":
+            return (f"prefix {self.prefix_len}+{self.input_len}→{self.output_len} ×{self.num_prompts}, "
+                    f"{self.num_prefixes} prefix(es)" + sampling)
+        return f"random {self.input_len}→{self.output_len} ×{self.num_prompts} @ conc {self.max_concurrency}" + sampling
 
 
-PERCENTILE_KEYS = [f"{stat}_{m}_ms" for m in ("ttft", "tpot", "itl") for stat in ("mean", "median", "p99")]
+# e2el: a request's whole latency. With n > 1 the benchmark's TPOT and ITL count the tokens of
+# all samples together (they stream interleaved), so e2el is the per-request figure to compare.
+PERCENTILE_KEYS = [f"{stat}_{m}_ms" for m in ("ttft", "tpot", "itl", "e2el") for stat in ("mean", "median", "p99")]
 SUMMARY_KEYS = ["duration", "completed", "failed", "total_input_tokens", "total_output_tokens",
                 "request_throughput", "output_throughput", "total_token_throughput", *PERCENTILE_KEYS]
 
@@ -108,8 +123,8 @@ def _bench_args(base_url: str, model_path: str, argv: list[str], progress: bool)
     parser = FlexibleArgumentParser()
     add_cli_args(parser)
     common = ["--backend", "vllm", "--base-url", base_url, "--endpoint", "/v1/completions",
-              "--model", model_path, "--tokenizer", model_path, "--temperature", "0",
-              "--ignore-eos", "--percentile-metrics", "ttft,tpot,itl", "--metric-percentiles", "50,99",
+              "--model", model_path, "--tokenizer", model_path,
+              "--ignore-eos", "--percentile-metrics", "ttft,tpot,itl,e2el", "--metric-percentiles", "50,99",
               "--ready-check-timeout-sec", "0", "--save-detailed"]
     if not progress:
         common.append("--disable-tqdm")
@@ -122,6 +137,11 @@ def _random_argv(num, inp, out, conc, rate, seed) -> list[str]:
     return argv + (["--max-concurrency", str(conc)] if conc else [])
 
 
+def _sampling_argv(load: Load) -> list[str]:
+    """Temperature, and `n` through the benchmark's --extra-body (merged into each request)."""
+    return ["--temperature", str(load.temperature)] + (["--extra-body", json.dumps({"n": load.n})] if load.n > 1 else [])
+
+
 def argv_for(load: Load) -> list[str]:
     """Benchmark arguments for a random or prefix load (the mixed load builds two)."""
     if load.kind == "prefix":
@@ -131,9 +151,11 @@ def argv_for(load: Load) -> list[str]:
                 "--prefix-repetition-num-prefixes", str(load.num_prefixes),
                 "--prefix-repetition-output-len", str(load.output_len),
                 "--seed", str(load.seed), "--request-rate", str(load.request_rate)]
-        return argv + (["--max-concurrency", str(load.max_concurrency)] if load.max_concurrency else [])
-    return _random_argv(load.num_prompts, load.input_len, load.output_len, load.max_concurrency,
-                        load.request_rate, load.seed)
+        argv += ["--max-concurrency", str(load.max_concurrency)] if load.max_concurrency else []
+    else:
+        argv = _random_argv(load.num_prompts, load.input_len, load.output_len, load.max_concurrency,
+                            load.request_rate, load.seed)
+    return argv + _sampling_argv(load)
 
 
 def summarize(result: dict, prefix: str = "") -> dict:
@@ -176,11 +198,12 @@ def run_load(base_url: str, model_path: str, load: Load, progress: bool = True) 
                 result, _ = pool.submit(_bench, args(argv_for(load), progress)).result()
                 return summarize(result)
             t0 = time.monotonic()
+            greedy = ["--temperature", "0"]
             short = pool.submit(_bench, args(_random_argv(load.num_prompts, load.input_len, load.output_len,
-                                                          None, math.inf, load.seed), progress))
+                                                          None, math.inf, load.seed) + greedy, progress))
             long = pool.submit(_bench, args(_random_argv(load.long_prompts, load.long_input_len,
-                                                         load.long_output_len, None, math.inf, load.seed + 1), False),
-                               load.long_delay_s)
+                                                         load.long_output_len, None, math.inf, load.seed + 1) + greedy,
+                                            False), load.long_delay_s)
             (rs, end_s), (rl, end_l) = short.result(), long.result()
     except Exception as e:
         raise RuntimeError(f"the load failed: {e!r}\n{buf.getvalue()[-2000:]}") from e

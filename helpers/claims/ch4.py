@@ -1,0 +1,148 @@
+"""Chapter 4's claims (parallel samples, beam search, prefix caching, compilation, logging) and
+the rule that judges each one from the rows the notebook measured.
+
+The notebook passes its tables indexed by name:
+  samples  4.1: "n=1", "n=4" and "4× requests" (the same prompts; four times as many of them)
+  beam     4.1: timed rows "greedy", "sampled" (n = width) and "beam" (the same width)
+  prefix   4.2: "fixed prefix", "churning prefixes", "prefix under one block", "caching off"
+  stale    4.2: the small cache, "caching on" and "caching off"
+  compiled 4.3: "eager" and "compiled" rows at the same, smallest client concurrency
+  logging  4.3: "info" and "debug" (debug level and per-request logs)
+"""
+from __future__ import annotations
+
+import math
+
+import pandas as pd
+
+from helpers import report
+from helpers.report import Claim
+
+N1, N4, MANY = "n=1", "n=4", "4× requests"
+FIXED, CHURN, SHORT, OFF = "fixed prefix", "churning prefixes", "prefix under one block", "caching off"
+CLOSE = 0.20  # "costs about like": within ±20 % (or the run-to-run noise, if larger)
+NO_HITS = 0.05  # a hit rate at or below this counts as "saves nothing"
+
+
+def share_saved(row) -> float:
+    """Share of the prompt tokens the engine did not have to compute: prefix-cache hits are
+    counted in tokens (vllm:prefix_cache_hits), prompts in tokens too."""
+    prompt = report.number(row, "total_input_tokens")
+    return (report.number(row, "prefix_cache_hits") or 0.0) / prompt if prompt else 0.0
+
+
+def break_even_tokens(eager, compiled) -> float:
+    """Output tokens after which a compiled engine has caught up with an eager one: the extra
+    start time divided by the time it saves per token. inf when it saves none."""
+    extra_start = compiled["start_seconds"] - eager["start_seconds"]
+    saved_per_token = 1 / eager["output_throughput"] - 1 / compiled["output_throughput"]
+    if extra_start <= 0:
+        return 0.0
+    return extra_start / saved_per_token if saved_per_token > 0 else math.inf
+
+
+def _close(a, b, metric: str) -> bool:
+    x, y = report.number(a, metric), report.number(b, metric)
+    return bool(x and y) and abs(y / x - 1) <= max(CLOSE, report.noise([a, b], metric))
+
+
+def sample_claims(samples: pd.DataFrame) -> list[Claim]:
+    one, four, many = samples.loc[N1], samples.loc[N4], samples.loc[MANY]
+    same_thr, same_lat = _close(many, four, "output_throughput"), _close(many, four, "mean_e2el_ms")
+    return [
+        report.judge_change(
+            "4.1 Each of n samples runs as a sequence of its own", one, four, "peak_running", better="higher",
+            held_at=3.0, evidence=f"peak running: {one.peak_running:.0f} with n=1, {four.peak_running:.0f} with n=4 "
+                                  f"(the same {one.completed:.0f} requests)"),
+        report.judge(
+            "4.1 n=4 costs about as much as four times the requests", same_thr and same_lat,
+            f"n=4 vs 4× requests: {four.output_throughput:.0f} vs {many.output_throughput:.0f} output tokens/s, "
+            f"mean request latency {four.mean_e2el_ms:.0f} vs {many.mean_e2el_ms:.0f} ms, "
+            f"peak running {four.peak_running:.0f} vs {many.peak_running:.0f}",
+            partly=same_thr or same_lat,
+            rule=f"held: throughput and mean request latency both within ±{100 * CLOSE:.0f} % "
+                 "(or the noise, if larger); partly: one of them"),
+    ]
+
+
+def beam_claim(beam: dict) -> Claim:
+    sampled, searched = beam["sampled"], beam["beam"]
+    width = searched["params"]["n"]
+    slower = searched["mean_seconds"] / sampled["mean_seconds"]
+    return report.judge(
+        "4.1 Beam search costs more still", slower > 1 + report.DEFAULT_NOISE,
+        f"width {width}: {searched['mean_seconds']:.2f} s per request vs {sampled['mean_seconds']:.2f} s for "
+        f"{width} sampled answers (×{slower:.1f}); greedy {beam['greedy']['mean_seconds']:.2f} s",
+        within_noise=abs(slower - 1) <= report.DEFAULT_NOISE,
+        rule=f"held: slower than the same number of sampled answers by more than {100 * report.DEFAULT_NOISE:.0f} %")
+
+
+def prefix_claims(prefix: pd.DataFrame) -> list[Claim]:
+    fixed, churn, short, off = (prefix.loc[n] for n in (FIXED, CHURN, SHORT, OFF))
+    share = share_saved(fixed)
+    faster = (fixed.median_ttft_ms < off.median_ttft_ms and not report.within_noise(off, fixed, "median_ttft_ms"))
+    return [
+        report.judge(
+            "4.2 A fixed system prompt saves a large share of prefill (the article: 30–40 %)", share >= 0.30 and faster,
+            f"{100 * share:.0f} % of prompt tokens came from the cache (hit rate "
+            f"{100 * fixed.prefix_cache_hit_rate:.0f} %); median TTFT {fixed.median_ttft_ms:.0f} ms vs "
+            f"{off.median_ttft_ms:.0f} ms with caching off",
+            partly=share > NO_HITS or faster,
+            rule="held: at least 30 % of prompt tokens saved and a lower median TTFT (beyond noise); partly: one"),
+        report.judge(
+            "4.2 With a churning template the saving vanishes", churn.prefix_cache_hit_rate <= NO_HITS,
+            f"{churn.load_num_prefixes:.0f} distinct prefixes for {churn.completed:.0f} requests: hit rate "
+            f"{100 * churn.prefix_cache_hit_rate:.0f} %, median TTFT {churn.median_ttft_ms:.0f} ms",
+            rule=f"held: hit rate at most {100 * NO_HITS:.0f} %"),
+        report.judge(
+            "4.2 A prefix shorter than one KV block is never reused", short.prefix_cache_hits == 0,
+            f"{short.load_prefix_len:.0f}-token prefix, {short.block_size:.0f}-token blocks: "
+            f"{short.prefix_cache_hits:.0f} tokens hit",
+            rule="held: no hits at all (only full blocks are cached)"),
+    ]
+
+
+def stale_claim(stale: pd.DataFrame) -> Claim:
+    on, off = stale.loc["caching on"], stale.loc["caching off"]
+    slower = (on.output_throughput < off.output_throughput
+              and not report.within_noise(off, on, "output_throughput"))
+    worse = on.peak_running < off.peak_running or on.preemptions > off.preemptions or slower
+    return report.judge(
+        "4.2 Stale cached blocks only take space", worse,
+        f"{on.num_blocks:.0f}-block cache, churning prefixes: peak running {on.peak_running:.0f} vs "
+        f"{off.peak_running:.0f}, preemptions {on.preemptions:.0f} vs {off.preemptions:.0f}, "
+        f"{on.output_throughput:.0f} vs {off.output_throughput:.0f} tokens/s (caching on vs off)",
+        rule="held: with caching on, fewer ran at once, more were preempted, or throughput fell beyond noise")
+
+
+def compile_claims(compiled: pd.DataFrame, device: str = "cpu") -> list[Claim]:
+    eager, comp = compiled.loc["eager"], compiled.loc["compiled"]
+    conc = f"{eager.load_max_concurrency:.0f} request(s) in flight"
+    what = "torch.compile" if device == "cpu" else "torch.compile and CUDA graphs"
+    out = [
+        report.judge_change(
+            f"4.3 {what} makes the engine start slower", eager, comp, "start_seconds", better="higher", held_at=1.5,
+            evidence=f"start {eager.start_seconds:.0f} s eager vs {comp.start_seconds:.0f} s compiled"),
+        report.judge_change(
+            f"4.3 …and cuts the time per token of small batches", eager, comp, "mean_tpot_ms", better="lower",
+            held_at=1.0, evidence=f"mean TPOT at {conc}: {eager.mean_tpot_ms:.1f} ms eager vs "
+                                  f"{comp.mean_tpot_ms:.1f} ms compiled"),
+    ]
+    if device == "cpu":
+        out.append(report.untested(
+            "4.3 CUDA graphs cut launch overhead for small batches",
+            "no CUDA GPU here: the CPU backend has no CUDA graphs (vllm/platforms/cpu.py empties the capture sizes)"))
+    return out
+
+
+def logging_claim(logging: pd.DataFrame) -> Claim:
+    info, debug = logging.loc["info"], logging.loc["debug"]
+    return report.judge_change(
+        "4.3 Debug logging costs throughput under load", info, debug, "output_throughput", better="lower",
+        held_at=1.0, evidence=f"{info.output_throughput:.0f} tokens/s at info vs {debug.output_throughput:.0f} "
+                              f"with debug level and per-request logs ({info.load_max_concurrency:.0f} in flight)")
+
+
+def claims(samples, beam, prefix, stale, compiled, logging, device: str = "cpu") -> list[Claim]:
+    return [*sample_claims(samples), beam_claim(beam), *prefix_claims(prefix), stale_claim(stale),
+            *compile_claims(compiled, device), logging_claim(logging)]

@@ -1,0 +1,34 @@
+"""Plain completion requests, one after another, for what the benchmark client cannot send.
+
+vLLM serves beam search from its front end and does not stream it ("Streaming is not
+currently supported with beam search", vllm/entrypoints/openai/completion/serving.py), while
+the benchmark client always streams. So beam search and its greedy baseline are timed here:
+the same prompts, one request at a time, wall time per request.
+"""
+from __future__ import annotations
+
+import json
+import time
+import urllib.error
+import urllib.request
+
+
+def timed_completions(base_url: str, model: str, prompts: list[str], max_tokens: int, params: dict) -> dict:
+    """Send each prompt once with `params` (e.g. {"temperature": 0} or
+    {"use_beam_search": True, "n": 4}); returns wall seconds, completion tokens and the texts."""
+    seconds, tokens, texts = [], 0, []
+    for prompt in prompts:
+        body = {"model": model, "prompt": prompt, "max_tokens": max_tokens, "ignore_eos": True, **params}
+        req = urllib.request.Request(base_url + "/v1/completions", data=json.dumps(body).encode(),
+                                     headers={"Content-Type": "application/json"})
+        t0 = time.monotonic()
+        try:
+            with urllib.request.urlopen(req, timeout=600) as r:
+                reply = json.loads(r.read())
+        except urllib.error.HTTPError as e:  # the server's own reason, e.g. a parameter it refuses
+            raise RuntimeError(f"the server refused {params}: {e.read().decode(errors='replace')[:500]}") from e
+        seconds.append(time.monotonic() - t0)
+        tokens += reply["usage"]["completion_tokens"]
+        texts.append([c["text"] for c in reply["choices"]])
+    return {"seconds": seconds, "mean_seconds": sum(seconds) / len(seconds), "completion_tokens": tokens,
+            "texts": texts}

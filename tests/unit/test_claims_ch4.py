@@ -1,0 +1,76 @@
+"""Chapter 4's verdicts on recorded figures (shaped like this project's smoke runs)."""
+import math
+
+import pandas as pd
+
+from helpers.claims import ch4
+from helpers.report import HELD, NOISE, NOT_HELD, PARTLY, UNTESTED
+
+
+def _row(**kw):
+    base = {"repeats": 1, "completed": 8, "peak_running": 8, "output_throughput": 100.0, "mean_e2el_ms": 2000.0,
+            "total_input_tokens": 1000, "prefix_cache_hits": 0, "prefix_cache_hit_rate": 0.0, "median_ttft_ms": 400.0,
+            "preemptions": 0, "num_blocks": 13, "block_size": 128, "load_prefix_len": 512, "load_num_prefixes": 1,
+            "load_max_concurrency": 1, "start_seconds": 25.0, "mean_tpot_ms": 30.0}
+    return {**base, **kw}
+
+
+def _frame(rows: dict) -> pd.DataFrame:
+    return pd.DataFrame(list(rows.values()), index=list(rows))
+
+
+def test_samples_are_sequences_and_cost_like_requests():
+    samples = _frame({ch4.N1: _row(peak_running=8, output_throughput=97),
+                      ch4.N4: _row(peak_running=32, output_throughput=124, mean_e2el_ms=8251),
+                      ch4.MANY: _row(peak_running=32, output_throughput=124, mean_e2el_ms=8229)})
+    running, cost = ch4.sample_claims(samples)
+    assert running.verdict == HELD and cost.verdict == HELD
+    samples.loc[ch4.N4, "mean_e2el_ms"] = 16000  # latency doubled: only throughput still matches
+    assert ch4.sample_claims(samples)[1].verdict == PARTLY
+
+
+def test_beam_search_against_the_same_number_of_samples():
+    beam = {"greedy": {"mean_seconds": 0.47}, "sampled": {"mean_seconds": 0.6},
+            "beam": {"mean_seconds": 1.97, "params": {"use_beam_search": True, "n": 2}}}
+    assert ch4.beam_claim(beam).verdict == HELD
+    beam["beam"]["mean_seconds"] = 0.62
+    assert ch4.beam_claim(beam).verdict == NOISE
+
+
+def test_prefix_claims_from_hits_and_ttft():
+    prefix = _frame({ch4.FIXED: _row(total_input_tokens=9216, prefix_cache_hits=7680, prefix_cache_hit_rate=0.83,
+                                     median_ttft_ms=460),
+                     ch4.CHURN: _row(total_input_tokens=9216, load_num_prefixes=16, median_ttft_ms=3380),
+                     ch4.SHORT: _row(load_prefix_len=64),
+                     ch4.OFF: _row(median_ttft_ms=3407)})
+    fixed, churn, short = ch4.prefix_claims(prefix)
+    assert fixed.verdict == HELD and "83 % of prompt tokens" in fixed.evidence
+    assert churn.verdict == HELD and short.verdict == HELD
+    prefix.loc[ch4.SHORT, "prefix_cache_hits"] = 64
+    assert ch4.prefix_claims(prefix)[2].verdict == NOT_HELD
+    assert math.isclose(ch4.share_saved(prefix.loc[ch4.FIXED]), 7680 / 9216)
+
+
+def test_stale_blocks_verdict_follows_the_counters():
+    same = _frame({"caching on": _row(peak_running=2), "caching off": _row(peak_running=2)})
+    assert ch4.stale_claim(same).verdict == NOT_HELD
+    worse = _frame({"caching on": _row(peak_running=1), "caching off": _row(peak_running=2)})
+    assert ch4.stale_claim(worse).verdict == HELD
+
+
+def test_compile_break_even_and_claims():
+    eager, compiled = _row(start_seconds=25, output_throughput=30), _row(start_seconds=75, output_throughput=40)
+    # 50 s extra start, 1/30 - 1/40 = 1/120 s saved per token: 6000 tokens to catch up.
+    assert math.isclose(ch4.break_even_tokens(eager, compiled), 6000)
+    assert ch4.break_even_tokens(eager, _row(start_seconds=75, output_throughput=30)) == math.inf
+    frame = _frame({"eager": _row(start_seconds=25, mean_tpot_ms=30), "compiled": _row(start_seconds=75, mean_tpot_ms=20)})
+    start, tpot, graphs = ch4.compile_claims(frame)
+    assert start.verdict == HELD and tpot.verdict == HELD and graphs.verdict == UNTESTED
+    assert len(ch4.compile_claims(frame, device="cuda")) == 2
+
+
+def test_logging_claim():
+    logs = _frame({"info": _row(output_throughput=100), "debug": _row(output_throughput=70)})
+    assert ch4.logging_claim(logs).verdict == HELD
+    logs.loc["debug", "output_throughput"] = 97
+    assert ch4.logging_claim(logs).verdict == NOISE
