@@ -163,3 +163,14 @@ def tradeoff(df: pd.DataFrame, x: str, y: str, label: str = COLOR, chart_title: 
     points = base.mark_point(filled=True, size=90).encode(color=alt.Color(f"{label}:N", title=None, sort=None))
     names = base.mark_text(align="left", dx=8, dy=-6, fontSize=12).encode(text=f"{label}:N")
     return (points + names).properties(title=chart_title or f"{title(y)} vs {title(x)}", width=WIDTH, height=HEIGHT)
+
+
+def catch_up(lines: pd.DataFrame, chart_title: str = "Start time plus serving time") -> alt.FacetChart:
+    """Time since start against output tokens served, one line per engine, one panel per
+    concurrency: where the lines cross, the slower-starting engine has caught up."""
+    return alt.Chart(lines).mark_line().encode(
+        x=alt.X("output_tokens:Q", title="output tokens served (tokens)"),
+        y=alt.Y("seconds:Q", title="time since start (s)"),
+        color=alt.Color("engine:N", title=None),
+        tooltip=["engine:N", alt.Tooltip("output_tokens:Q", format=",.0f"), alt.Tooltip("seconds:Q", format=".1f")],
+    ).properties(width=220, height=200).facet(column=alt.Column("concurrency:N", title=None)).properties(title=chart_title)

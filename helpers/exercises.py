@@ -43,7 +43,7 @@ class Question:
             print(f"✗ {self.name}: expected a number, got {answer!r}.")
             return False
         want = self._expected()
-        if abs(value - want) <= self.tolerance * abs(want):
+        if value == want or abs(value - want) <= self.tolerance * abs(want):  # == : also "never" (inf)
             self.passed = True
             print(f"✓ {self.name}: {value:,.2f} {self.unit} — within {self.tolerance:.0%} of {want:,.2f}.")
             return True

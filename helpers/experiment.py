@@ -108,10 +108,10 @@ def measure(config: EngineConfig, load: Load, *, repeats: int | None = None, for
         server.warmed_up = True
     runs, first_series = [], None
     for i in range(repeats):
-        reset_prefix_cache(server.base_url)  # each run starts cold: no hits left over from an earlier load
+        cold = reset_prefix_cache(server.base_url)  # each run starts cold: no hits left over from an earlier load
         with MetricsSampler(server.base_url, sample_every) as sampler:
             figures = run_load(server.base_url, server.model_path, load.repeat(i), progress)
-        runs.append({**figures, **sampler.totals()})
+        runs.append({**figures, **sampler.totals(), "prefix_cache_reset": cold})
         if first_series is None:
             first_series = sampler.frame().to_dict(orient="records")
     row.update(combine(runs))
@@ -120,11 +120,15 @@ def measure(config: EngineConfig, load: Load, *, repeats: int | None = None, for
     return {**row, "reused": False}
 
 
-def reset_prefix_cache(base_url: str) -> None:
-    """Empty the engine's prefix cache (a dev endpoint; the harness sets VLLM_SERVER_DEV_MODE=1)."""
+def reset_prefix_cache(base_url: str) -> bool:
+    """Empty the engine's prefix cache. It is a dev endpoint (the harness starts its servers with
+    VLLM_SERVER_DEV_MODE=1); False where a server does not offer it, and rows record that."""
     req = urllib.request.Request(base_url + "/reset_prefix_cache", data=b"", method="POST")
-    with urllib.request.urlopen(req, timeout=30):
-        pass
+    try:
+        with urllib.request.urlopen(req, timeout=30):
+            return True
+    except OSError:
+        return False
 
 
 def timed(config: EngineConfig, prompts: list[str], max_tokens: int, params: dict, *, force: bool = False,

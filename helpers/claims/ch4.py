@@ -41,6 +41,21 @@ def break_even_tokens(eager, compiled) -> float:
     return extra_start / saved_per_token if saved_per_token > 0 else math.inf
 
 
+def catch_up_lines(eager: dict, compiled: dict) -> pd.DataFrame:
+    """For each concurrency (the keys of both dicts of rows): time since start against output
+    tokens served, `start + tokens / throughput`, for both engines, far enough to show the
+    crossing (three times the break-even, or a fixed span where there is none)."""
+    points = []
+    for c in eager:
+        even = break_even_tokens(eager[c], compiled[c])
+        horizon = 3 * even if math.isfinite(even) and even > 0 else 20_000
+        for name, row in (("eager", eager[c]), ("compiled", compiled[c])):
+            for tokens in (0, horizon):
+                points.append({"engine": name, "concurrency": f"{c} in flight", "output_tokens": tokens,
+                               "seconds": row["start_seconds"] + tokens / row["output_throughput"]})
+    return pd.DataFrame(points)
+
+
 def _close(a, b, metric: str) -> bool:
     x, y = report.number(a, metric), report.number(b, metric)
     return bool(x and y) and abs(y / x - 1) <= max(CLOSE, report.noise([a, b], metric))
@@ -58,7 +73,8 @@ def sample_claims(samples: pd.DataFrame) -> list[Claim]:
             "4.1 n=4 costs about as much as four times the requests", same_thr and same_lat,
             f"n=4 vs 4× requests: {four.output_throughput:.0f} vs {many.output_throughput:.0f} output tokens/s, "
             f"mean request latency {four.mean_e2el_ms:.0f} vs {many.mean_e2el_ms:.0f} ms, "
-            f"peak running {four.peak_running:.0f} vs {many.peak_running:.0f}",
+            f"peak running {four.peak_running:.0f} vs {many.peak_running:.0f}; the samples shared "
+            f"{four.prefix_cache_hits:,.0f} prompt tokens through the prefix cache",
             partly=same_thr or same_lat,
             rule=f"held: throughput and mean request latency both within ±{100 * CLOSE:.0f} % "
                  "(or the noise, if larger); partly: one of them"),

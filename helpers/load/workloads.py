@@ -55,6 +55,10 @@ class Load:
             raise LoadError(f"Load.max_concurrency must be at least 1 or None, got {self.max_concurrency}.")
         if self.kind == "prefix" and (self.prefix_len < 1 or self.num_prefixes < 1):
             raise LoadError("a prefix load needs prefix_len >= 1 and num_prefixes >= 1.")
+        if self.kind == "prefix" and self.num_prefixes > self.num_prompts:
+            raise LoadError(f"Load.num_prefixes ({self.num_prefixes}) is more than num_prompts ({self.num_prompts}): "
+                            f"some prefixes would have no request (vLLM's benchmark refuses it). "
+                            f"Try: num_prefixes <= {self.num_prompts}.")
         if not isinstance(self.n, int) or self.n < 1:
             raise LoadError(f"Load.n (samples per request) must be a whole number of at least 1, got {self.n!r}. "
                             "Try: n=1 (one answer per request) or n=4 (four samples of each prompt).")

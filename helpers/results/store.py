@@ -21,7 +21,7 @@ def default_dir() -> Path:
 
 
 # Bumped whenever the way a figure is measured changes, so older stored rows stop matching.
-MEASUREMENT_VERSION = 3  # 3: warm-up after each start, repeats with fresh prompts
+MEASUREMENT_VERSION = 4  # 3: warm-up after each start, repeats with fresh prompts; 4: prefix cache emptied before each run
 
 
 def result_key(config: dict, load: dict | None, env_id: str, kind: str = "load") -> str:

@@ -1,5 +1,6 @@
-"""A person's view: JupyterLab in headless Chromium runs notebook 03 to its control panel,
-turns chunked prefill off, presses Run, and waits for the chart to show the new run.
+"""A person's view: JupyterLab in headless Chromium runs a chapter to its control panel,
+turns one switch off (chunked prefill in notebook 03, prefix caching in notebook 04), presses
+Run, and waits for the chart to show the new run.
 
 Uses Debian's chromium (no browser download). The notebook is copied to a temporary folder
 so JupyterLab's autosave never writes outputs into the committed file. A screenshot lands in
@@ -23,7 +24,9 @@ from tests.conftest import ROOT, vllm_processes
 pytestmark = pytest.mark.browser
 CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
 ARTIFACTS = ROOT / "artifacts" / "browser"
-NOTEBOOK = "03_batching_and_chunked_prefill.ipynb"
+# (notebook, the panel's switch to turn off, what the new run's label then says)
+PANELS = [("03_batching_and_chunked_prefill.ipynb", "chunked prefill", "chunked=off"),
+          ("04_server_side_settings.ipynb", "prefix caching", "prefix cache=off")]
 
 
 def _free_port():
@@ -32,14 +35,15 @@ def _free_port():
         return s.getsockname()[1]
 
 
-@pytest.fixture
-def lab(tmp_path):
+@pytest.fixture(params=PANELS, ids=lambda p: p[0][:2])
+def lab(request, tmp_path):
+    notebook, switch, label = request.param
     if not Path(CHROMIUM).exists():
         pytest.skip("Debian's chromium is not installed (bash guide.sh test installs it as root)")
     pytest.importorskip("playwright")
     work = tmp_path / "guide"
     work.mkdir()
-    shutil.copy(ROOT / "notebooks" / NOTEBOOK, work / NOTEBOOK)
+    shutil.copy(ROOT / "notebooks" / notebook, work / notebook)
     port, token = _free_port(), secrets.token_hex(16)
     settings = tmp_path / "settings"
     # Render every cell (no virtual scrolling), and no news prompt over the page.
@@ -67,7 +71,7 @@ def lab(tmp_path):
     else:
         proc.kill()
         pytest.fail("JupyterLab did not start: " + (tmp_path / "jupyter.log").read_text()[-2000:])
-    yield f"{base}/lab/tree/{NOTEBOOK}?token={token}"
+    yield f"{base}/lab/tree/{notebook}?token={token}", notebook, switch, label
     os.killpg(proc.pid, signal.SIGTERM)
     try:
         proc.wait(30)
@@ -82,6 +86,7 @@ def lab(tmp_path):
 def test_panel_toggle_run_adds_a_run_to_the_chart(lab):
     from playwright.sync_api import expect, sync_playwright
 
+    url, notebook, switch, label = lab
     ARTIFACTS.mkdir(parents=True, exist_ok=True)
     with sync_playwright() as p:
         browser = p.chromium.launch(executable_path=CHROMIUM, args=[
@@ -89,7 +94,7 @@ def test_panel_toggle_run_adds_a_run_to_the_chart(lab):
             "--disable-sync", "--no-first-run", "--disable-quic"])
         page = browser.new_page(viewport={"width": 1400, "height": 1000})
         try:
-            page.goto(lab)
+            page.goto(url)
             page.locator(".jp-Notebook").wait_for(timeout=120_000)
             page.locator(".jp-StatusBar-TextItem", has_text="Idle").first.wait_for(timeout=120_000)
             page.locator(".lm-MenuBar-itemLabel", has_text="Run").first.click()
@@ -101,18 +106,18 @@ def test_panel_toggle_run_adds_a_run_to_the_chart(lab):
             # Let the cells after the panel finish, so the click is handled at once.
             expect(page.locator(".jp-Notebook-ExecutionIndicator").first).to_have_attribute("data-status", "idle", timeout=900_000)
             panel.scroll_into_view_if_needed()
-            panel.get_by_text("chunked prefill", exact=True).click()
+            panel.get_by_text(switch, exact=True).click()
             panel.get_by_text("force re-run", exact=False).click()
             panel.get_by_role("button", name="Run").click()
             expect(status).to_contain_text("starting", timeout=60_000)
             expect(status).to_contain_text("2 run(s) shown", timeout=600_000)
-            expect(status).to_contain_text("chunked=off")
+            expect(status).to_contain_text(label)
             chart = panel.locator(".jp-RenderedVegaCommon5, .vega-embed").first
             expect(chart).to_be_visible(timeout=60_000)
             expect(panel).not_to_contain_text("Error loading script")
-            panel.screenshot(path=str(ARTIFACTS / "notebook03_panel.png"))
+            panel.screenshot(path=str(ARTIFACTS / f"notebook{notebook[:2]}_panel.png"))
         except Exception:
-            page.screenshot(path=str(ARTIFACTS / "failure.png"), full_page=True)
+            page.screenshot(path=str(ARTIFACTS / f"failure{notebook[:2]}.png"), full_page=True)
             raise
         finally:
             browser.close()

@@ -1,4 +1,6 @@
 """Row helpers that notebooks used to copy into themselves."""
+import socket
+
 from helpers.experiment import numbered, samples, table
 
 
@@ -75,3 +77,12 @@ def test_peak_kv_tokens_rounds_each_request_to_blocks():
     from helpers.load import Load
     assert Load(num_prompts=16, input_len=1024, output_len=64, max_concurrency=16).peak_kv_tokens(128) == 16 * 1152
     assert Load(num_prompts=4, input_len=100, output_len=28, max_concurrency=2).peak_kv_tokens(16) == 2 * 128
+
+
+def test_prefix_cache_reset_reports_a_server_without_the_endpoint():
+    from helpers.experiment import reset_prefix_cache
+
+    with socket.socket() as s:  # a port nobody listens on
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    assert reset_prefix_cache(f"http://127.0.0.1:{port}") is False

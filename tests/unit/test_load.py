@@ -15,6 +15,7 @@ from helpers.load.workloads import Load, LoadError, argv_for
     {"max_concurrency": 0},
     {"kind": "prefix", "prefix_len": 0},
     {"kind": "prefix", "prefix_len": 64, "num_prefixes": 0},
+    {"kind": "prefix", "prefix_len": 64, "num_prompts": 6, "num_prefixes": 8},
 ])
 def test_bad_load(kwargs):
     with pytest.raises(LoadError):

@@ -34,3 +34,24 @@ def test_chapter1_solutions():
     env = run_solution("ch01_q3.py", {"ref": ref, "need_tokens": 50_000})
     from helpers.experiment import fraction_for
     assert Question("k", lambda: fraction_for(ref, 50_000), 0.03, "", "ch01_q3.py").check(env["knee_fraction"])
+
+
+def test_chapter4_solutions():
+    import math
+    from helpers.claims import ch4
+
+    one = Load(num_prompts=4, input_len=256, output_len=16, max_concurrency=4, temperature=1.0)
+    env = run_solution("ch04_q1.py", {"sample_loads": {"n=1": one}})
+    assert Question("q1", lambda: 16.0, 0.0, "", "ch04_q1.py").check(env["answer"])
+    fixed = Load(kind="prefix", num_prompts=6, prefix_len=512, input_len=64, output_len=16, max_concurrency=4)
+    measured = {"prefix_cache_hits": 2560.0, "total_input_tokens": 3456.0}  # this project's smoke run
+    env = run_solution("ch04_q2.py", {"fixed": fixed, "block": 128})
+    assert Question("q2", lambda: ch4.share_saved(measured), 0.05, "", "ch04_q2.py").check(env["answer"])
+    eager_rows = {1: {"start_seconds": 26.6, "output_throughput": 26.2}}
+    compiled_rows = {1: {"start_seconds": 75.7, "output_throughput": 33.2}}
+    env = run_solution("ch04_q3.py", {"eager_rows": eager_rows, "compiled_rows": compiled_rows})
+    want = ch4.break_even_tokens(eager_rows[1], compiled_rows[1])
+    assert Question("q3", lambda: want, 0.02, "", "ch04_q3.py").check(env["answer"])
+    compiled_rows[1]["output_throughput"] = 20.0  # slower: it never catches up
+    env = run_solution("ch04_q3.py", {"eager_rows": eager_rows, "compiled_rows": compiled_rows})
+    assert math.isinf(env["answer"]) and Question("q3", lambda: math.inf, 0.02, "", "ch04_q3.py").check(env["answer"])
