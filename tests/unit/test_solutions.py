@@ -38,12 +38,12 @@ def test_chapter1_solutions():
     assert Question("k", lambda: fraction_for(ref, 50_000), 0.03, "", "ch01_q3.py").check(env["knee_fraction"])
 
 
-# Lab 2's counters, (hits, queries) per design. Block 128: measured on this project's CPU machine
-# (vLLM 0.32, smoke size, 8 requests). Block 16 (CUDA's block size): not measured here; replayed
-# through the model's tokenizer from the benchmark's own prompts (same seeds), with vLLM's
-# full-block chained lookup ("twice", a prompt against itself, has no seam: by the rule). Two
-# prompts there split differently at the seam between prefix and suffix and lose one block each,
-# the case the lab's tolerance is for.
+# Lab 2's counters, (hits, queries) per design, smoke size (8 requests). Block 128: measured on
+# this project's CPU machine (vLLM 0.32). Block 16 (CUDA's block size) is not measured: the rule's
+# counts, with one block lost in two prompts of "whole" and "two", as an offline replay of the
+# benchmark's prompts through the tokenizer suggested (the text is re-split where prefix and
+# suffix meet; a CPU run with a one-token suffix lost a block that way), and the few extra query
+# tokens that re-split gives. That is the case the lab's 5% tolerance is for.
 LAB2_RECORDED = {
     128: {"short": (0, 1026), "whole": (3584, 4608), "two": (3072, 4608), "part": (1792, 3072), "twice": (1024, 4096)},
     16: {"short": (0, 128), "whole": (432, 576), "two": (368, 576), "part": (224, 388), "twice": (128, 512)},
