@@ -14,6 +14,20 @@ import time
 from pathlib import Path
 
 
+# How long a start waits, when the engine holding the lock has exited, for its last child to close it.
+SHUTDOWN_GRACE_S = 60.0
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
 class EngineBusyError(RuntimeError):
     """Another vLLM engine started by this guide is running on this machine."""
 
@@ -33,20 +47,26 @@ class EngineLock:
         if wait_s is None:
             wait_s = float(os.environ.get("GUIDE_LOCK_WAIT", 0))
         fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
-        deadline = time.monotonic() + wait_s
+        deadline, graced = time.monotonic() + wait_s, False
         while True:
             try:
                 fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
                 break
             except BlockingIOError:
                 if time.monotonic() >= deadline:
-                    holder = self._holder(fd)
+                    if not graced and self._holder_gone(fd):
+                        # The engine's own processes are gone; a last child still closing holds the
+                        # lock for a few more seconds. Wait for it rather than refuse.
+                        deadline, graced = time.monotonic() + SHUTDOWN_GRACE_S, True
+                        continue
+                    holder, still = self._holder(fd), self._processes_holding()
                     os.close(fd)
                     raise EngineBusyError(
                         f"Another vLLM engine is already running on this machine ({holder}). "
                         "Only one runs at a time: two would split 2 cores and may exhaust memory. "
                         "Stop it first: in its notebook call `helpers.stop_all()` (or restart that "
-                        f"kernel), or end the process named above. Lock file: {self.path}") from None
+                        f"kernel), or end the process named above. Lock file: {self.path}"
+                        + (f". Processes holding it now: {still}" if still else "")) from None
                 time.sleep(0.5)
         os.ftruncate(fd, 0)
         os.pwrite(fd, json.dumps({"pid": os.getpid(), "what": what, "since": time.strftime("%H:%M:%S")}).encode(), 0)
@@ -66,6 +86,28 @@ class EngineLock:
             finally:
                 os.close(self.fd)
                 self.fd = None
+
+    @staticmethod
+    def _holder_gone(fd: int) -> bool:
+        """True when the process that took the lock and its server have both exited."""
+        try:
+            info = json.loads(os.pread(fd, 4096, 0) or b"{}")
+        except (OSError, ValueError):
+            return False
+        pids = [p for p in (info.get("pid"), info.get("server_pid")) if p]
+        return bool(pids) and not any(_alive(p) for p in pids)
+
+    def _processes_holding(self) -> str:
+        """'pid (command)' of each process with the lock file open, read from /proc (Linux)."""
+        found = []
+        for proc in Path("/proc").glob("[0-9]*"):
+            try:
+                if any(os.readlink(fd) == str(self.path) for fd in (proc / "fd").iterdir()) and int(proc.name) != os.getpid():
+                    cmd = (proc / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace").strip()
+                    found.append(f"{proc.name} ({cmd[:80]})")
+            except OSError:
+                continue
+        return "; ".join(found)
 
     @staticmethod
     def _holder(fd: int) -> str:
