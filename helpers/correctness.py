@@ -33,16 +33,17 @@ def greedy_answers(config: EngineConfig, prompts=PROMPTS, max_tokens: int = 32, 
     if not force and (old := store.get(row["key"])):
         return old["answers"]
     server = experiment.engine_for(config, progress)
-    answers = [_chat(server.base_url, server.model_path, p, max_tokens) for p in prompts]
+    headers = getattr(server, "headers", None)  # a remote server's key
+    answers = [_chat(server.base_url, server.model_path, p, max_tokens, headers) for p in prompts]
     store.append({**row, "prompts": list(prompts), "answers": answers})
     return answers
 
 
-def _chat(base_url: str, model: str, prompt: str, max_tokens: int) -> str:
+def _chat(base_url: str, model: str, prompt: str, max_tokens: int, headers: dict | None = None) -> str:
     body = {"model": model, "messages": [{"role": "user", "content": prompt}],
             "temperature": 0, "max_tokens": max_tokens, "seed": 0}
     req = urllib.request.Request(base_url + "/v1/chat/completions", data=json.dumps(body).encode(),
-                                 headers={"Content-Type": "application/json"})
+                                 headers={"Content-Type": "application/json", **(headers or {})})
     with urllib.request.urlopen(req, timeout=300) as r:
         return json.loads(r.read())["choices"][0]["message"]["content"]
 

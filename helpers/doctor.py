@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import argparse
 import importlib.util
+import os
 import platform
 import shutil
 import sys
@@ -59,10 +60,22 @@ def checks() -> list[tuple[str, str, str | None]]:
     ready = (models.embedded_dir() / "model.safetensors").exists()
     out.append(("embedded model", str(models.embedded_dir()) if ready else "not converted yet",
                 None if ready else "python -m helpers.models embedded (about 30 s, no download)"))
+    if os.environ.get("GUIDE_ENDPOINT"):  # measuring a server that is already running (README, workshops)
+        out.append(_endpoint_check())
     out.append(("chromium (browser test)",
                 shutil.which("chromium") or "missing (only the browser test needs it; `bash guide.sh test` installs it)",
                 None))
     return out
+
+
+def _endpoint_check() -> tuple[str, str, str | None]:
+    from helpers.engine import remote
+    try:
+        ep = remote.selected()
+    except remote.EndpointError as e:
+        return ("remote server", f"{os.environ['GUIDE_ENDPOINT']}: {e.problem}", e.fix)
+    return ("remote server", f"{ep.url}: vLLM {ep.version or '?'}, serving {ep.model_path} "
+            f"(settings {'published' if ep.server_info else 'not published: no /server_info'})", None)
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -3,6 +3,10 @@
 
 Notebooks call `measure(config, load)` and `capacity(config)`; both return a stored row
 instead of re-running when config, load and environment match, unless `force=True`.
+
+With `GUIDE_ENDPOINT` set (helpers/engine/remote.py) the same calls measure a server that is
+already running instead of starting one: the guide's default config only (a remote engine's
+settings cannot be toggled from here), any load.
 """
 from __future__ import annotations
 
@@ -15,7 +19,7 @@ import pandas as pd
 
 from helpers import sizes
 from helpers.config import ConfigError, EngineConfig
-from helpers.engine import Server, facts
+from helpers.engine import Server, facts, remote
 from helpers.engine.server import layout_for
 from helpers.load import Load, MetricsSampler, run_load
 from helpers.load.direct import timed_completions
@@ -24,9 +28,12 @@ from helpers.results import ResultStore, fingerprint, result_key
 _current: Server | None = None
 
 
-def engine_for(config: EngineConfig, progress: bool = True) -> Server:
-    """The running server for this config; starts one (stopping any other) if needed."""
+def engine_for(config: EngineConfig, progress: bool = True) -> Server | remote.Endpoint:
+    """The running server for this config; starts one (stopping any other) if needed. With
+    GUIDE_ENDPOINT set: that server, after refusing settings it cannot change."""
     global _current
+    if (endpoint := remote_for(config)) is not None:
+        return endpoint
     if _current is not None and _current.running and _current.config == config:
         return _current
     stop()
@@ -34,6 +41,20 @@ def engine_for(config: EngineConfig, progress: bool = True) -> Server:
     server.start()
     _current = server
     return server
+
+
+def remote_for(config: EngineConfig) -> remote.Endpoint | None:
+    """The endpoint GUIDE_ENDPOINT names (None: local engines), once `config` is known to ask
+    it for no engine setting (RemoteSettingError names the setting and what the server runs)."""
+    endpoint = remote.selected()
+    if endpoint is not None:
+        remote.check_config(config, endpoint, lambda: facts.read(endpoint))
+    return endpoint
+
+
+def _client(server) -> dict:
+    """What a remote server's clients need besides its URL: the key and a local tokenizer."""
+    return {"api_key": getattr(server, "api_key", None), "tokenizer": getattr(server, "tokenizer", None)}
 
 
 def stop() -> None:
@@ -46,19 +67,27 @@ def stop() -> None:
 
 def base_row(config: EngineConfig, load: Load | dict | None, tag: str, kind: str, repeats: int = 1) -> dict:
     """What every stored row starts with: run id, key, time, config, load and machine.
-    `load` is a Load, or for other kinds of row (greedy answers) a dict of what was asked."""
+    `load` is a Load, or for other kinds of row (greedy answers) a dict of what was asked.
+    A remote server's rows also carry its URL, model, version and settings (remote.Endpoint.record),
+    and its key includes them, so they never match a local row or another server's."""
     env = fingerprint()
     cfg = config.as_dict()
     if isinstance(load, Load):
         what = {**load.as_dict(), "repeats": repeats}  # 1 and 3 repeats are different results
     else:
         what = load
-    layout = layout_for(config)  # vLLM's process layout unless GUIDE_ENGINE_LAYOUT says otherwise
+    endpoint = remote_for(config)
+    if endpoint is None:
+        layout = layout_for(config)  # vLLM's process layout unless GUIDE_ENGINE_LAYOUT says otherwise
+        where, keyed, label = {"engine_location": "local"}, ({"layout": layout} if layout != "vllm" else {}), None
+    else:
+        layout, where = None, endpoint.record()
+        keyed, label = endpoint.identity(), f"remote {endpoint.url.split('://', 1)[1]}"
     row = {"run_id": uuid.uuid4().hex[:10],
-           "key": result_key({**cfg, **({"layout": layout} if layout != "vllm" else {})}, what, env["env_id"], kind),
-           "engine_layout": layout,
+           "key": result_key({**cfg, **keyed}, what, env["env_id"], kind),
+           "engine_layout": layout, **where,
            "kind": kind, "tag": tag, "time": time.strftime("%Y-%m-%dT%H:%M:%S"),
-           "config_label": config.label(), "load_label": load.label() if isinstance(load, Load) else None}
+           "config_label": label or config.label(), "load_label": load.label() if isinstance(load, Load) else None}
     row.update({f"cfg_{k}": v for k, v in cfg.items()})
     if isinstance(load, Load):
         row.update({f"load_{k}": v for k, v in load.as_dict().items()})
@@ -92,10 +121,13 @@ def measure(config: EngineConfig, load: Load, *, repeats: int | None = None, for
     repeats = sizes.repeats() if repeats is None else repeats
     if repeats < 1:
         raise ConfigError("repeats", f"must be at least 1, got {repeats}.", "repeats=3 (or 1 for a quick look).")
-    if load.longest_prompt() > config.max_model_len:
+    endpoint = remote_for(config)
+    limit = (endpoint.max_model_len if endpoint is not None else None) or config.max_model_len
+    if load.longest_prompt() > limit:
         what = (f"prefix ({load.prefix_len}) + rest of the prompt ({load.input_len}) + answer ({load.output_len})"
                 if load.kind == "prefix" else "longest request")
-        raise ConfigError("max_model_len", f"({config.max_model_len}) is shorter than this load's {what}: "
+        whose = "the server's max_model_len" if endpoint is not None else "max_model_len"
+        raise ConfigError("max_model_len", f"({whose}, {limit}) is shorter than this load's {what}: "
                           f"{load.longest_prompt()} tokens, so the server would reject it.",
                           f"max_model_len >= {load.longest_prompt()}, or a shorter load.")
     row = base_row(config, load, tag, "load", repeats)
@@ -103,14 +135,15 @@ def measure(config: EngineConfig, load: Load, *, repeats: int | None = None, for
         return {**old, "reused": True}
     server = engine_for(config, progress)
     row.update(facts.read(server))  # what the engine reports about itself
+    headers = getattr(server, "headers", None)  # a remote server's key
     if not server.warmed_up:
-        run_load(server.base_url, server.model_path, load.warmup(), progress=False)
+        run_load(server.base_url, server.model_path, load.warmup(), progress=False, **_client(server))
         server.warmed_up = True
     runs, first_series = [], None
     for i in range(repeats):
-        cold = reset_prefix_cache(server.base_url)  # each run starts cold: no hits left over from an earlier load
-        with MetricsSampler(server.base_url, sample_every) as sampler:
-            figures = run_load(server.base_url, server.model_path, load.repeat(i), progress)
+        cold = reset_prefix_cache(server.base_url, headers)  # each run starts cold: no hits left from an earlier load
+        with MetricsSampler(server.base_url, sample_every, headers) as sampler:
+            figures = run_load(server.base_url, server.model_path, load.repeat(i), progress, **_client(server))
         runs.append({**figures, **sampler.totals(), "prefix_cache_reset": cold})
         if first_series is None:
             first_series = sampler.frame().to_dict(orient="records")
@@ -120,10 +153,10 @@ def measure(config: EngineConfig, load: Load, *, repeats: int | None = None, for
     return {**row, "reused": False}
 
 
-def reset_prefix_cache(base_url: str) -> bool:
+def reset_prefix_cache(base_url: str, headers: dict | None = None) -> bool:
     """Empty the engine's prefix cache. It is a dev endpoint (the harness starts its servers with
     VLLM_SERVER_DEV_MODE=1); False where a server does not offer it, and rows record that."""
-    req = urllib.request.Request(base_url + "/reset_prefix_cache", data=b"", method="POST")
+    req = urllib.request.Request(base_url + "/reset_prefix_cache", data=b"", method="POST", headers=headers or {})
     try:
         with urllib.request.urlopen(req, timeout=30):
             return True
@@ -140,9 +173,10 @@ def timed(config: EngineConfig, prompts: list[str], max_tokens: int, params: dic
     if not force and (old := store.get(row["key"])):
         return {**old, "reused": True}
     server = engine_for(config, progress)
-    reset_prefix_cache(server.base_url)
+    headers = getattr(server, "headers", None)
+    reset_prefix_cache(server.base_url, headers)
     row.update(params=params, max_tokens=max_tokens, **timed_completions(server.base_url, server.model_path,
-                                                                          list(prompts), max_tokens, params))
+                                                                          list(prompts), max_tokens, params, headers))
     store.append(row)
     return {**row, "reused": False}
 

@@ -1,5 +1,5 @@
 """Engine control: config → checks (preflight) → server process → what it reports (facts);
-one engine per machine."""
+one engine per machine; or a server that is already running (remote: GUIDE_ENDPOINT)."""
 from helpers.engine.lock import EngineBusyError, EngineLock
 from helpers.engine.server import EngineStartError, Server, stop_all
 from helpers.engine.startup_log import StartupReport, parse_startup

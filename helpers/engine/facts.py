@@ -44,8 +44,9 @@ FIELDS = ("kv_cache_tokens", "max_concurrency", "concurrency_at_len", "kv_cache_
 
 def read(server) -> dict:
     """One flat record of what this running server reports (what result rows carry)."""
-    info = fetch_server_info(server.base_url).get("vllm_config", {})
-    record = merge(from_server_info(info), from_metrics(fetch_metrics(server.base_url)),
+    headers = getattr(server, "headers", None)  # a remote endpoint's key (experiment's fakes have none)
+    info = fetch_server_info(server.base_url, headers).get("vllm_config", {})
+    record = merge(from_server_info(info), from_metrics(fetch_metrics(server.base_url, headers)),
                    from_log(server.report))
     record["start_seconds"] = server.start_seconds
     return record
@@ -96,19 +97,21 @@ def _number(text: str | None) -> int | float | None:
 
 
 # -- fetching (unit tests replace these two) ---------------------------------------------------
-def fetch_server_info(base_url: str) -> dict:
+def fetch_server_info(base_url: str, headers: dict | None = None) -> dict:
     """/server_info as JSON; {} when the server does not answer (it needs VLLM_SERVER_DEV_MODE=1)."""
+    req = urllib.request.Request(base_url + "/server_info?config_format=json", headers=headers or {})
     try:
-        with urllib.request.urlopen(base_url + "/server_info?config_format=json", timeout=10) as r:
+        with urllib.request.urlopen(req, timeout=10) as r:
             return json.loads(r.read())
     except (OSError, ValueError):
         return {}
 
 
-def fetch_metrics(base_url: str) -> str:
+def fetch_metrics(base_url: str, headers: dict | None = None) -> str:
     """The /metrics page; "" when the server does not answer."""
     try:
-        with urllib.request.urlopen(base_url + "/metrics", timeout=5) as r:
+        with urllib.request.urlopen(urllib.request.Request(base_url + "/metrics", headers=headers or {}),
+                                    timeout=5) as r:
             return r.read().decode()
     except OSError:
         return ""

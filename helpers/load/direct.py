@@ -13,14 +13,15 @@ import urllib.error
 import urllib.request
 
 
-def timed_completions(base_url: str, model: str, prompts: list[str], max_tokens: int, params: dict) -> dict:
+def timed_completions(base_url: str, model: str, prompts: list[str], max_tokens: int, params: dict,
+                      headers: dict | None = None) -> dict:
     """Send each prompt once with `params` (e.g. {"temperature": 0} or
     {"use_beam_search": True, "n": 4}); returns wall seconds, completion tokens and the texts."""
     seconds, tokens, texts = [], 0, []
     for prompt in prompts:
         body = {"model": model, "prompt": prompt, "max_tokens": max_tokens, "ignore_eos": True, **params}
         req = urllib.request.Request(base_url + "/v1/completions", data=json.dumps(body).encode(),
-                                     headers={"Content-Type": "application/json"})
+                                     headers={"Content-Type": "application/json", **(headers or {})})
         t0 = time.monotonic()
         try:
             with urllib.request.urlopen(req, timeout=600) as r:

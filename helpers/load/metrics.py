@@ -38,16 +38,17 @@ def parse(text: str) -> dict:
     return values
 
 
-def scrape(base_url: str, timeout: float = 5) -> dict:
-    with urllib.request.urlopen(base_url + "/metrics", timeout=timeout) as r:
+def scrape(base_url: str, timeout: float = 5, headers: dict | None = None) -> dict:
+    req = urllib.request.Request(base_url + "/metrics", headers=headers or {})  # a remote server's key, if any
+    with urllib.request.urlopen(req, timeout=timeout) as r:
         return parse(r.read().decode())
 
 
 class MetricsSampler:
     """Samples `/metrics` every `interval` seconds in a thread while a load runs."""
 
-    def __init__(self, base_url: str, interval: float = 0.5):
-        self.base_url, self.interval = base_url, interval
+    def __init__(self, base_url: str, interval: float = 0.5, headers: dict | None = None):
+        self.base_url, self.interval, self.headers = base_url, interval, headers
         self.rows: list[dict] = []
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
@@ -71,7 +72,7 @@ class MetricsSampler:
 
     def _sample(self) -> None:
         try:
-            v = scrape(self.base_url, timeout=2)
+            v = scrape(self.base_url, timeout=2, headers=self.headers)
         except OSError:
             return
         v["t_s"] = round(time.monotonic() - self._t0, 3)

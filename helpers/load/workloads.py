@@ -14,6 +14,7 @@ import contextlib
 import io
 import json
 import math
+import os
 import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass, replace
@@ -120,14 +121,15 @@ SUMMARY_KEYS = ["duration", "completed", "failed", "total_input_tokens", "total_
                 "request_throughput", "output_throughput", "total_token_throughput", *PERCENTILE_KEYS]
 
 
-def _bench_args(base_url: str, model_path: str, argv: list[str], progress: bool) -> argparse.Namespace:
+def _bench_args(base_url: str, model_path: str, argv: list[str], progress: bool,
+                tokenizer: str | None = None) -> argparse.Namespace:
     from vllm.benchmarks.serve import add_cli_args
     from vllm.utils.argparse_utils import FlexibleArgumentParser
 
     parser = FlexibleArgumentParser()
     add_cli_args(parser)
     common = ["--backend", "vllm", "--base-url", base_url, "--endpoint", "/v1/completions",
-              "--model", model_path, "--tokenizer", model_path,
+              "--model", model_path, "--tokenizer", tokenizer or model_path,
               "--ignore-eos", "--percentile-metrics", "ttft,tpot,itl,e2el", "--metric-percentiles", "50,99",
               "--ready-check-timeout-sec", "0", "--save-detailed"]
     if not progress:
@@ -186,18 +188,41 @@ def _bench(args: argparse.Namespace, delay_s: float = 0.0) -> tuple[dict, float]
     return result, time.monotonic()
 
 
-def run_load(base_url: str, model_path: str, load: Load, progress: bool = True) -> dict:
-    """Run a load against a healthy server and return its summary figures.
+@contextlib.contextmanager
+def _api_key(key: str | None):
+    """vLLM's benchmark client sends $OPENAI_API_KEY as a Bearer token with each request
+    (benchmarks/lib/endpoint_request_func.py); set it for this load only, so the key stays
+    out of the command line, the printed arguments and any child process started later."""
+    if key is None:
+        yield
+        return
+    old = os.environ.get("OPENAI_API_KEY")
+    os.environ["OPENAI_API_KEY"] = key
+    try:
+        yield
+    finally:
+        if old is None:
+            os.environ.pop("OPENAI_API_KEY", None)
+        else:
+            os.environ["OPENAI_API_KEY"] = old
+
+
+def run_load(base_url: str, model_path: str, load: Load, progress: bool = True, *, tokenizer: str | None = None,
+             api_key: str | None = None) -> dict:
+    """Run a load against a healthy server and return its summary figures. `model_path` is
+    the served model name; `tokenizer` a local folder when that name is not one (a remote
+    server), `api_key` the key a remote server wants.
 
     Each benchmark client gets its own thread and event loop: that works inside Jupyter's
     running loop, and in the mixed load the long prompts' client (which tokenizes its
     prompts when it starts) cannot stall the short requests' streams, which would inflate
     their measured token gaps.
     """
-    args = (lambda argv, prog: _bench_args(base_url, model_path, argv, prog))
+    args = (lambda argv, prog: _bench_args(base_url, model_path, argv, prog, tokenizer))
     buf = io.StringIO()
     try:
-        with contextlib.redirect_stdout(buf), ThreadPoolExecutor(2, thread_name_prefix="guide-load") as pool:
+        with (_api_key(api_key), contextlib.redirect_stdout(buf),
+              ThreadPoolExecutor(2, thread_name_prefix="guide-load") as pool):
             if load.kind != "mixed":
                 result, _ = pool.submit(_bench, args(argv_for(load), progress)).result()
                 return summarize(result)

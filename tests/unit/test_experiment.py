@@ -39,7 +39,7 @@ def test_answer_rows_carry_run_id_time_and_machine(tmp_path, monkeypatch):
         base_url, model_path = "http://127.0.0.1:9", "/m"
 
     monkeypatch.setattr(experiment, "engine_for", lambda cfg, progress=True: FakeServer())
-    monkeypatch.setattr(correctness, "_chat", lambda url, model, prompt, n: "Paris.")
+    monkeypatch.setattr(correctness, "_chat", lambda url, model, prompt, n, headers=None: "Paris.")
     store = ResultStore(tmp_path)
     assert correctness.greedy_answers(EngineConfig(), prompts=("Capital?",), store=store) == ["Paris."]
     row = store.rows()[0]

@@ -38,8 +38,8 @@ def report():
 @pytest.fixture
 def server(monkeypatch, info, metrics_page, report):
     """A running server as facts.read sees it, its HTTP pages replaced by the recorded ones."""
-    monkeypatch.setattr(facts, "fetch_server_info", lambda url: info)
-    monkeypatch.setattr(facts, "fetch_metrics", lambda url: metrics_page)
+    monkeypatch.setattr(facts, "fetch_server_info", lambda url, headers=None: info)
+    monkeypatch.setattr(facts, "fetch_metrics", lambda url, headers=None: metrics_page)
     return SimpleNamespace(base_url="http://127.0.0.1:9", report=report, start_seconds=12.5)
 
 
@@ -107,11 +107,11 @@ def test_read_merges_the_three_pages(server):
 
 
 def test_read_without_server_info_falls_back_to_metrics_then_log(server, monkeypatch):
-    monkeypatch.setattr(facts, "fetch_server_info", lambda url: {})
+    monkeypatch.setattr(facts, "fetch_server_info", lambda url, headers=None: {})
     record = facts.read(server)
     assert record["kv_cache_tokens"] == 53888 and record["max_concurrency"] == 26.3125  # /metrics, exact
     assert record["num_blocks"] == 421 and record["engine_max_num_seqs"] is None
-    monkeypatch.setattr(facts, "fetch_metrics", lambda url: "")
+    monkeypatch.setattr(facts, "fetch_metrics", lambda url, headers=None: "")
     record = facts.read(server)
     assert record["max_concurrency"] == pytest.approx(26.31) and record["num_blocks"] is None  # the log
 
