@@ -141,7 +141,9 @@ def measure(config: EngineConfig, load: Load, *, repeats: int | None = None, for
         server.warmed_up = True
     runs, first_series = [], None
     for i in range(repeats):
-        cold = reset_prefix_cache(server.base_url, headers)  # each run starts cold: no hits left from an earlier load
+        # Each run starts cold: no hits left from an earlier load. Not on a remote server: it is
+        # shared (a workshop's), and emptying its cache would disturb everyone else's runs.
+        cold = reset_prefix_cache(server.base_url, headers) if endpoint is None else False
         with MetricsSampler(server.base_url, sample_every, headers) as sampler:
             figures = run_load(server.base_url, server.model_path, load.repeat(i), progress, **_client(server))
         runs.append({**figures, **sampler.totals(), "prefix_cache_reset": cold})
@@ -174,7 +176,8 @@ def timed(config: EngineConfig, prompts: list[str], max_tokens: int, params: dic
         return {**old, "reused": True}
     server = engine_for(config, progress)
     headers = getattr(server, "headers", None)
-    reset_prefix_cache(server.base_url, headers)
+    if not isinstance(server, remote.Endpoint):  # a shared server's cache is not ours to empty
+        reset_prefix_cache(server.base_url, headers)
     row.update(params=params, max_tokens=max_tokens, **timed_completions(server.base_url, server.model_path,
                                                                           list(prompts), max_tokens, params, headers))
     store.append(row)

@@ -199,7 +199,9 @@ def test_engine_settings_are_refused_load_settings_run(keyed_server, monkeypatch
     assert row["engine_location"] == "remote" and row["endpoint_url"] == keyed_server.url
     assert row["server_version"] == "0.32.0" and row["engine_max_num_seqs"] and row["kv_cache_tokens"] > 0
     assert row["config_label"] == "remote " + keyed_server.url.split("://")[1]
-    assert row["prefix_cache_reset"] is True and row["peak_running"] == 0.0, "/metrics was sampled with the key"
+    assert row["peak_running"] == 0.0, "/metrics was sampled with the key"
+    assert row["prefix_cache_reset"] is False, "a shared server's prefix cache is not emptied"
+    assert not any(path == "/reset_prefix_cache" for _, path, _ in keyed_server.seen)
     assert all(auth == f"Bearer {KEY}" for _, _, auth in keyed_server.seen)
     assert KEY not in store.path.read_text(), "the key is never written to results"
     again = experiment.measure(EngineConfig(), load, store=store, progress=False, repeats=1)
