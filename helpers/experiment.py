@@ -20,6 +20,7 @@ from helpers.engine.server import layout_for
 from helpers.load import Load, MetricsSampler, run_load
 from helpers.load.direct import timed_completions
 from helpers.results import ResultStore, fingerprint, result_key
+from helpers.results.store import MEASUREMENT_VERSION
 
 _current: Server | None = None
 
@@ -57,6 +58,7 @@ def base_row(config: EngineConfig, load: Load | dict | None, tag: str, kind: str
     row = {"run_id": uuid.uuid4().hex[:10],
            "key": result_key({**cfg, **({"layout": layout} if layout != "vllm" else {})}, what, env["env_id"], kind),
            "engine_layout": layout,
+           "measurement_version": MEASUREMENT_VERSION,  # a column too, so a pooled room never mixes versions unseen
            "kind": kind, "tag": tag, "time": time.strftime("%Y-%m-%dT%H:%M:%S"),
            "config_label": config.label(), "load_label": load.label() if isinstance(load, Load) else None}
     row.update({f"cfg_{k}": v for k, v in cfg.items()})
