@@ -3,6 +3,8 @@
 #   bash guide.sh lab      install what is missing, then open the guide in JupyterLab
 #   bash guide.sh test     install what is missing (test tools too), then run every test
 #   bash guide.sh setup    install only;  bash guide.sh doctor   check this machine
+#   bash guide.sh pack     this machine's results in one file, to hand to a workshop leader
+#   bash guide.sh book     run every notebook and write the guide as static HTML (artifacts/book/)
 # Installs into ./.venv, idempotently: a second run with unchanged requirements does nothing.
 set -euo pipefail
 cd "$(dirname "$0")"
@@ -82,9 +84,14 @@ case "${1:-lab}" in
     exec "$VENV/bin/jupyter" lab --ip=127.0.0.1 --port="${GUIDE_PORT:-8888}" \
       --ServerApp.root_dir="$ROOT" --LabApp.news_url= --LabApp.check_for_updates_class=jupyterlab.handlers.announcements.NeverCheckForUpdate \
       $([ "$(id -u)" = 0 ] && echo --allow-root) "notebooks/00_start_here.ipynb" ;;
+  pack) setup; exec "$PY" -m helpers.results.pool pack "${@:2}" ;;
+  book)
+    setup
+    say "executing every notebook at size ${GUIDE_SIZE:-full} (stored results are reused; GUIDE_SIZE=smoke for the quick one)"
+    exec "$PY" -m helpers.book "${@:2}" ;;
   test)
     setup test; browser
     shift || true
     exec "$PY" -m pytest "$@" ;;
-  *) echo "usage: bash guide.sh [lab|test|setup|doctor]" >&2; exit 2 ;;
+  *) echo "usage: bash guide.sh [lab|test|setup|doctor|pack|book]" >&2; exit 2 ;;
 esac

@@ -6,9 +6,10 @@
 Layout: `settings` (every engine setting declared once), `config` (the one validated
 settings object), `engine/` (server processes, the one-engine lock, checks before a start,
 start-up log, the facts an engine reports), `load/` (loads from vLLM's benchmark code,
-/metrics sampling), `results/` (fingerprint, append-only store), `charts` (Altair),
+/metrics sampling), `results/` (fingerprint, append-only store, pooling a room), `charts` (Altair),
 `experiment` (the flow config → server → load → row → store), `report` (computed
-verdicts), `widgets`, `correctness`, `models`, `doctor`, `exercises`.
+verdicts), `widgets`, `correctness`, `models`, `doctor`, `exercises`, `course` and `book` (the
+guide as executed HTML).
 
 Names are imported lazily, so that `import helpers` stays cheap (pandas and Altair load only
 when a chart or table is asked for). Server processes do not import this package at all:
@@ -25,7 +26,7 @@ _EXPORTS = {
     "Load": "helpers.load", "LoadError": "helpers.load",
     "pick": "helpers.sizes", "set_size": "helpers.sizes", "size": "helpers.sizes",
 }
-_MODULES = {"charts", "report", "widgets", "correctness", "models", "doctor", "exercises", "experiment",
+_MODULES = {"book", "charts", "report", "widgets", "correctness", "models", "doctor", "exercises", "experiment",
             "config", "settings", "engine", "load", "results", "sizes", "hardware", "course", "claims"}
 __all__ = sorted(_EXPORTS) + sorted(_MODULES)
 

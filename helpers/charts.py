@@ -174,3 +174,27 @@ def catch_up(lines: pd.DataFrame, chart_title: str = "Start time plus serving ti
         color=alt.Color("engine:N", title=None),
         tooltip=["engine:N", alt.Tooltip("output_tokens:Q", format=",.0f"), alt.Tooltip("seconds:Q", format=".1f")],
     ).properties(width=220, height=200).facet(column=alt.Column("concurrency:N", title=None)).properties(title=chart_title)
+
+
+def room(r: pd.DataFrame, metric: str, chart_title: str | None = None) -> alt.FacetChart:
+    """Your machine against the room (`results.pool.ratios`): one panel per experiment, one
+    line per configuration. The grey bar spans the room's ratios to each machine's own
+    baseline, the tick is the room's median, each point a machine coloured by its fingerprint,
+    and yours is the large ringed one."""
+    r = r.assign(who=r["you"].map({True: "you", False: "the room"}))
+    y = alt.Y("config_label:N", title=None, sort=None, axis=alt.Axis(labelLimit=260))
+    x_title = f"{title(metric)} ÷ the same machine's baseline"
+    rng = alt.Chart().mark_rule(color="#bbbbbb", strokeWidth=8, opacity=0.7).encode(
+        y=y, x=alt.X("min(ratio):Q", title=x_title, scale=alt.Scale(zero=False)), x2="max(ratio):Q")
+    median = alt.Chart().mark_tick(color="black", thickness=2, size=18).encode(y=y, x="median(ratio):Q")
+    points = alt.Chart().mark_point(filled=False, strokeWidth=2).encode(
+        y=y, x="ratio:Q",
+        color=alt.Color("machine:N", title="machine"),
+        size=alt.Size("who:N", scale=alt.Scale(domain=["you", "the room"], range=[260, 60]), title=None),
+        shape=alt.Shape("who:N", scale=alt.Scale(domain=["you", "the room"], range=["circle", "diamond"]), title=None),
+        tooltip=["machine:N", "config_label:N", alt.Tooltip("value:Q", format=".1f", title=metric),
+                 alt.Tooltip("ratio:Q", format=".2f"), "baseline:N"])
+    return alt.layer(rng, median, points, data=r).properties(width=WIDTH, height=alt.Step(26)).facet(
+        row=alt.Row("experiment:N", title=None, header=alt.Header(labelAngle=0, labelAlign="left", labelLimit=500)),
+    ).resolve_scale(y="independent").properties(
+        title=chart_title or f"{title(metric)}: each machine against its own baseline, and the room's spread")

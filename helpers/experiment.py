@@ -24,6 +24,7 @@ from helpers.engine.server import layout_for
 from helpers.load import Load, MetricsSampler, run_load
 from helpers.load.direct import timed_completions
 from helpers.results import ResultStore, fingerprint, result_key
+from helpers.results.store import MEASUREMENT_VERSION
 
 _current: Server | None = None
 
@@ -86,6 +87,7 @@ def base_row(config: EngineConfig, load: Load | dict | None, tag: str, kind: str
     row = {"run_id": uuid.uuid4().hex[:10],
            "key": result_key({**cfg, **keyed}, what, env["env_id"], kind),
            "engine_layout": layout, **where,
+           "measurement_version": MEASUREMENT_VERSION,  # a column too, so a pooled room never mixes versions unseen
            "kind": kind, "tag": tag, "time": time.strftime("%Y-%m-%dT%H:%M:%S"),
            "config_label": label or config.label(), "load_label": load.label() if isinstance(load, Load) else None}
     row.update({f"cfg_{k}": v for k, v in cfg.items()})

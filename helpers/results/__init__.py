@@ -1,4 +1,4 @@
-"""Results: environment fingerprint and the append-only store."""
+"""Results: environment fingerprint, the append-only store, and pooling a room (`pool`)."""
 from helpers.results.fingerprint import fingerprint
 from helpers.results.store import ResultStore, load_all, result_key
 

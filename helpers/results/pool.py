@@ -1,0 +1,226 @@
+"""A room's results: pack this machine's rows into one file to hand in, read a folder of
+everyone's files, and compare each machine with the room.
+
+Machines in a workshop differ several-fold in speed, so absolute figures say little about a
+setting. What a room can compare is each machine's figure as a ratio to its *own* baseline
+row in the same experiment ("tuned ÷ stock, on my laptop"). Rows measured with another
+measurement version, model or vLLM version are never pooled silently: `room` puts them in
+another `group` and marks them `compatible=False`.
+
+    bash guide.sh pack                  # or: python -m helpers.results.pool pack
+    python -m helpers.results.pool unpack results-….guide.json.gz room/
+"""
+from __future__ import annotations
+
+import gzip
+import json
+import os
+import re
+import sys
+import time
+from pathlib import Path
+
+import pandas as pd
+
+from helpers.results.fingerprint import fingerprint
+from helpers.results.store import _jsonable, _read, default_dir, load_all
+
+FORMAT = "vllm-guide-results"
+SUFFIX = ".guide.json.gz"
+# Columns that may hold log text, local paths or credentials: never packed.
+DROP = re.compile(r"^startup_lines$|api_?key|secret|passw|credential|authoriz|token_value|(^|_)(logs?|log_path|log_lines)$",
+                  re.I)
+ABS_PATH = re.compile(r"(?<![\w:/.~])(?:~|[A-Za-z]:)?[/\\](?:[^\s/\\'\"]+[/\\])+([^\s/\\'\"]*)")
+SECRET_VALUE = re.compile(r"\b(sk-[A-Za-z0-9_-]{8,}|hf_[A-Za-z0-9]{8,}|Bearer\s+\S+)")
+
+
+def clean(row: dict) -> dict:
+    """A row fit to leave this machine: no log lines, no credentials, and a model or any other
+    path reduced to its last part (`/home/ana/models/Qwen3-0.6B` → `Qwen3-0.6B`)."""
+    return {k: _clean_value(v) for k, v in row.items() if not DROP.search(k)}
+
+
+def _clean_value(v):
+    if isinstance(v, str):
+        if os.path.isabs(os.path.expanduser(v)) or (len(v) < 300 and "/" in v and Path(v).expanduser().exists()):
+            return Path(v.rstrip("/\\")).name
+        return SECRET_VALUE.sub("[removed]", ABS_PATH.sub(lambda m: m.group(1) or "[path]", v))
+    if isinstance(v, list):
+        return [_clean_value(x) for x in v]
+    if isinstance(v, dict):
+        return {k: _clean_value(x) for k, x in v.items() if not DROP.search(str(k))}
+    return v
+
+
+def my_rows(folder: str | Path | None = None) -> list[dict]:
+    """Every stored row measured on this machine (also under an earlier vLLM, whose rows sit
+    in another file of the folder), and no one else's rows copied there."""
+    me = fingerprint()["machine_id"]
+    folder = Path(folder) if folder else default_dir()
+    return [r for p in sorted(folder.glob("*.jsonl")) for r in _read(p) if r.get("env_machine_id") == me]
+
+
+def pack(path: str | Path | None = None, folder: str | Path | None = None) -> Path:
+    """Write this machine's rows, cleaned, into one gzipped JSON file to hand to a workshop leader."""
+    fp = fingerprint()
+    rows = [clean(r) for r in my_rows(folder)]
+    if not rows:
+        raise FileNotFoundError(f"No stored results of this machine in {Path(folder) if folder else default_dir()}: "
+                                "run a notebook first (chapter 0 measures one row in about a minute).")
+    # Beside the results, in a subfolder: `room` of this folder does not read it back as another file.
+    path = Path(path) if path else (Path(folder) if folder else default_dir()) / "hand-in" / f"results-{fp['env_id']}{SUFFIX}"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    blob = {"format": FORMAT, "format_version": 1, "packed": time.strftime("%Y-%m-%dT%H:%M:%S"),
+            "fingerprint": clean({k: v for k, v in fp.items() if k != "python"}), "rows": rows}
+    with gzip.open(path, "wt") as f:
+        json.dump(blob, f, default=_jsonable)
+    return path
+
+
+def read_pack(path: str | Path) -> list[dict]:
+    """The rows of a packed file; a clear error for any other file."""
+    try:
+        with gzip.open(path, "rt") as f:
+            blob = json.load(f)
+    except (OSError, json.JSONDecodeError) as e:
+        raise ValueError(f"{path} is not a packed results file ({e}); make one with `bash guide.sh pack`.") from e
+    if not isinstance(blob, dict) or blob.get("format") != FORMAT:
+        raise ValueError(f"{path} is not a packed results file (no '{FORMAT}' marker); make one with `bash guide.sh pack`.")
+    return blob["rows"]
+
+
+def unpack(path: str | Path, folder: str | Path) -> list[Path]:
+    """Add a packed file's rows to a room folder, one `<env_id>.jsonl` per environment, so
+    that `load_all(folder)` reads them; rows already there (same run id) are not added twice."""
+    folder = Path(folder)
+    folder.mkdir(parents=True, exist_ok=True)
+    by_env: dict[str, list[dict]] = {}
+    for r in read_pack(path):
+        by_env.setdefault(str(r.get("env_env_id") or "unknown"), []).append(r)
+    written = []
+    for env, rows in by_env.items():
+        target = folder / f"{env}.jsonl"
+        seen = {r.get("run_id") for r in _read(target)}
+        with open(target, "a") as f:
+            for r in rows:
+                if r.get("run_id") is None or r["run_id"] not in seen:
+                    f.write(json.dumps(r, default=_jsonable) + "\n")
+        written.append(target)
+    return written
+
+
+def machine_label(row) -> str:
+    """The fingerprint a learner recognises: CPU, cores, instruction sets, RAM, GPU, vLLM."""
+    gpu = row.get("env_gpu")
+    gpu = gpu if isinstance(gpu, str) and gpu else "no GPU"
+    ram = row.get("env_ram_gib")
+    ram = f"{float(ram):.0f} GiB" if ram is not None and ram == ram else "? GiB"
+    return (f"{row.get('env_cpu_model') or '?'} · {row.get('env_cpu_cores') or '?'} cores · "
+            f"{row.get('env_cpu_isa') or '?'} · {ram} · {gpu} · vLLM {row.get('env_vllm') or '?'} "
+            f"#{str(row.get('env_machine_id') or '?')[:4]}")
+
+
+def room(folder: str | Path | None = None, me: str | None = None) -> pd.DataFrame:
+    """Every machine's rows in a folder (`*.jsonl` and packed `*.guide.json.gz` files), with
+    `machine` (its fingerprint), `model`, `group` (measurement version · model · vLLM version),
+    `you` (this machine's rows) and `compatible` (in the same group as yours; where you have no
+    rows there, the group with most machines)."""
+    folder = Path(folder) if folder else default_dir()
+    df = load_all(folder)
+    packs = [r for p in sorted(folder.glob(f"*{SUFFIX}")) for r in read_pack(p)]
+    if packs:
+        df = pd.concat([df, pd.DataFrame(packs)], ignore_index=True)
+    if df.empty:
+        return pd.DataFrame(columns=["env_env_id", "machine", "model", "group", "you", "compatible"])
+    if "run_id" in df:
+        df = df.drop_duplicates(subset=["env_env_id", "run_id"], keep="last")
+    me = me or fingerprint()["env_id"]
+    if "measurement_version" not in df:
+        df["measurement_version"] = None
+    version = df["measurement_version"].map(lambda v: f"v{int(v)}" if v == v and v is not None else "v?")
+    df["model"] = df.get("cfg_model", pd.Series(index=df.index, dtype=object)).map(
+        lambda m: Path(str(m).rstrip("/")).name if isinstance(m, str) else "?")
+    df["machine"] = [machine_label(r) for r in df.to_dict("records")]
+    df["group"] = ("measurement " + version + " · " + df["model"] + " · vLLM " + df["env_vllm"].fillna("?").astype(str))
+    df["you"] = df["env_env_id"] == me
+    mine = df.loc[df["you"]].sort_values("time")["group"]
+    ref = mine.iloc[-1] if len(mine) else df.groupby("group")["env_env_id"].nunique().idxmax()
+    df["compatible"] = df["group"] == ref
+    return df.sort_values("time", kind="stable").reset_index(drop=True)
+
+
+def experiments(df: pd.DataFrame) -> pd.Series:
+    """What makes rows comparable as one experiment: the notebook's tag and the load."""
+    load = df.get("load_label", pd.Series(index=df.index, dtype=object)).fillna("")
+    return (df["tag"].fillna("").astype(str) + load.map(lambda x: f" · {x}" if x else ""))
+
+
+def ratios(df: pd.DataFrame, metric: str = "output_throughput", baseline: str | dict | None = None) -> pd.DataFrame:
+    """Each machine's `metric` as a ratio to its own baseline row in the same experiment and
+    group. `baseline`: a config label, {tag: config label}, or None for the configuration most
+    machines measured first in that experiment (chapter 1's "stock", for example). Machines
+    without the baseline row are left out of that experiment."""
+    cols = ["group", "experiment", "config_label", "machine", "env_env_id", "you", "compatible", "value",
+            "baseline", "ratio", "is_baseline"]
+    if df.empty or metric not in df:
+        return pd.DataFrame(columns=cols)
+    d = df.loc[df[metric].notna()].copy()
+    d["experiment"] = experiments(d)
+    d["value"] = d[metric].astype(float)
+    d = d.sort_values("time", kind="stable").drop_duplicates(["env_env_id", "experiment", "config_label"], keep="last")
+    out = []
+    for (group, exp), e in d.groupby(["group", "experiment"], sort=False):
+        base = _baseline(e, baseline)
+        if base is None:
+            continue
+        ref = e.loc[e["config_label"] == base].set_index("env_env_id")["value"]
+        e = e.loc[e["env_env_id"].isin(ref.index)].copy()
+        e["baseline"] = base
+        e["ratio"] = e["value"] / e["env_env_id"].map(ref)
+        e["is_baseline"] = e["config_label"] == base
+        out.append(e[cols])
+    return pd.concat(out, ignore_index=True) if out else pd.DataFrame(columns=cols)
+
+
+def _baseline(e: pd.DataFrame, baseline: str | dict | None) -> str | None:
+    if isinstance(baseline, dict):
+        baseline = baseline.get(e["tag"].iloc[0])
+    if baseline is not None:
+        return baseline if (e["config_label"] == baseline).any() else None
+    firsts = e.sort_values("time", kind="stable").groupby("env_env_id")["config_label"].first()
+    return firsts.value_counts(sort=True).index[0]
+
+
+def spread(r: pd.DataFrame) -> pd.DataFrame:
+    """Per experiment and configuration: how many machines, the room's lowest, median and
+    highest ratio, and yours."""
+    if r.empty:
+        return pd.DataFrame(columns=["experiment", "config_label", "machines", "lowest", "median", "highest", "yours"])
+    g = r.groupby(["experiment", "config_label"], sort=False)["ratio"]
+    out = pd.DataFrame({"machines": g.size(), "lowest": g.min(), "median": g.median(), "highest": g.max()})
+    out["yours"] = r.loc[r["you"]].set_index(["experiment", "config_label"])["ratio"]
+    return out.reset_index()
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    if argv[:1] == ["pack"]:
+        try:
+            path = pack(argv[1] if len(argv) > 1 else None)
+        except FileNotFoundError as e:
+            print(e, file=sys.stderr)
+            return 1
+        n = len(read_pack(path))
+        print(f"Packed {n} result row(s) of this machine into {path}\n"
+              "Hand that one file to the workshop leader (no logs, paths or keys are in it).")
+        return 0
+    if argv[:1] == ["unpack"] and len(argv) == 3:
+        for p in unpack(argv[1], argv[2]):
+            print(f"rows added to {p}")
+        return 0
+    print("usage: python -m helpers.results.pool pack [FILE] | unpack FILE FOLDER", file=sys.stderr)
+    return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())
