@@ -19,13 +19,19 @@ SHUTDOWN_GRACE_S = 60.0
 
 
 def _alive(pid: int) -> bool:
+    """True for a running process; False for one that is gone or has exited (a zombie, possibly
+    with a last thread still closing its files: that one releases the lock by itself)."""
     try:
         os.kill(pid, 0)
     except ProcessLookupError:
         return False
     except PermissionError:
         return True
-    return True
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except (OSError, IndexError):
+        return True
+    return state not in ("Z", "X")
 
 
 class EngineBusyError(RuntimeError):
@@ -101,10 +107,14 @@ class EngineLock:
         """'pid (command)' of each process with the lock file open, read from /proc (Linux)."""
         found = []
         for proc in Path("/proc").glob("[0-9]*"):
-            try:
-                if any(os.readlink(fd) == str(self.path) for fd in (proc / "fd").iterdir()) and int(proc.name) != os.getpid():
+            if int(proc.name) == os.getpid():
+                continue
+            try:  # every thread's view: an exited process's last thread still holds its files
+                holds = any(os.readlink(fd) == str(self.path)
+                            for task in (proc / "task").iterdir() for fd in (task / "fd").iterdir())
+                if holds:
                     cmd = (proc / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace").strip()
-                    found.append(f"{proc.name} ({cmd[:80]})")
+                    found.append(f"{proc.name} ({cmd[:80] or 'exiting'})")
             except OSError:
                 continue
         return "; ".join(found)
