@@ -5,6 +5,8 @@
 * "synthetic-tp": a small Llama-architecture model with 8 heads and fixed-seed *random*
   weights, for tensor-parallel demos only (SmolLM2's 9 heads cannot split over 2 ranks).
   Its answers are noise; its speed and memory are real.
+* "embedded-int8", "embedded-int4": the embedded model with quantized weights, written here
+  in the compressed-tensors format (helpers/quantize.py).
 Anything else is taken as a local folder or a hub id of the learner's own.
 """
 from __future__ import annotations
@@ -19,6 +21,7 @@ from helpers.config import ConfigError
 
 EMBEDDED = "embedded"
 SYNTHETIC = "synthetic-tp"
+QUANTIZED = ("embedded-int8", "embedded-int4")  # made here from the embedded model: helpers/quantize.py
 GGUF_NAME = "SmolLM2-135M-Instruct.Q4_1.gguf"
 
 
@@ -44,6 +47,9 @@ def resolve(model: str) -> str:
         return str(prepare_embedded())
     if model == SYNTHETIC:
         return str(prepare_synthetic())
+    if model in QUANTIZED:
+        from helpers import quantize
+        return str(quantize.prepare(model))
     path = Path(model).expanduser()
     looks_like_path = model.startswith(("/", ".", "~")) or path.exists() or model.count("/") != 1
     if looks_like_path:
