@@ -29,6 +29,10 @@ class StartupReport:
     # torch.compile's on-disk cache (compiled engines only): "loaded", "saved" (compiled and
     # stored for the next start) or "load failed: <vLLM's reason>" (compiled again). None: eager.
     compile_cache: str | None = None
+    checkpoint_gib: float | None = None  # the weight files on disk (weight_utils: "Checkpoint size")
+    weights_gib: float | None = None  # GPU only: memory the loaded weights took ("Model loading took")
+    # The kernel a quantized checkpoint's linear layers run on ("Selected X for Y" / "Using X for Y").
+    linear_kernel: str | None = None
 
     def as_dict(self) -> dict:
         return asdict(self)
@@ -42,6 +46,9 @@ _PATTERNS = {
                          + r" GiB memory was consumed by non-kv usages"),
     "gpu_kv": re.compile(r"Available KV cache memory: " + _NUM + r" GiB"),
     "weights": re.compile(r"Loading weights took " + _NUM + r" seconds"),
+    "checkpoint": re.compile(r"Checkpoint size: " + _NUM + r" GiB"),
+    "weights_mem": re.compile(r"Model loading took " + _NUM + r" GiB"),
+    "kernel": re.compile(r"(?:Selected|Using) (\w+Kernel\w*) for (\w+)"),
     "init": re.compile(r"init engine \(profile, create kv cache, warmup model\) took " + _NUM + r" s"),
     # vllm/compilation/decorators.py
     "cache_failed": re.compile(r"Compiling model again due to a load failure from \S+, reason: (.+)"),
@@ -73,6 +80,12 @@ def parse_startup(log: str) -> StartupReport:
         r.weights_load_s = _num(m.group(1))
     if m := _PATTERNS["init"].search(log):
         r.init_engine_s = _num(m.group(1))
+    if m := _PATTERNS["checkpoint"].search(log):
+        r.checkpoint_gib = _num(m.group(1))
+    if m := _PATTERNS["weights_mem"].search(log):
+        r.weights_gib = _num(m.group(1))
+    if m := _PATTERNS["kernel"].search(log):
+        r.linear_kernel = f"{m.group(1)} ({m.group(2)})"
     r.startup_lines = report_lines(log) or None
     r.compile_cache = _compile_cache(log)
     return r

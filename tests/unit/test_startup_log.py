@@ -178,3 +178,14 @@ def test_compile_cache_status_is_read_from_the_log():
     loaded = "(Worker pid=1) INFO 11-30 08:30:20 [decorators.py:320] [backbone] Directly load AOT compilation from path /x"
     assert parse_startup(loaded).compile_cache == "loaded"
     assert parse_startup("INFO nothing compiled here").compile_cache is None
+
+
+def test_quantized_start_reports_checkpoint_size_and_kernel():
+    log = ("(Worker pid=1) INFO 11-30 11:44:25 [__init__.py:846] Selected CPUInt8ScaledMMLinearKernel for "
+           "CompressedTensorsW8A8Int8\n(Worker pid=1) INFO 11-30 11:44:25 [weight_utils.py:1108] Filesystem type for "
+           "checkpoints: EXT4. Checkpoint size: 0.15 GiB. Available RAM: 21.37 GiB.\n")
+    r = parse_startup(log)
+    assert r.checkpoint_gib == 0.15 and r.weights_gib is None
+    assert r.linear_kernel == "CPUInt8ScaledMMLinearKernel (CompressedTensorsW8A8Int8)"
+    gpu = parse_startup("INFO [gpu_model_runner.py:5150] Model loading took 0.2537 GiB memory and 1.2 seconds")
+    assert gpu.weights_gib == 0.2537 and gpu.linear_kernel is None
