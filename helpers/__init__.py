@@ -27,7 +27,7 @@ _EXPORTS = {
     "pick": "helpers.sizes", "set_size": "helpers.sizes", "size": "helpers.sizes",
 }
 _MODULES = {"book", "charts", "report", "widgets", "correctness", "models", "doctor", "exercises", "experiment",
-            "config", "settings", "engine", "load", "results", "sizes", "hardware", "course", "claims"}
+            "config", "settings", "engine", "load", "results", "sizes", "hardware", "course", "claims", "quantize"}
 __all__ = sorted(_EXPORTS) + sorted(_MODULES)
 
 

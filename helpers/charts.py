@@ -29,6 +29,9 @@ TITLES = {
     "kv_cache_gib": "KV cache (GiB)", "start_seconds": "start-up time (s)",
     "kv_cache_usage_pct": "KV cache usage (%)", "waiting": "waiting requests", "running": "running requests",
     "prefix_cache_hit_rate": "prefix-cache hit rate (share of prompt tokens)", "preemptions": "preemptions",
+    "checkpoint_gib": "checkpoint on disk (GiB)", "non_kv_gib": "non-KV memory (GiB)",
+    "perplexity": "perplexity of the reference text (lower is better)",
+    "token_agreement": "greedy tokens matching the reference (share)",
     "t_s": "time since load start (s)", "load_max_concurrency": "client concurrency (requests in flight)",
     **settings.chart_titles(),  # cfg_<setting> and engine_<setting>, with units
 }
@@ -77,7 +80,8 @@ def bars(df: pd.DataFrame, metric: str, chart_title: str | None = None, color: s
         x=x,
         y=alt.Y(f"{metric}:Q", title=title(metric)),
         color=alt.Color(f"{color}:N", title="configuration", sort=None),
-        tooltip=[color, alt.Tooltip(f"{metric}:Q", format=".1f"), "load_label"],
+        tooltip=[color, alt.Tooltip(f"{metric}:Q", format=".1f"),
+                 *(["load_label:N"] if "load_label" in df else [])],  # rows of a load name it
     )
     if _has_spread(df, metric):
         chart = chart + _spread_rule(df, x, metric)

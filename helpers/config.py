@@ -67,6 +67,7 @@ class EngineConfig:
     # The guide starts eager by default: compiling costs ~90 s per start on 2 cores.
     enforce_eager: bool = True
     compilation_config: dict | None = None
+    kv_cache_memory_bytes: int | None = None
     kv_cache_dtype: str = "auto"
     # None: the dtype this machine computes fastest (hardware.cpu_dtype(): float32 where the CPU
     # only emulates bf16, bf16 where AVX512-BF16/AMX exist; vLLM's "auto" on a GPU). "auto" is

@@ -192,6 +192,11 @@ SETTINGS: tuple[Setting, ...] = (
     # The resolved object is large; facts.py reads its `mode` as engine_compilation_mode.
     Setting("compilation_config", dict, "compilation_config=None (vLLM's default).", flag="--compilation-config",
             short="compile", what="a dict such as {'mode': 3}"),
+    # A fixed KV-cache size in bytes, whatever the memory fraction says: the way to compare KV
+    # dtypes at equal memory (CPU worker: "Explicitly set (…) GiB for KV cache").
+    Setting("kv_cache_memory_bytes", int, "kv_cache_memory_bytes=None (size the cache from the memory fraction).",
+            flag="--kv-cache-memory-bytes", unit="bytes", short="kv bytes", minimum=1,
+            resolved=("cache_config", "kv_cache_memory_bytes")),
     Setting("kv_cache_dtype", str, 'kv_cache_dtype="fp8" to halve KV memory, or "auto".', flag="--kv-cache-dtype",
             short="kv", choices=KV_CACHE_DTYPES, nullable=False, resolved=("cache_config", "cache_dtype")),
     # None is resolved by EngineConfig to the dtype this machine computes fastest.

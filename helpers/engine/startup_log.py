@@ -44,6 +44,7 @@ _PATTERNS = {
     "cpu_kv": re.compile(r"Auto set \(" + _NUM + "/" + _NUM + r"\) GiB for KV cache on node \d+, with "
                          + _NUM + r" GiB requested memory for the worker\. " + _NUM
                          + r" GiB memory was consumed by non-kv usages"),
+    "cpu_kv_fixed": re.compile(r"Explicitly set \(" + _NUM + "/" + _NUM + r"\) GiB for KV cache"),
     "gpu_kv": re.compile(r"Available KV cache memory: " + _NUM + r" GiB"),
     "weights": re.compile(r"Loading weights took " + _NUM + r" seconds"),
     "checkpoint": re.compile(r"Checkpoint size: " + _NUM + r" GiB"),
@@ -74,6 +75,8 @@ def parse_startup(log: str) -> StartupReport:
     if m := _PATTERNS["cpu_kv"].search(log):
         r.kv_cache_gib, r.node_memory_gib = _num(m.group(1)), _num(m.group(2))
         r.memory_budget_gib, r.non_kv_gib = _num(m.group(3)), _num(m.group(4))
+    elif m := _PATTERNS["cpu_kv_fixed"].search(log):
+        r.kv_cache_gib, r.node_memory_gib = _num(m.group(1)), _num(m.group(2))
     elif m := _PATTERNS["gpu_kv"].search(log):
         r.kv_cache_gib = _num(m.group(1))
     if m := _PATTERNS["weights"].search(log):
@@ -92,7 +95,7 @@ def parse_startup(log: str) -> StartupReport:
 
 
 # The lines in which the engine reports how it shared out memory and what fits in the KV cache.
-_REPORT_MARKERS = ("Auto set (", "Available KV cache memory", "Overriding num_gpu_blocks", "KV cache size:")
+_REPORT_MARKERS = ("Auto set (", "Explicitly set (", "Available KV cache memory", "Overriding num_gpu_blocks", "KV cache size:")
 _ANSI = re.compile(r"\x1b\[[0-9;]*m")
 _RECORD_PREFIX = re.compile(r"^.*?\b(?:INFO|WARNING)\s+\d\d-\d\d \d\d:\d\d:\d\d\s+\[[^\]]*\]\s*")
 

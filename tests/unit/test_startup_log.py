@@ -189,3 +189,11 @@ def test_quantized_start_reports_checkpoint_size_and_kernel():
     assert r.linear_kernel == "CPUInt8ScaledMMLinearKernel (CompressedTensorsW8A8Int8)"
     gpu = parse_startup("INFO [gpu_model_runner.py:5150] Model loading took 0.2537 GiB memory and 1.2 seconds")
     assert gpu.weights_gib == 0.2537 and gpu.linear_kernel is None
+
+
+def test_a_fixed_kv_size_is_read_too():
+    r = parse_startup("(Worker pid=1) INFO 11-30 11:44:25 [cpu_worker.py:230] Explicitly set (0.09/16.84) GiB for KV "
+                      "cache on node 0.\n(EngineCore pid=2) INFO 11-30 11:44:26 [kv_cache_utils.py:1] CPU KV cache "
+                      "size: 4,096 tokens\n")
+    assert (r.kv_cache_gib, r.node_memory_gib, r.kv_cache_tokens, r.non_kv_gib) == (0.09, 16.84, 4096, None)
+    assert r.startup_lines[0].startswith("Explicitly set (0.09/16.84) GiB")
