@@ -9,7 +9,7 @@ import time
 
 import pytest
 
-from helpers import EngineBusyError, EngineConfig, EngineStartError, Load, LoadError, experiment
+from helpers import EngineBusyError, EngineConfig, EngineStartError, Load, LoadError, correctness, experiment
 from helpers.config import ConfigError
 from helpers.engine import Server, facts
 from tests.conftest import ROOT, vllm_processes
@@ -83,6 +83,19 @@ def test_fp8_kv_cache_about_doubles_capacity(results_dir):
     assert 1.5 < fp8["kv_cache_tokens"] / auto["kv_cache_tokens"] < 2.6  # raw tokens (free memory varies)
 
 
+@pytest.mark.parametrize("model", ["embedded-int8", "embedded-int4"])
+def test_quantized_checkpoint_loads_and_answers_sensibly(results_dir, model):
+    """The check: the locally quantized model's greedy answer to the capital of France names
+    Paris (as the bf16 model's does), and the engine ran it on a quantized linear kernel."""
+    cfg = EngineConfig(model=model)
+    answer = correctness.greedy_answers(cfg, prompts=("What is the capital of France?",), max_tokens=16)[0]
+    assert "Paris" in answer, answer
+    row = experiment.capacity(cfg, progress=False)
+    assert row["engine_quantization"] == "compressed-tensors"
+    assert "Kernel" in (row["linear_kernel"] or ""), row["linear_kernel"]
+    assert row["checkpoint_gib"] < 0.2  # the bf16 checkpoint is 0.25 GiB
+
+
 def test_memory_fraction_too_high_surfaces_engine_error():
     with pytest.raises(EngineStartError) as err:
         Server(EngineConfig(gpu_memory_utilization=0.99), progress=False).start()
@@ -101,6 +114,8 @@ def test_memory_fraction_too_high_surfaces_engine_error():
      "max_model_len"),
     (lambda: Server(EngineConfig(device="cpu", enforce_eager=False,
                                  compilation_config={"cudagraph_mode": "FULL"})).start(), "compilation_config"),
+    # Online fp8 weights have no CPU kernel (chapter 5).
+    (lambda: Server(EngineConfig(device="cpu", quantization="fp8")).start(), "quantization"),
 ])
 def test_bad_settings_fail_before_any_process(make, setting):
     with pytest.raises(ConfigError) as err:
