@@ -133,19 +133,20 @@ def test_lab3_capacity_solutions(capsys):
     assert not Question("q3", lambda: heads, 0.05, "", "lab03_q3.py").check(LAB3_SYN["num_attention_heads"] / 2)
 
 
-@pytest.mark.parametrize("tp1, tp2, one_user, eight_users", [
-    # measured on this project's machine (one repeat each): TP=1 steps faster, TP=2 computes on both cores
-    ((11.9, 355.0), (14.4, 442.1), "TP=1", "TP=2"),
-    ((12.0, 400.0), (12.5, 420.0), "too close to call", "too close to call"),  # within the 10 % default noise
-    ((15.0, 500.0), (11.0, 300.0), "TP=2", "TP=1"),
+@pytest.mark.parametrize("figures, one_user, eight_users", [
+    # (median TPOT ms, output tok/s) per layout. The first: TP=1 and TP=2 as measured on this project's
+    # machine (one repeat each; TP=1 stepped faster, TP=2 computed on both cores); the others made up
+    ({"TP=1": (11.9, 355.0), "TP=2": (14.4, 442.1)}, "TP=1", "TP=2"),
+    ({"TP=1": (12.0, 400.0), "TP=2": (12.5, 420.0)}, "too close to call", "too close to call"),  # within 10 %
+    ({"TP=1": (15.0, 300.0), "TP=2": (11.0, 500.0), "two replicas": (14.0, 480.0)}, "TP=2", "too close to call"),
+    ({"TP=1": (12.0, 300.0), "TP=2": (15.0, 400.0), "two replicas": (13.5, 520.0)}, "TP=1", "two replicas"),
 ])
-def test_lab3_choice_solutions(capsys, tp1, tp2, one_user, eight_users):
+def test_lab3_choice_solutions(capsys, figures, one_user, eight_users):
     from helpers import report
-    row = lambda tpot, tput: {"median_tpot_ms": tpot, "output_throughput": tput, "repeats": 1}
-    measured = {(opt, target): row(*figures) for opt, figures in (("TP=1", tp1), ("TP=2", tp2))
-                for target in ("one user", "eight users")}
-    options = ["TP=1", "TP=2", "too close to call"]
-    env = {"measured": measured, "report": report}
+    measured = {(option, target): {"median_tpot_ms": tpot, "output_throughput": tput, "repeats": 1}
+                for option, (tpot, tput) in figures.items() for target in ("one user", "eight users")}
+    options = [*figures, "too close to call"]
+    env = {"measured": measured, "report": report, "LAYOUTS": dict.fromkeys(figures)}
     got = run_solution("lab03_q5.py", dict(env))["one_user_choice"]
     assert Choice("q5", options, lambda: one_user, "", "lab03_q5.py").check(got)
     got = run_solution("lab03_q6.py", dict(env))["eight_users_choice"]
