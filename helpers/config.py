@@ -75,6 +75,9 @@ class EngineConfig:
     dtype: str | None = None
     quantization: str | None = None
     tensor_parallel_size: int = 1
+    pipeline_parallel_size: int = 1
+    data_parallel_size: int = 1
+    distributed_executor_backend: str | None = None  # None: vLLM's choice ("mp" on one machine)
     cpu_offload_gb: float = 0.0
     enable_log_requests: bool = False
     log_level: str = "info"
@@ -227,6 +230,18 @@ class EngineConfig:
                                "the CPU backend empties the capture sizes (vllm/platforms/cpu.py), so it would be "
                                "ignored here.", "leave the cudagraph keys out on CPU: enforce_eager=False alone "
                                "turns torch.compile on, which is what the CPU backend can speed up.")
+        if self.distributed_executor_backend == "ray":
+            return ConfigError("distributed_executor_backend", "'ray' does not run on the CPU backend: vLLM starts a "
+                               "local Ray instance and then stops (\"ValueError: current platform cpu does not support "
+                               "ray.\", vllm/v1/executor/ray_utils.py).", 'distributed_executor_backend="mp" '
+                               "(or None) on CPU; Ray runs with CUDA GPUs.")
+        if self.pipeline_parallel_size > 1 and self.enforce_eager:
+            return ConfigError("pipeline_parallel_size", f"({self.pipeline_parallel_size}) with enforce_eager=True starts "
+                               "on CPU but the first request kills the engine: only the warm-up of a compiled model "
+                               "makes the buffer a later stage receives activations in (\"assert "
+                               "self.intermediate_tensors is not None\", vllm/v1/worker/gpu_model_runner.py).",
+                               "enforce_eager=False with pipeline_parallel_size > 1 on CPU (compiling adds about a "
+                               "minute to the start).")
         if self.kv_cache_dtype.startswith("fp8") and not hardware.has_avx512():
             return ConfigError("kv_cache_dtype", f"{self.kv_cache_dtype!r} needs a CPU with AVX-512 or AMX; this one has "
                                f"{hardware.isa_label()} (vLLM: \"FP8 KV cache on CPU requires x86 with AVX-512 or AMX.\").",
@@ -252,10 +267,17 @@ class EngineConfig:
         for s in SETTINGS:
             if (text := s.env_text(getattr(self, s.name))) is not None:
                 env[s.env] = text
-        if self.device == "cpu" and self.tensor_parallel_size > 1 and "VLLM_CPU_OMP_THREADS_BIND" not in os.environ:
-            # Without it vLLM wants one NUMA node per rank; give each rank its own cores.
+        ranks = self.ranks * self.data_parallel_size
+        if self.device == "cpu" and ranks > 1 and "VLLM_CPU_OMP_THREADS_BIND" not in os.environ:
+            # Without it vLLM wants one NUMA node per rank; give each rank its own cores. vLLM
+            # reads the groups in rank order (utils/ompmultiprocessing.py: "[DP, PP, TP]").
             cpus = sorted(os.sched_getaffinity(0))
-            per = max(1, len(cpus) // self.tensor_parallel_size)
-            groups = [",".join(map(str, cpus[i * per:(i + 1) * per])) for i in range(self.tensor_parallel_size)]
+            per = max(1, len(cpus) // ranks)
+            groups = [",".join(map(str, cpus[i * per:(i + 1) * per])) for i in range(ranks)]
             env["VLLM_CPU_OMP_THREADS_BIND"] = "|".join(groups)
         return env
+
+    @property
+    def ranks(self) -> int:
+        """Worker processes of the engine: tensor × pipeline parallel size."""
+        return self.tensor_parallel_size * self.pipeline_parallel_size

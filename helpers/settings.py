@@ -39,6 +39,9 @@ LOG_LEVELS = ("debug", "info", "warning", "error")
 # Weight quantization methods the CPU backend has kernels for (vLLM's CPU docs).
 CPU_QUANTIZATION = ("awq", "gptq", "compressed-tensors")
 
+# Executors the guide offers for more than one rank ("uni" is the harness's own merged layout).
+EXECUTOR_BACKENDS = ("mp", "ray")
+
 DEVICES = ("cpu", "cuda")
 _WHAT = {int: "a whole number", float: "a number", bool: "True or False", str: "text", dict: "a dict"}
 
@@ -136,7 +139,10 @@ def _range_text(minimum, maximum, above) -> str:
 # are 2048 tokens and 128 sequences *per rank* (world size = tensor × pipeline parallel size).
 
 def _ranks(config) -> int:
-    return config.tensor_parallel_size  # × pipeline_parallel_size once that is a setting
+    """Ranks of one engine: tensor × pipeline parallel size (arg_utils.py: `world_size =
+    self.pipeline_parallel_size * self.tensor_parallel_size`); data-parallel replicas each
+    have their own scheduler, so they do not count."""
+    return config.tensor_parallel_size * config.pipeline_parallel_size
 
 
 def _cpu_max_num_seqs(config) -> int:
@@ -206,6 +212,22 @@ SETTINGS: tuple[Setting, ...] = (
             resolved=("model_config", "quantization")),
     Setting("tensor_parallel_size", int, "tensor_parallel_size=1.", flag="--tensor-parallel-size", unit="ranks",
             short="tp", minimum=1, nullable=False, resolved=("parallel_config", "tensor_parallel_size")),
+    # Splits the layers into stages, one rank each; checked against the model's layers and the
+    # cores before a start (engine/preflight.py).
+    Setting("pipeline_parallel_size", int, "pipeline_parallel_size=1.", flag="--pipeline-parallel-size",
+            unit="ranks", short="pp", minimum=1, nullable=False,
+            resolved=("parallel_config", "pipeline_parallel_size")),
+    # Replicas of the whole engine behind one API server (vLLM balances requests between them);
+    # for a dense model each replica is an independent engine core with its own KV cache.
+    Setting("data_parallel_size", int, "data_parallel_size=1.", flag="--data-parallel-size", unit="replicas",
+            short="dp", minimum=1, nullable=False, resolved=("parallel_config", "data_parallel_size")),
+    # None: vLLM's choice. vllm/platforms/cpu.py, CpuPlatform.check_and_update_config turns
+    # "uni" (one rank) into "mp" on CPU, and ParallelConfig.__post_init__ picks "mp" for more
+    # ranks unless the engine runs inside a Ray placement group (never, as the harness starts
+    # it). "ray" needs the ray package (engine/preflight.py checks it).
+    Setting("distributed_executor_backend", str, 'distributed_executor_backend="mp" (one machine) or "ray".',
+            flag="--distributed-executor-backend", short="executor", choices=EXECUTOR_BACKENDS,
+            resolved=("parallel_config", "distributed_executor_backend"), cpu_default="mp"),
     Setting("cpu_offload_gb", float, "cpu_offload_gb=0.", flag="--cpu-offload-gb", unit="GiB", minimum=0,
             nullable=False, devices=("cuda",), resolved=("offload_config", "uva", "cpu_offload_gb")),
     # The API server's per-request log lines (vLLM's --enable-log-requests): off unless asked for.

@@ -6,6 +6,8 @@ cheap value object that notebooks build and compare freely.
 """
 from __future__ import annotations
 
+import importlib.util
+
 from helpers import hardware, models
 from helpers.config import ConfigError, EngineConfig
 from helpers.settings import CPU_QUANTIZATION
@@ -21,22 +23,51 @@ def check(config: EngineConfig) -> None:
 
 def _check_machine(config: EngineConfig) -> None:
     hw = hardware.describe()
-    tp = config.tensor_parallel_size
     if config.device == "cuda" and hw["gpu_count"] == 0:
         raise ConfigError("device", "is 'cuda' but this machine has no CUDA GPU.",
                           'device="cpu" (the default here).')
+    if config.distributed_executor_backend == "ray" and importlib.util.find_spec("ray") is None:
+        raise ConfigError("distributed_executor_backend", "is 'ray' but Ray is not installed in this environment.",
+                          "pip install 'ray[default]' (the version your vLLM supports), "
+                          "or distributed_executor_backend='mp' on one machine.")
     if config.device == "cpu":
         if config.quantization not in (None, *CPU_QUANTIZATION):
             raise ConfigError("quantization", f"{config.quantization!r} has no CPU kernel in "
                               "vLLM (online fp8 fails at start-up on CPU).",
                               f"quantization=None, or a checkpoint made with one of {CPU_QUANTIZATION}.")
-        if tp > hw["cpu_cores"]:
-            raise ConfigError("tensor_parallel_size", f"({tp}) is more than "
-                              f"this machine's {hw['cpu_cores']} cores; each CPU rank needs its own core.",
-                              f"tensor_parallel_size <= {hw['cpu_cores']}.")
-    elif tp > hw["gpu_count"]:
-        raise ConfigError("tensor_parallel_size", f"({tp}) is more than the "
-                          f"{hw['gpu_count']} GPU(s) here.", f"tensor_parallel_size <= {hw['gpu_count']}.")
+        _check_world(config, hw["cpu_cores"], "this machine's {n} cores; each CPU rank needs its own core")
+        _check_memory_shares(config)
+    else:
+        _check_world(config, hw["gpu_count"], "the {n} GPU(s) here")
+
+
+_PARALLEL = ("tensor_parallel_size", "pipeline_parallel_size", "data_parallel_size")
+
+
+def _check_world(config: EngineConfig, room: int, what: str) -> None:
+    """tensor × pipeline × data parallel ranks must fit the cores (CPU) or GPUs."""
+    sizes = {name: getattr(config, name) for name in _PARALLEL}
+    world = config.ranks * config.data_parallel_size
+    if world <= room:
+        return
+    used = {name: n for name, n in sizes.items() if n > 1}
+    setting = max(used, key=used.get)  # the largest factor is the one to lower first
+    product = " × ".join(f"{name} {n}" for name, n in used.items())
+    said = f"({sizes[setting]})" if len(used) == 1 else f"({product} = {world} ranks)"
+    raise ConfigError(setting, f"{said} is more than {what.format(n=room)}.",
+                      f"{setting} <= {room}" + (f", with the product of {', '.join(used)} <= {room}."
+                                                 if len(used) > 1 else "."))
+
+
+def _check_memory_shares(config: EngineConfig) -> None:
+    """On CPU every worker takes gpu_memory_utilization × the node's memory (cpu_worker.py:
+    requested_cpu_memory = total_memory * memory_fraction), so the shares add up."""
+    workers = config.ranks * config.data_parallel_size
+    total = workers * config.memory_fraction
+    if workers > 1 and total > 0.9:
+        raise ConfigError("gpu_memory_utilization", f"({config.memory_fraction}) is taken by each of the {workers} CPU "
+                          f"workers (tensor × pipeline × data parallel), {total:.2f} of the memory in all.",
+                          f"gpu_memory_utilization <= {0.9 / workers:.2f} with {workers} workers.")
 
 
 def _check_model(config: EngineConfig) -> None:
@@ -50,6 +81,10 @@ def _check_model(config: EngineConfig) -> None:
         raise ConfigError("tensor_parallel_size",
                           f"({tp}) must divide the model's {heads} attention heads.",
                           f"one of {ok}, or model=\"synthetic-tp\" (8 heads) for a TP demo.")
+    layers, pp = shape.get("num_hidden_layers"), config.pipeline_parallel_size
+    if layers and pp > layers:
+        raise ConfigError("pipeline_parallel_size", f"({pp}) is more than the model's {layers} layers; each "
+                          "pipeline stage needs at least one.", f"pipeline_parallel_size <= {layers}.")
     context = shape.get("max_position_embeddings")
     if context and config.max_model_len > context:
         raise ConfigError("max_model_len", f"({config.max_model_len}) is longer than the model's "

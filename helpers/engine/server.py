@@ -21,7 +21,7 @@ from pathlib import Path
 
 from helpers import models
 from helpers.config import ConfigError, EngineConfig
-from helpers.engine import preflight, startup_log
+from helpers.engine import preflight, ray_local, startup_log
 from helpers.engine.lock import EngineLock
 
 START_TIMEOUT_S = float(os.environ.get("GUIDE_START_TIMEOUT", 900))
@@ -54,8 +54,11 @@ def layout_for(config: EngineConfig) -> str:
         if forced not in LAYOUTS:
             raise ConfigError("GUIDE_ENGINE_LAYOUT", f"{forced!r} is not one of {sorted(LAYOUTS)}.",
                               "unset it (the harness picks), or GUIDE_ENGINE_LAYOUT=vllm.")
-        # More than one rank needs worker processes; the merged layout is for the CPU backend.
-        return forced if config.tensor_parallel_size == 1 and config.device == "cpu" else "vllm"
+        # More than one rank needs worker processes (and an executor of the user's choice
+        # wins over "uni"); the merged layout is for the CPU backend.
+        one_rank = config.ranks * config.data_parallel_size == 1
+        merged_ok = one_rank and config.distributed_executor_backend is None and config.device == "cpu"
+        return forced if merged_ok else "vllm"
     return "vllm"
 
 
@@ -95,6 +98,7 @@ class Server:
         self.start_seconds: float | None = None
         self.layout = layout_for(config)
         self.warmed_up = False  # set by the first load after a start (experiment.measure)
+        self.ray_folder: Path | None = None  # this server's own local Ray instance (ray_local)
         self._lock = EngineLock()
 
     # -- public -------------------------------------------------------------------------
@@ -134,6 +138,9 @@ class Server:
                 proc.wait(timeout=10)
         if proc is not None:
             _kill_group(proc, signal.SIGKILL)  # stragglers (engine core, workers) in the group
+        if self.ray_folder is not None:  # Ray's idle workers have process groups of their own
+            ray_local.end(self.ray_folder)
+            self.ray_folder = None
         _LIVE.discard(self)
         self._lock.release()
 
@@ -157,6 +164,9 @@ class Server:
         self.log_path = log_dir() / f"vllm-{stamp}-{self.port}.log"
         layout_env, layout_args = LAYOUTS[self.layout]
         env = {**os.environ, **self.config.server_env(), **layout_env, "GUIDE_PARENT_PID": str(os.getpid())}
+        if ray_local.owns_ray(self.config):
+            self.ray_folder = ray_local.make_folder()
+            env.update(ray_local.env_for(self.ray_folder))
         # Run by path, not `-m helpers.engine._launch`: the server process then imports nothing
         # of the guide's package (no start-up cost, whatever helpers/__init__ grows into).
         cmd = [sys.executable, str(Path(__file__).with_name("_launch.py")),

@@ -19,8 +19,10 @@ NON_DEFAULT = {
     "max_num_seqs": 8, "max_num_batched_tokens": 1024, "enable_chunked_prefill": False,
     "long_prefill_token_threshold": 256,
     "enable_prefix_caching": False, "num_gpu_blocks_override": 100, "enforce_eager": False,
-    "compilation_config": {"mode": 3}, "kv_cache_memory_bytes": 2**26, "kv_cache_dtype": "fp8", "dtype": "float16", "quantization": "awq",
-    "tensor_parallel_size": 2, "cpu_offload_gb": 1.5, "enable_log_requests": True, "log_level": "debug", "seed": 7,
+    "compilation_config": {"mode": 3}, "kv_cache_memory_bytes": 2**26, "kv_cache_dtype": "fp8", "dtype": "float16",
+    "quantization": "awq", "tensor_parallel_size": 2, "pipeline_parallel_size": 2, "data_parallel_size": 2,
+    "distributed_executor_backend": "ray", "cpu_offload_gb": 1.5, "enable_log_requests": True, "log_level": "debug",
+    "seed": 7,
 }
 # A value of the wrong kind for each kind.
 WRONG_KIND = {int: "8", float: "0.5", bool: "yes", str: 5, dict: "mode=3"}

@@ -108,3 +108,59 @@ def test_chapter5_solutions():
     parallel = pd.DataFrame({"mean_tpot_ms": [13.7, 29.2]}, index=["TP=1", "TP=2"])
     env = run_solution("ch05_q3.py", {"parallel": parallel})
     assert Choice("q3", ["TP=1", "TP=2"], lambda: "TP=1", "", "ch05_q3.py").check(env["answer"])
+
+# Lab 3's engine rows, as measured on this project's 2-core AMD EPYC (AVX-512, bf16; vLLM 0.32,
+# memory fraction 0.25 of a 16.84 GiB node), and the two models' config.json shapes.
+LAB3_SHAPE = {"num_hidden_layers": 30, "num_attention_heads": 9, "num_key_value_heads": 3, "head_dim": 64}
+LAB3_SYN = {"num_hidden_layers": 8, "num_attention_heads": 8, "num_key_value_heads": 4, "head_dim": 64}
+LAB3_ROWS = {"base": {"kv_cache_gib": 3.13, "kv_cache_tokens": 145_792, "non_kv_gib": 1.08},
+             "fp8": {"kv_cache_gib": 3.13, "kv_cache_tokens": 291_584, "non_kv_gib": 1.08},
+             "tp1": {"kv_cache_gib": 3.38, "kv_cache_tokens": 442_368, "non_kv_gib": 0.83},
+             "tp2": {"kv_cache_gib": 3.47, "kv_cache_tokens": 909_312, "non_kv_gib": 0.74}}
+GIB = 2**30
+
+
+def test_lab3_capacity_solutions(capsys):
+    from helpers.config import EngineConfig
+    rows, per_number = LAB3_ROWS, 2  # bf16 KV
+    env = {"shape": LAB3_SHAPE, "syn": LAB3_SYN, "per_number": per_number, "syn_per_number": per_number, "GIB": GIB,
+           "base": rows["base"], "tp1": rows["tp1"],
+           "tp2_cfg": EngineConfig(device="cpu", model="synthetic-tp", tensor_parallel_size=2)}
+    per_token = lambda row: row["kv_cache_gib"] * GIB / row["kv_cache_tokens"]
+    # the lab's checks and tolerances: Q1 3 %, Q2 5 %, Q3 5 %, Q4 10 %
+    q1 = run_solution("lab03_q1.py", dict(env))["answer"]
+    assert Question("q1", lambda: per_token(rows["base"]) / LAB3_SHAPE["num_hidden_layers"], 0.03, "",
+                    "lab03_q1.py").check(q1)
+    q2 = run_solution("lab03_q2.py", dict(env))["answer"]
+    assert Question("q2", lambda: rows["fp8"]["kv_cache_tokens"], 0.05, "", "lab03_q2.py").check(q2)
+    q3 = run_solution("lab03_q3.py", dict(env))["heads_per_rank"]
+    heads = per_token(rows["tp2"]) / (2 * LAB3_SYN["num_hidden_layers"] * LAB3_SYN["head_dim"] * per_number)
+    assert q3 == 2 and Question("q3", lambda: heads, 0.05, "", "lab03_q3.py").check(q3)
+    q4 = run_solution("lab03_q4.py", dict(env))["tp2_tokens"]
+    assert Question("q4", lambda: rows["tp2"]["kv_cache_tokens"], 0.10, "", "lab03_q4.py").check(q4)
+    # the mistakes the lab names are outside its tolerances
+    assert not Question("q2", lambda: rows["fp8"]["kv_cache_tokens"], 0.05, "", "lab03_q2.py").check(
+        rows["base"]["kv_cache_tokens"])
+    assert not Question("q4", lambda: rows["tp2"]["kv_cache_tokens"], 0.10, "", "lab03_q4.py").check(
+        rows["tp1"]["kv_cache_tokens"])
+    assert not Question("q3", lambda: heads, 0.05, "", "lab03_q3.py").check(LAB3_SYN["num_attention_heads"] / 2)
+
+
+@pytest.mark.parametrize("figures, one_user, eight_users", [
+    # (median TPOT ms, output tok/s) per layout. The first: TP=1 and TP=2 as measured on this project's
+    # machine (one repeat each; TP=1 stepped faster, TP=2 computed on both cores); the others made up
+    ({"TP=1": (11.9, 355.0), "TP=2": (14.4, 442.1)}, "TP=1", "TP=2"),
+    ({"TP=1": (12.0, 400.0), "TP=2": (12.5, 420.0)}, "too close to call", "too close to call"),  # within 10 %
+    ({"TP=1": (15.0, 300.0), "TP=2": (11.0, 500.0), "two replicas": (14.0, 480.0)}, "TP=2", "too close to call"),
+    ({"TP=1": (12.0, 300.0), "TP=2": (15.0, 400.0), "two replicas": (13.5, 520.0)}, "TP=1", "two replicas"),
+])
+def test_lab3_choice_solutions(capsys, figures, one_user, eight_users):
+    from helpers import report
+    measured = {(option, target): {"median_tpot_ms": tpot, "output_throughput": tput, "repeats": 1}
+                for option, (tpot, tput) in figures.items() for target in ("one user", "eight users")}
+    options = [*figures, "too close to call"]
+    env = {"measured": measured, "report": report, "LAYOUTS": dict.fromkeys(figures)}
+    got = run_solution("lab03_q5.py", dict(env))["one_user_choice"]
+    assert Choice("q5", options, lambda: one_user, "", "lab03_q5.py").check(got)
+    got = run_solution("lab03_q6.py", dict(env))["eight_users_choice"]
+    assert Choice("q6", options, lambda: eight_users, "", "lab03_q6.py").check(got)
