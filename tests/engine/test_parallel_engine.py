@@ -69,7 +69,9 @@ def test_local_ray_instance_is_ended_after_its_starter_dies():
     folder = ray_local.make_folder()
     env = {**os.environ, **ray_local.env_for(folder)}
     env.pop("RAY_ADDRESS", None)
-    code = "import ray, time; ray.init(); print('UP', flush=True); time.sleep(600)"
+    # Loopback only (a default local Ray listens on every interface).
+    code = ("import ray, time; ray.init(_node_ip_address='127.0.0.1', include_dashboard=False); "
+            "print('UP', flush=True); time.sleep(600)")
     proc = subprocess.Popen([sys.executable, "-c", code], env=env, start_new_session=True,
                             stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
     try:
