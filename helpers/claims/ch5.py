@@ -40,7 +40,7 @@ def weight_claims(weights: pd.DataFrame) -> list[Claim]:
             "5.1 Quantized weights take less memory", all(v >= 1.5 for v in smaller.values()),
             f"checkpoint {ref.checkpoint_gib:.2f} GiB in bf16; " + each(
                 {n: weights.loc[n].checkpoint_gib for n in quant}, lambda v: f"{v:.2f} GiB")
-            + f"; KV tokens at the same memory fraction: ×" + each(more_kv, lambda v: f"{v:.2f}"),
+            + "; KV tokens at the same memory fraction: " + each(more_kv, lambda v: f"×{v:.2f}"),
             partly=any(v > 1 for v in smaller.values()),
             rule="held: every quantized checkpoint at least 1.5× smaller; partly: one of them smaller"),
         report.judge(
