@@ -1,0 +1,150 @@
+"""A tuning advisor: from one measured row (its figures, the engine's resolved settings and the
+/metrics peaks) name the limit the run hit and propose the next change, with the evidence.
+
+The rules follow chapters 2 to 5, most pressing first:
+  1. the KV cache is full (preemptions, or usage at the top)        → more KV memory, or fp8 KV
+  2. requests queue at max_num_seqs while the cache has room          → more seats
+  3. long prefills stall running decodes (one huge token gap)         → a smaller prefill budget
+  4. a repeated prompt start that the prefix cache does not reuse      → caching on, or smaller blocks
+  5. none of those: decoding is compute-bound                          → compile, then quantize
+The advice is a change to an EngineConfig; a notebook measures the changed config and the
+chapter's verdict says whether the advice helped, so the advisor is checked against the engine.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from helpers import hardware
+from helpers.config import EngineConfig
+
+KV_FULL_PCT = 90.0  # peak KV-cache usage (%) that counts as full
+STALL_FACTOR = 10.0  # worst token gap this many times the median gap: something stalled decoding
+STALL_MIN_MS = 300.0  # …and long enough for a reader to notice
+LOW_HIT_RATE = 0.10
+SMALL_BUDGET = 256  # tokens per step that kept decodes smooth in chapter 3
+CPU_MAX_FRACTION = 0.5  # a memory fraction the advisor will go up to on a CPU (chapter 2)
+
+
+@dataclass
+class Advice:
+    limit: str  # what the run hit, in a few words
+    evidence: str  # the figures that show it
+    change: dict = field(default_factory=dict)  # settings for EngineConfig.replace; {} when there is nothing to try
+    why: str = ""  # why the change should help
+    chapter: int = 0  # where the lever is explained
+
+    def apply(self, config: EngineConfig) -> EngineConfig:
+        return config.replace(**self.change)
+
+    def text(self) -> str:
+        change = ", ".join(f"{k}={v!r}" for k, v in self.change.items()) or "no setting to change"
+        return f"{self.limit}: {self.evidence}. Try {change}: {self.why} (chapter {self.chapter})."
+
+
+def _num(row: dict, key: str, default: float = 0.0) -> float:
+    value = row.get(key)
+    try:
+        return default if value is None else float(value)
+    except (TypeError, ValueError):
+        return default
+
+
+def _kv_full(row: dict, config: EngineConfig) -> Advice | None:
+    usage, preempted = _num(row, "peak_kv_cache_usage_pct"), _num(row, "preemptions")
+    if usage < KV_FULL_PCT and preempted == 0:
+        return None
+    evidence = f"KV cache usage peaked at {usage:.0f} %, {preempted:.0f} preemption(s)"
+    if config.num_gpu_blocks_override is not None or config.kv_cache_memory_bytes is not None:
+        return Advice("KV cache full", evidence + " on a cache fixed in size",
+                      {"num_gpu_blocks_override": None, "kv_cache_memory_bytes": None},
+                      "size the cache from the memory fraction instead of a fixed number of blocks or bytes", 2)
+    fraction = config.memory_fraction
+    if config.device == "cpu" and fraction < CPU_MAX_FRACTION:
+        return Advice("KV cache full", evidence, {"gpu_memory_utilization": round(min(CPU_MAX_FRACTION, fraction * 1.5), 2)},
+                      "a larger memory fraction leaves more room for KV blocks, so fewer requests are preempted", 2)
+    if config.kv_cache_dtype == "auto" and (config.device == "cuda" or hardware.has_avx512()):
+        return Advice("KV cache full", evidence, {"kv_cache_dtype": "fp8"},
+                      "an fp8 cache holds about twice the tokens in the same memory", 5)
+    return Advice("KV cache full", evidence, {"max_num_seqs": max(1, int(_num(row, "peak_running", 2)) // 2)},
+                  "no more memory to give: fewer sequences at once avoids recomputing preempted ones", 3)
+
+
+def _queueing(row: dict, config: EngineConfig) -> Advice | None:
+    seats = _num(row, "engine_max_num_seqs") or _num(row, "cfg_max_num_seqs")
+    running, waiting = _num(row, "peak_running"), _num(row, "peak_waiting")
+    if not seats or running < seats or waiting == 0:
+        return None
+    return Advice("Requests queue for a seat", f"{running:.0f} running = max_num_seqs, up to {waiting:.0f} waiting, "
+                  f"KV cache at most {_num(row, 'peak_kv_cache_usage_pct'):.0f} % full",
+                  {"max_num_seqs": int(seats * 2)}, "the cache has room for more sequences than the cap lets in", 3)
+
+
+def _stalls(row: dict, config: EngineConfig) -> Advice | None:
+    worst = _num(row, "short_max_itl_ms") or _num(row, "max_itl_ms")
+    typical = _num(row, "short_median_itl_ms") or _num(row, "median_itl_ms")
+    if not typical or worst < STALL_FACTOR * typical or worst < STALL_MIN_MS:
+        return None
+    evidence = f"the worst gap between two tokens was {worst:,.0f} ms against a median of {typical:.0f} ms"
+    budget = config.max_num_batched_tokens
+    if config.enable_chunked_prefill is False:
+        return Advice("Long prefills stall decoding", evidence, {"enable_chunked_prefill": True},
+                      "with chunking on, a long prompt is cut into pieces that share steps with running decodes", 3)
+    if budget is None or budget > SMALL_BUDGET:
+        return Advice("Long prefills stall decoding", evidence, {"max_num_batched_tokens": SMALL_BUDGET},
+                      "a smaller token budget per step caps how much prefill rides along with each decode step", 3)
+    if config.long_prefill_token_threshold is None:
+        return Advice("Long prefills stall decoding", evidence, {"long_prefill_token_threshold": SMALL_BUDGET // 2},
+                      "caps the prompt tokens one request may take per step while others run", 3)
+    return None
+
+
+def _prefix(row: dict, config: EngineConfig) -> Advice | None:
+    if row.get("load_kind") != "prefix" or _num(row, "load_num_prefixes") >= _num(row, "load_num_prompts"):
+        return None
+    rate = _num(row, "prefix_cache_hit_rate")
+    if rate >= LOW_HIT_RATE:
+        return None
+    evidence = (f"{_num(row, 'load_num_prompts'):.0f} requests share {_num(row, 'load_num_prefixes'):.0f} prompt "
+                f"start(s), yet the hit rate was {100 * rate:.0f} %")
+    if row.get("engine_enable_prefix_caching") is False or config.enable_prefix_caching is False:
+        return Advice("A repeated prefix is computed again", evidence, {"enable_prefix_caching": True},
+                      "the cache reuses the KV blocks of a prompt start that an earlier request computed", 4)
+    block, prefix = _num(row, "block_size", 128), _num(row, "load_prefix_len")
+    if prefix < block:
+        said = evidence + f" ({prefix:.0f}-token prefix, {block:.0f}-token blocks)"
+        smallest = 32 if config.device == "cpu" else 16  # the CPU kernel works in 32-token tiles
+        fits = 1 << (int(prefix).bit_length() - 1) if prefix >= 1 else 0  # largest power of two <= prefix
+        if fits < smallest:
+            return Advice("A repeated prefix is shorter than one KV block", said, {},
+                          "only whole blocks are cached, and no block size is that small: lengthen the shared prefix", 4)
+        return Advice("A repeated prefix is shorter than one KV block", said, {"block_size": fits},
+                      "only whole blocks are cached; with smaller blocks the prefix fills at least one", 4)
+    return None
+
+
+def _compute(row: dict, config: EngineConfig) -> Advice:
+    evidence = (f"no queue (peak waiting {_num(row, 'peak_waiting'):.0f}), KV cache at most "
+                f"{_num(row, 'peak_kv_cache_usage_pct'):.0f} % full, mean TPOT {_num(row, 'mean_tpot_ms'):.1f} ms")
+    if config.enforce_eager:
+        return Advice("Decoding is compute-bound", evidence, {"enforce_eager": False},
+                      "compiling (torch.compile; CUDA graphs on a GPU) makes each step cheaper, for a longer start", 4)
+    if config.model == "embedded":
+        return Advice("Decoding is compute-bound", evidence, {"model": "embedded-int8"},
+                      "INT8 weights are fewer bytes to read per step (measure it: on a tiny model it may not pay)", 5)
+    return Advice("Decoding is compute-bound", evidence, {},
+                  "the engine is doing all it can with these cores: a smaller model or more hardware is next", 5)
+
+
+RULES = (_kv_full, _queueing, _stalls, _prefix)
+
+
+def diagnose(row: dict, config: EngineConfig) -> list[Advice]:
+    """Every limit the row shows, most pressing first; the last resort (compute-bound) only
+    when no other rule fires."""
+    found = [a for rule in RULES if (a := rule(row, config)) is not None]
+    return found or [_compute(row, config)]
+
+
+def advise(row: dict, config: EngineConfig) -> Advice:
+    """The first diagnosis: the change to measure next."""
+    return diagnose(row, config)[0]

@@ -1,0 +1,111 @@
+"""A latency target (SLO) and what a run's rows say about it: goodput, and the highest offered
+request rate that still meets the target (the knee of a rate sweep).
+
+Goodput is vLLM's benchmark's `request_goodput` (its `--goodput ttft:… tpot:…`): completed
+requests per second whose TTFT and TPOT both stayed within the limits. A row keeps every
+request's TTFT and TPOT (helpers/load/workloads.summarize), so any target can be judged after
+the run, on the same measurements.
+"""
+from __future__ import annotations
+
+import statistics
+from dataclasses import dataclass
+
+from helpers.config import ConfigError
+
+
+@dataclass(frozen=True)
+class SLO:
+    """Both limits in milliseconds; `share`: the fraction of requests that must meet them
+    (0.9: "P90 within target")."""
+
+    ttft_ms: float
+    tpot_ms: float
+    share: float = 0.9
+
+    def __post_init__(self):
+        for name, value, low, high in (("ttft_ms", self.ttft_ms, 1, 600_000), ("tpot_ms", self.tpot_ms, 0.5, 60_000)):
+            if not isinstance(value, (int, float)) or isinstance(value, bool) or value <= 0:
+                raise ConfigError(name, f"must be a positive number of milliseconds, got {value!r}.",
+                                  f"{name}=2000 (TTFT) or {name}=100 (TPOT): milliseconds.")
+            if value < low:
+                raise ConfigError(name, f"({value}) is under {low} ms: that looks like seconds, not milliseconds.",
+                                  f"{name}={value * 1000:g} if you meant {value} s.")
+            if value > high:
+                raise ConfigError(name, f"({value}) is over {high:,} ms: that looks like microseconds, or a "
+                                  "target nothing would notice.", f"{name} in milliseconds, e.g. {value / 1000:g}.")
+        if not isinstance(self.share, (int, float)) or not 0 < self.share <= 1:
+            hint = f"share={self.share / 100:g}" if isinstance(self.share, (int, float)) and 1 < self.share <= 100 else "share=0.9"
+            raise ConfigError("share", f"must be a fraction in (0, 1], got {self.share!r}.", f"{hint} (a fraction, not a percent).")
+
+    def label(self) -> str:
+        return f"TTFT ≤ {self.ttft_ms:g} ms and TPOT ≤ {self.tpot_ms:g} ms for {100 * self.share:g} % of requests"
+
+    def met_share(self, row: dict) -> float | None:
+        """Share of the completed requests that met both limits (median over the repeats);
+        None for rows without per-request latencies."""
+        shares = []
+        for run in row.get("runs") or [row]:
+            ttfts, tpots = run.get("request_ttft_ms"), run.get("request_tpot_ms")
+            if ttfts is None or tpots is None:
+                return None
+            ok = sum(t <= self.ttft_ms and p <= self.tpot_ms for t, p in zip(ttfts, tpots))
+            shares.append(ok / len(ttfts) if ttfts else 0.0)
+        return float(statistics.median(shares)) if shares else None
+
+    def meets(self, row: dict) -> bool:
+        share = self.met_share(row)
+        return share is not None and share >= self.share
+
+    def goodput(self, row: dict) -> float | None:
+        """Requests per second that met both limits (median over the repeats)."""
+        values = []
+        for run in row.get("runs") or [row]:
+            ttfts, tpots, seconds = run.get("request_ttft_ms"), run.get("request_tpot_ms"), run.get("duration")
+            if ttfts is None or tpots is None or not seconds:
+                return None
+            values.append(sum(t <= self.ttft_ms and p <= self.tpot_ms for t, p in zip(ttfts, tpots)) / seconds)
+        return float(statistics.median(values)) if values else None
+
+
+@dataclass(frozen=True)
+class Knee:
+    """What a rate sweep found: the highest offered rate that met the target (None: none did),
+    the lowest that did not, and, when none met it, the row that came closest."""
+
+    best_rate: float | None
+    first_miss: float | None
+    closest_rate: float | None
+    closest_share: float | None
+
+    def text(self, slo: SLO) -> str:
+        if self.best_rate is None:
+            return (f"No offered rate met the target ({slo.label()}). Closest: {self.closest_rate:g} req/s, where "
+                    f"{100 * (self.closest_share or 0):.0f} % of requests met it. Loosen the target, or tune the "
+                    "engine and sweep again.")
+        miss = f"; at {self.first_miss:g} req/s it was missed" if self.first_miss is not None else \
+            "; every rate tried met it, so the knee lies higher"
+        return f"The highest offered rate that met the target: {self.best_rate:g} req/s{miss}."
+
+
+def knee(rows: list[dict], slo: SLO) -> Knee:
+    """The knee of a sweep: rows with `load_request_rate`, in any order. A rate counts as met
+    only if every lower rate met it too (a lucky run above the knee does not move it)."""
+    ordered = sorted(rows, key=lambda r: r["load_request_rate"])
+    best = first_miss = None
+    for r in ordered:
+        if slo.meets(r):
+            best = r["load_request_rate"]
+        else:
+            first_miss = r["load_request_rate"]
+            break
+    shares = [(slo.met_share(r) or 0.0, r["load_request_rate"]) for r in ordered]
+    closest_share, closest_rate = max(shares, key=lambda s: (s[0], -s[1])) if shares else (None, None)
+    return Knee(best, first_miss, closest_rate, closest_share)
+
+
+def overloaded(row: dict, slo: SLO, factor: float = 4.0) -> bool:
+    """True when a sweep should stop: the median TTFT is many times the target, so higher
+    rates only queue more (the rows measured so far are kept)."""
+    ttft = row.get("median_ttft_ms")
+    return ttft is not None and ttft > factor * slo.ttft_ms

@@ -1,0 +1,74 @@
+"""Each diagnosis of the tuning advisor, on rows shaped like the harness's (figures, resolved
+settings, /metrics peaks)."""
+from helpers import advisor
+from helpers.config import EngineConfig
+
+CPU = EngineConfig(device="cpu")
+
+
+def _row(**figures):
+    base = {"peak_kv_cache_usage_pct": 20.0, "preemptions": 0.0, "peak_running": 4.0, "peak_waiting": 0.0,
+            "engine_max_num_seqs": 128, "max_itl_ms": 80.0, "median_itl_ms": 30.0, "mean_tpot_ms": 31.0,
+            "load_kind": "random", "block_size": 128}
+    return {**base, **figures}
+
+
+def test_a_full_cache_asks_for_memory_first():
+    a = advisor.advise(_row(peak_kv_cache_usage_pct=100.0, preemptions=5.0), CPU)
+    assert a.limit == "KV cache full" and a.change == {"gpu_memory_utilization": 0.38} and a.chapter == 2
+    assert "5 preemption(s)" in a.evidence and "Try gpu_memory_utilization=0.38" in a.text()
+
+
+def test_a_fixed_cache_is_released_before_anything_else():
+    cfg = CPU.replace(num_gpu_blocks_override=8)
+    a = advisor.advise(_row(preemptions=2.0), cfg)
+    assert a.change == {"num_gpu_blocks_override": None, "kv_cache_memory_bytes": None}
+    assert a.apply(cfg).num_gpu_blocks_override is None
+
+
+def test_at_the_memory_ceiling_fp8_or_fewer_seats(monkeypatch):
+    cfg = CPU.replace(gpu_memory_utilization=0.5)
+    monkeypatch.setattr(advisor.hardware, "has_avx512", lambda: True)
+    assert advisor.advise(_row(preemptions=1.0), cfg).change == {"kv_cache_dtype": "fp8"}
+    monkeypatch.setattr(advisor.hardware, "has_avx512", lambda: False)
+    assert advisor.advise(_row(preemptions=1.0, peak_running=8.0), cfg).change == {"max_num_seqs": 4}
+
+
+def test_queueing_at_the_seat_cap():
+    a = advisor.advise(_row(engine_max_num_seqs=4, peak_running=4.0, peak_waiting=12.0), CPU.replace(max_num_seqs=4))
+    assert a.limit == "Requests queue for a seat" and a.change == {"max_num_seqs": 8} and a.chapter == 3
+
+
+def test_stalled_decodes_get_a_smaller_budget_then_a_prefill_cap():
+    stalled = _row(max_itl_ms=3500.0, median_itl_ms=40.0)
+    assert advisor.advise(stalled, CPU).change == {"max_num_batched_tokens": 256}
+    assert advisor.advise(stalled, CPU.replace(max_num_batched_tokens=256)).change == {"long_prefill_token_threshold": 128}
+    off = CPU.replace(enable_chunked_prefill=False, max_num_batched_tokens=4096)
+    assert advisor.advise(stalled, off).change == {"enable_chunked_prefill": True}
+    mixed = _row(short_max_itl_ms=3000.0, short_median_itl_ms=30.0, max_itl_ms=None)
+    assert advisor.advise(mixed, CPU).limit == "Long prefills stall decoding"
+
+
+def test_a_missed_prefix():
+    shared = dict(load_kind="prefix", load_num_prompts=16, load_num_prefixes=1, prefix_cache_hit_rate=0.0,
+                  load_prefix_len=512)
+    off = advisor.advise(_row(**shared, engine_enable_prefix_caching=False), CPU.replace(enable_prefix_caching=False))
+    assert off.change == {"enable_prefix_caching": True} and off.chapter == 4
+    short = advisor.advise(_row(**{**shared, "load_prefix_len": 100}), CPU)
+    assert short.change == {"block_size": 64}
+    tiny = advisor.advise(_row(**{**shared, "load_prefix_len": 20}), CPU)
+    assert tiny.change == {} and "lengthen" in tiny.why
+    churn = _row(**{**shared, "load_num_prefixes": 16})
+    assert advisor.advise(churn, CPU).limit == "Decoding is compute-bound"  # nothing repeated to reuse
+
+
+def test_compute_bound_compiles_then_quantizes():
+    calm = _row()
+    assert advisor.diagnose(calm, CPU)[0].change == {"enforce_eager": False}
+    assert advisor.advise(calm, CPU.replace(enforce_eager=False)).change == {"model": "embedded-int8"}
+    assert advisor.advise(calm, CPU.replace(enforce_eager=False, model="/my/model")).change == {}
+
+
+def test_several_limits_are_listed_most_pressing_first():
+    both = _row(peak_kv_cache_usage_pct=99.0, max_itl_ms=4000.0, median_itl_ms=40.0)
+    assert [a.limit for a in advisor.diagnose(both, CPU)] == ["KV cache full", "Long prefills stall decoding"]

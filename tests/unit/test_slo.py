@@ -1,0 +1,53 @@
+import pytest
+
+from helpers.config import ConfigError
+from helpers.slo import SLO, knee, overloaded
+
+
+def _row(rate, ttfts, tpots, duration=10.0):
+    return {"load_request_rate": rate, "median_ttft_ms": sorted(ttfts)[len(ttfts) // 2],
+            "runs": [{"request_ttft_ms": ttfts, "request_tpot_ms": tpots, "duration": duration}]}
+
+
+def test_goodput_counts_requests_within_both_limits():
+    slo = SLO(ttft_ms=1000, tpot_ms=50, share=0.5)
+    row = _row(1.0, [500, 900, 1500, 800], [40, 60, 30, 45])
+    assert slo.met_share(row) == 0.5 and slo.meets(row)
+    assert slo.goodput(row) == pytest.approx(0.2)  # 2 good requests in 10 s
+    assert SLO(1000, 50, share=0.9).meets(row) is False
+    assert SLO(1000, 50).met_share({"runs": [{"duration": 1.0}]}) is None  # stored before per-request latencies
+
+
+def test_the_knee_is_the_last_rate_met_before_the_first_miss():
+    slo = SLO(ttft_ms=1000, tpot_ms=50, share=1.0)
+    good, bad = ([100] * 4, [20] * 4), ([5000] * 4, [20] * 4)
+    rows = [_row(4.0, *good), _row(1.0, *good), _row(2.0, *good), _row(8.0, *bad), _row(16.0, *good)]
+    k = knee(rows, slo)
+    assert (k.best_rate, k.first_miss) == (4.0, 8.0)  # the lucky 16 req/s above the knee does not count
+    assert "4 req/s" in k.text(slo)
+
+
+def test_no_rate_meets_the_target_names_the_closest():
+    slo = SLO(ttft_ms=100, tpot_ms=10, share=0.9)
+    rows = [_row(1.0, [50, 50, 500, 500], [5, 5, 5, 5]), _row(2.0, [500] * 4, [5] * 4)]
+    k = knee(rows, slo)
+    assert k.best_rate is None and (k.closest_rate, k.closest_share) == (1.0, 0.5)
+    assert "No offered rate met" in k.text(slo) and "Closest: 1 req/s" in k.text(slo)
+
+
+@pytest.mark.parametrize("kwargs, setting, fix", [
+    ({"ttft_ms": 0.5, "tpot_ms": 50}, "ttft_ms", "ttft_ms=500"),  # seconds given
+    ({"ttft_ms": 2000, "tpot_ms": 0.05}, "tpot_ms", "tpot_ms=50"),
+    ({"ttft_ms": 2_000_000, "tpot_ms": 50}, "ttft_ms", "milliseconds"),
+    ({"ttft_ms": -1, "tpot_ms": 50}, "ttft_ms", "milliseconds"),
+    ({"ttft_ms": 2000, "tpot_ms": 50, "share": 90}, "share", "share=0.9"),  # a percent given
+])
+def test_a_target_in_the_wrong_unit_is_refused(kwargs, setting, fix):
+    with pytest.raises(ConfigError) as err:
+        SLO(**kwargs)
+    assert err.value.setting == setting and fix in str(err.value)
+
+
+def test_a_sweep_stops_when_the_queue_explodes():
+    slo = SLO(ttft_ms=1000, tpot_ms=50)
+    assert overloaded({"median_ttft_ms": 5000}, slo) and not overloaded({"median_ttft_ms": 900}, slo)
