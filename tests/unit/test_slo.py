@@ -51,3 +51,36 @@ def test_a_target_in_the_wrong_unit_is_refused(kwargs, setting, fix):
 def test_a_sweep_stops_when_the_queue_explodes():
     slo = SLO(ttft_ms=1000, tpot_ms=50)
     assert overloaded({"median_ttft_ms": 5000}, slo) and not overloaded({"median_ttft_ms": 900}, slo)
+
+
+def test_a_sweep_goes_up_and_stops_early_keeping_what_it_measured():
+    from helpers.load import Load
+    from helpers.slo import sweep
+
+    slo, said, asked = SLO(ttft_ms=1000, tpot_ms=50), [], []
+
+    def fake_measure(config, load, force=False, tag=""):
+        asked.append(load.request_rate)
+        ttft = 300 * load.request_rate ** 2
+        return _row(load.request_rate, [ttft] * 4, [20] * 4)
+
+    rows = sweep(None, Load(num_prompts=8), [4, 1, 2, 8, 16], slo, measure=fake_measure, say=said.append)
+    assert asked == [1.0, 2.0, 4.0] and len(rows) == 3  # 4 req/s: median TTFT 4,800 ms > 4 × target
+    assert "stopped after 4 req/s" in said[0]
+    assert knee(rows, slo).best_rate == 1.0  # 2 req/s: 1,200 ms
+
+
+def test_a_failed_run_ends_the_sweep_but_keeps_the_rows():
+    from helpers.load import Load
+    from helpers.slo import sweep
+
+    def flaky(config, load, force=False, tag=""):
+        if load.request_rate > 1:
+            raise RuntimeError("the load failed: server disconnected")
+        return _row(load.request_rate, [100] * 4, [20] * 4)
+
+    said = []
+    rows = sweep(None, Load(num_prompts=8), [1, 2, 4], SLO(1000, 50), measure=flaky, say=said.append)
+    assert len(rows) == 1 and "the run failed" in said[0]
+    with pytest.raises(ConfigError):
+        sweep(None, Load(num_prompts=8), [0, 1], SLO(1000, 50), measure=flaky)
