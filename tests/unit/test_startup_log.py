@@ -197,3 +197,21 @@ def test_a_fixed_kv_size_is_read_too():
                       "size: 4,096 tokens\n")
     assert (r.kv_cache_gib, r.node_memory_gib, r.kv_cache_tokens, r.non_kv_gib) == (0.09, 16.84, 4096, None)
     assert r.startup_lines[0].startswith("Explicitly set (0.09/16.84) GiB")
+
+
+def test_each_reported_figure_is_cross_checked():
+    from helpers.engine.startup_log import explain, kv_share_band
+    # What the embedded model's engine reported on a 2-core EPYC (fraction 0.25, bf16, 2048 tokens).
+    row = {"kv_cache_tokens": 183680, "max_concurrency": 89.69, "kv_cache_gib": 3.94, "memory_budget_gib": 5.02,
+           "node_memory_gib": 20.09, "non_kv_gib": 1.08, "block_size": 128, "num_blocks": 1435}
+    shape = {"num_hidden_layers": 30, "num_key_value_heads": 3, "head_dim": 64}
+    checks = {c["figure"]: c for c in explain(row, shape, 2, 2048, 0.25)}
+    assert all(c["agree"] for c in checks.values()), checks
+    assert checks["KV cache tokens"]["how"].startswith("KV GiB ÷ 23,040 bytes")
+    assert "memory budget (GiB)" in checks and round(checks["KV cache (GiB)"]["computed"], 2) == 3.94
+    wrong = {c["figure"]: c for c in explain(row, shape, 1, 2048, 0.25)}  # as if fp8: twice the tokens
+    assert not wrong["KV cache tokens"]["agree"]
+    gpu = explain({"kv_cache_tokens": 1000, "max_concurrency": 0.5, "kv_cache_gib": None}, shape, 2, 2048, 0.9)
+    assert [c["figure"] for c in gpu] == ["max concurrency"]
+    assert kv_share_band(3.94 / 5.02).startswith("high") and kv_share_band(0.1).startswith("low")
+    assert kv_share_band(0.5).startswith("reasonable")
