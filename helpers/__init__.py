@@ -7,7 +7,7 @@ Layout: `settings` (every engine setting declared once), `config` (the one valid
 settings object), `engine/` (server processes, the one-engine lock, checks before a start,
 start-up log, the facts an engine reports), `load/` (loads from vLLM's benchmark code,
 /metrics sampling), `results/` (fingerprint, append-only store, pooling a room), `charts` (Altair),
-`experiment` (the flow config → server → load → row → store), `slo` (latency targets, goodput, the knee of a rate sweep), `advisor` (the next setting to try, from a run's rows), `report` (computed
+`experiment` (the flow config → server → load → row → store), `slo` (latency targets, goodput, the knee of a rate sweep), `advisor` (the next setting to try, from a run's rows), `tuning` (a path of one-at-a-time changes judged on goodput), `report` (computed
 verdicts), `widgets`, `correctness`, `models`, `doctor`, `exercises`, `course` and `book` (the
 guide as executed HTML).
 
@@ -28,7 +28,7 @@ _EXPORTS = {
 }
 _MODULES = {"book", "charts", "report", "widgets", "correctness", "models", "doctor", "exercises", "experiment",
             "config", "settings", "engine", "load", "results", "sizes", "hardware", "course", "claims", "quantize",
-            "advisor", "slo"}
+            "advisor", "slo", "tuning"}
 __all__ = sorted(_EXPORTS) + sorted(_MODULES)
 
 

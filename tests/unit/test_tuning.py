@@ -1,0 +1,43 @@
+import pytest
+
+from helpers.config import ConfigError, EngineConfig
+from helpers.slo import SLO
+from helpers.tuning import HELPED, HURT, NOTHING, Step, verdict, walk
+
+SLO_ = SLO(ttft_ms=1000, tpot_ms=50, share=0.5)
+
+
+def _row(good: int, total: int = 10, duration: float = 10.0, repeats: int = 1):
+    ttfts = [100] * good + [5000] * (total - good)
+    return {"runs": [{"request_ttft_ms": ttfts, "request_tpot_ms": [20] * total, "duration": duration}] * repeats}
+
+
+def test_verdicts_on_goodput_at_the_target():
+    assert verdict(_row(5), _row(8), SLO_) == (HELPED, pytest.approx(1.6))
+    assert verdict(_row(8), _row(5), SLO_)[0] == HURT
+    assert verdict(_row(10), _row(10), SLO_)[0] == NOTHING
+    assert verdict(_row(0), _row(3), SLO_)[0] == HELPED
+    with pytest.raises(ConfigError):
+        verdict({"runs": [{"duration": 1}]}, _row(3), SLO_)
+
+
+def test_the_walk_keeps_what_helped_and_builds_on_it():
+    # Goodput per config: more seats help, a smaller budget hurts, caching changes nothing.
+    def good(cfg):
+        return 4 + (3 if cfg.max_num_seqs == 32 else 0) - (2 if cfg.max_num_batched_tokens == 256 else 0)
+
+    seen = []
+
+    def fake_measure(cfg, load, force=False, tag=""):
+        seen.append(cfg)
+        return _row(good(cfg))
+
+    steps = [Step("more seats", {"max_num_seqs": 32}, 3), Step("small budget", {"max_num_batched_tokens": 256}, 3),
+             Step("caching off", {"enable_prefix_caching": False}, 4), Step("bad", {"block_size": 48}, 2)]
+    said = []
+    records = walk(EngineConfig(device="cpu"), None, SLO_, steps, measure=fake_measure, say=said.append)
+    assert [(r["step"], r["verdict"], r["kept"]) for r in records] == [
+        ("baseline", None, True), ("more seats", HELPED, True), ("small budget", HURT, False),
+        ("caching off", NOTHING, False)]
+    assert seen[2].max_num_seqs == 32 and seen[3].max_num_batched_tokens is None  # built on the kept step only
+    assert "bad: skipped" in said[0] and "block_size" in said[0]
