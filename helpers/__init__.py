@@ -3,13 +3,14 @@
     import helpers as H
     from helpers import EngineConfig, Load, charts
 
-Layout: `settings` (every engine setting declared once), `config` (the one validated
-settings object), `engine/` (server processes, the one-engine lock, checks before a start,
-start-up log, the facts an engine reports), `load/` (loads from vLLM's benchmark code,
-/metrics sampling), `results/` (fingerprint, append-only store, pooling a room), `charts` (Altair),
-`experiment` (the flow config → server → load → row → store), `slo` (latency targets, goodput, the knee of a rate sweep), `advisor` (the next setting to try, from a run's rows), `tuning` (a path of one-at-a-time changes judged on goodput), `report` (computed
-verdicts), `widgets`, `correctness`, `models`, `doctor`, `exercises`, `course` and `book` (the
-guide as executed HTML).
+Layout: `settings` (every engine setting declared once), `config` (the one validated settings
+object), `engine/` (server processes, the one-engine lock, checks before a start, start-up log, the
+facts an engine reports), `load/` (loads from vLLM's benchmark code, /metrics sampling), `results/`
+(fingerprint, append-only store, pooling a room), `charts` (Altair), `experiment` (the flow config →
+server → load → row → store), `slo` (latency targets, goodput, the knee of a rate sweep), `advisor`
+(the next setting to try, from a run's rows), `tuning` (a path of one-at-a-time changes judged on
+goodput), `report` (computed verdicts), `widgets`, `correctness`, `models`, `doctor`, `exercises`,
+`course` and `book` (the guide as executed HTML).
 
 Names are imported lazily, so that `import helpers` stays cheap (pandas and Altair load only
 when a chart or table is asked for). Server processes do not import this package at all:
