@@ -230,6 +230,11 @@ class EngineConfig:
                                "the CPU backend empties the capture sizes (vllm/platforms/cpu.py), so it would be "
                                "ignored here.", "leave the cudagraph keys out on CPU: enforce_eager=False alone "
                                "turns torch.compile on, which is what the CPU backend can speed up.")
+        if self.model == "embedded-int4" and self.dtype == "float32":
+            from helpers import quantize
+            return ConfigError("dtype", quantize.float32_problem(quantize._quant_config("int4")),
+                               'dtype="bfloat16" (emulated where the CPU lacks AVX512-BF16: slow, but it runs), or '
+                               'model="embedded-int8".')
         if self.distributed_executor_backend == "ray":
             return ConfigError("distributed_executor_backend", "'ray' does not run on the CPU backend: vLLM starts a "
                                "local Ray instance and then stops (\"ValueError: current platform cpu does not support "

@@ -83,6 +83,12 @@ def shape(path: str) -> dict | None:
     }
 
 
+def quant_config(path: str) -> dict | None:
+    """The checkpoint's quantization_config from config.json (None: not quantized, or a hub id)."""
+    cfg = Path(path) / "config.json"
+    return json.loads(cfg.read_text()).get("quantization_config") if cfg.exists() else None
+
+
 def gguf_path() -> Path:
     import importlib.util
     # Found, not imported: the package's __init__ needs the `llm` CLI, which we skip.

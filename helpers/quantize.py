@@ -51,6 +51,20 @@ def _quant_config(scheme: str) -> dict:
             "config_groups": {"group_0": group}, "ignore": ["lm_head"], "kv_cache_scheme": None}
 
 
+def float32_problem(quant_config: dict | None) -> str | None:
+    """Why a checkpoint cannot run in float32 on the CPU backend (None: it can). vLLM's 4-bit
+    weight-only kernel (CPUWNA16LinearKernel → cpu_gemm_wna16) has bf16/fp16 versions only: the
+    engine starts, and its first request fails with "cpu_gemm_wna16" not implemented for 'Float'."""
+    groups = (quant_config or {}).get("config_groups") or {}
+    for group in groups.values():
+        weights, acts = group.get("weights") or {}, group.get("input_activations")
+        if weights.get("num_bits") == 4 and acts is None:
+            return ("4-bit weights with float32 compute: vLLM's CPU kernel for them (cpu_gemm_wna16) has no float32 "
+                    "version, so the engine would start and fail at its first request "
+                    "(\"cpu_gemm_wna16\" not implemented for 'Float').")
+    return None
+
+
 def quantize_int8(w):
     """Symmetric INT8, one scale per output row: (int8 weight, float32 scale [rows, 1])."""
     import torch

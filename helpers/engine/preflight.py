@@ -72,6 +72,11 @@ def _check_memory_shares(config: EngineConfig) -> None:
 
 def _check_model(config: EngineConfig) -> None:
     path = models.resolve(config.model)  # raises ConfigError for a missing folder
+    if config.device == "cpu" and config.dtype == "float32":
+        from helpers import quantize
+        if (problem := quantize.float32_problem(models.quant_config(path))) is not None:
+            raise ConfigError("dtype", problem, 'dtype="bfloat16" (emulated where the CPU lacks AVX512-BF16: slow, '
+                              "but it runs), or an 8-bit checkpoint.")
     shape = models.shape(path)
     if not shape:
         return

@@ -25,3 +25,29 @@ def test_configs_name_the_compressed_tensors_formats():
     four = quantize._quant_config("int4")
     assert four["format"] == "pack-quantized" and four["config_groups"]["group_0"]["weights"]["group_size"] == 64
     assert four["ignore"] == ["lm_head"]
+
+
+def test_four_bit_weights_are_refused_in_float32_before_a_start(tmp_path):
+    from helpers.config import EngineConfig
+    four, eight = quantize._quant_config("int4"), quantize._quant_config("int8")
+    assert "cpu_gemm_wna16" in quantize.float32_problem(four)
+    assert quantize.float32_problem(eight) is None and quantize.float32_problem(None) is None
+    why = EngineConfig(device="cpu", model="embedded-int4", dtype="float32").cannot_run_here()
+    assert why.setting == "dtype" and "bfloat16" in why.fix
+    assert EngineConfig(device="cpu", model="embedded-int4", dtype="bfloat16").cannot_run_here() is None
+    assert EngineConfig(device="cpu", model="embedded-int8", dtype="float32").cannot_run_here() is None
+
+
+def test_preflight_reads_a_folders_quantization_config(tmp_path):
+    import json
+
+    import pytest
+
+    from helpers.config import ConfigError, EngineConfig
+    from helpers.engine import preflight
+    (tmp_path / "config.json").write_text(json.dumps({
+        "num_attention_heads": 8, "num_hidden_layers": 2, "quantization_config": quantize._quant_config("int4")}))
+    with pytest.raises(ConfigError) as err:
+        preflight._check_model(EngineConfig(device="cpu", model=str(tmp_path), dtype="float32"))
+    assert err.value.setting == "dtype"
+    preflight._check_model(EngineConfig(device="cpu", model=str(tmp_path), dtype="bfloat16"))

@@ -103,7 +103,7 @@ def test_chapter5_solutions():
     assert Question("q1", lambda: 6144.0, 0.05, "", "ch05_q1.py").check(env["answer"])
     weights = pd.DataFrame({"non_kv_gib": [1.08, 0.91], "kv_cache_gib": [3.85, 4.0],
                             "kv_cache_tokens": [174976, 183040]}, index=["bf16", "int4"])
-    env = run_solution("ch05_q2.py", {"weights": weights})
+    env = run_solution("ch05_q2.py", {"weights": weights, "small": "int4"})
     assert Question("q2", lambda: 183040 - 174976, 0.25, "", "ch05_q2.py").check(env["answer"])
     parallel = pd.DataFrame({"mean_tpot_ms": [13.7, 29.2]}, index=["TP=1", "TP=2"])
     env = run_solution("ch05_q3.py", {"parallel": parallel})
