@@ -6,8 +6,8 @@ import pytest
 ROOT = Path(__file__).resolve().parent.parent
 
 
-def vllm_processes() -> list[str]:
-    """Command lines of any vLLM server/engine process on this machine."""
+def _processes(matches) -> list[str]:
+    """"pid: command line" of every other process on this machine whose command line `matches`."""
     found = []
     for d in Path("/proc").iterdir():
         if not d.name.isdigit() or int(d.name) == os.getpid():
@@ -16,9 +16,15 @@ def vllm_processes() -> list[str]:
             cmd = (d / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
         except OSError:
             continue
-        if "helpers/engine/_launch.py" in cmd or "vllm.entrypoints" in cmd or cmd.startswith(("VLLM::", "VllmWorker")):
+        if matches(cmd):
             found.append(f"{d.name}: {cmd[:120]}")
     return found
+
+
+def vllm_processes() -> list[str]:
+    """Any vLLM server/engine process on this machine."""
+    return _processes(lambda cmd: "helpers/engine/_launch.py" in cmd or "vllm.entrypoints" in cmd
+                      or cmd.startswith(("VLLM::", "VllmWorker")))
 
 
 RAY_MARKS = ("/ray/core/src/ray/", "/ray/dashboard/", "/ray/_private/log_monitor.py",
@@ -26,18 +32,8 @@ RAY_MARKS = ("/ray/core/src/ray/", "/ray/dashboard/", "/ray/_private/log_monitor
 
 
 def ray_processes() -> list[str]:
-    """Command lines of any Ray process (gcs_server, raylet, agents, workers) on this machine."""
-    found = []
-    for d in Path("/proc").iterdir():
-        if not d.name.isdigit() or int(d.name) == os.getpid():
-            continue
-        try:
-            cmd = (d / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
-        except OSError:
-            continue
-        if cmd.startswith("ray::") or any(mark in cmd for mark in RAY_MARKS):
-            found.append(f"{d.name}: {cmd[:120]}")
-    return found
+    """Any Ray process (gcs_server, raylet, agents, workers) on this machine."""
+    return _processes(lambda cmd: cmd.startswith("ray::") or any(mark in cmd for mark in RAY_MARKS))
 
 
 @pytest.fixture
