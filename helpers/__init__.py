@@ -29,7 +29,7 @@ _EXPORTS = {
 }
 _MODULES = {"book", "charts", "report", "widgets", "correctness", "models", "doctor", "exercises", "experiment",
             "config", "settings", "engine", "load", "results", "sizes", "hardware", "course", "claims", "quantize",
-            "advisor", "slo", "tuning"}
+            "advisor", "slo", "tuning", "target"}
 __all__ = sorted(_EXPORTS) + sorted(_MODULES)
 
 

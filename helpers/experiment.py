@@ -148,6 +148,8 @@ def measure(config: EngineConfig, load: Load, *, repeats: int | None = None, for
         cold = reset_prefix_cache(server.base_url, headers) if endpoint is None else False
         with MetricsSampler(server.base_url, sample_every, headers) as sampler:
             figures = run_load(server.base_url, server.model_path, load.repeat(i), progress, **_client(server))
+        if not figures.get("completed"):  # nothing came back: say why instead of storing zeros
+            raise LoadFailedError(load, figures.get("first_error"), getattr(server, "log_text", lambda: "")())
         runs.append({**figures, **sampler.totals(), "prefix_cache_reset": cold})
         if first_series is None:
             first_series = sampler.frame().to_dict(orient="records")
@@ -155,6 +157,25 @@ def measure(config: EngineConfig, load: Load, *, repeats: int | None = None, for
     row["timeseries"] = first_series  # the first repeat's /metrics samples, for live-usage charts
     store.append(row)
     return {**row, "reused": False}
+
+
+class LoadFailedError(RuntimeError):
+    """Every request of a load failed: nothing is stored, and the message carries the client's
+    first error and the engine's own error line (a crashed engine's last words)."""
+
+    def __init__(self, load: Load, client_error: str | None, log: str = ""):
+        from helpers.engine.startup_log import error_line
+
+        engine = error_line(log) if log else None
+        lines = [f"Every request of the load ({load.label()}) failed, so no row was stored."]
+        if client_error:
+            lines.append(f"First client error: {client_error.strip().splitlines()[-1][:300]}")
+        if engine:
+            lines.append(f"Engine: {engine}")
+        lines.append("Try: read the engine's log (H.engine_for(config).log_path); a setting that the engine "
+                     "accepts at start-up may still fail at the first request.")
+        super().__init__("\n".join(lines))
+        self.client_error, self.engine_line = client_error, engine
 
 
 def reset_prefix_cache(base_url: str, headers: dict | None = None) -> bool:

@@ -1,0 +1,137 @@
+"""The service chapter 6 and the capstone lab tune toward: one load, a latency target and the
+offered request rate to tune at, all derived from measurements on this machine.
+
+Machines differ by ×5 and more (AVX-512 vs AVX2, bf16 vs float32), so no fixed target would be
+fair to both: the target is a multiple of this machine's *unloaded* latency (one request at a
+time), and the rates a sweep tries are multiples of how many requests per second one-at-a-time
+serving manages. The load is a chat service: every prompt starts with one of two system
+prompts, then a short question; requests arrive as a Poisson process.
+
+Notebook 06 and the capstone lab call the same functions with the same config, so in one run
+(one results store) the lab reuses the chapter's rows instead of starting engines again.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, replace
+
+from helpers import sizes
+from helpers.config import ConfigError
+from helpers.load import Load
+from helpers.slo import SLO, knee
+
+SYSTEM_PROMPT, QUESTION, ANSWER = 384, 64, 32  # tokens
+TTFT_HEADROOM, TPOT_HEADROOM = 4.0, 2.0  # the target: this many times the unloaded median
+SHARE = 0.9  # of requests that must meet the target
+RATE_STEPS = {"smoke": (1, 2, 4, 8), "full": (0.5, 1, 2, 3, 4, 6, 8)}  # × the one-at-a-time rate
+ADVISOR_SHARE = 0.9  # the capstone passes at this share of the advisor's goodput…
+BASELINE_MARGIN = 1.2  # …or at this many times the baseline's
+
+
+def service_load(rate: float = math.inf) -> Load:
+    """The chat service at an offered `rate` (requests per second, Poisson arrivals)."""
+    return Load(kind="prefix", num_prompts=sizes.pick(12, 32), prefix_len=SYSTEM_PROMPT, input_len=QUESTION,
+                output_len=ANSWER, num_prefixes=2, max_concurrency=None, request_rate=rate)
+
+
+def unloaded_load() -> Load:
+    """The same requests, one at a time: the latency a lone user sees on this machine."""
+    return replace(service_load(), num_prompts=sizes.pick(4, 8), max_concurrency=1)
+
+
+def _round_up(x: float) -> float:
+    """Up to two significant figures (340, 47, 5.2): a target a person would write down."""
+    if x <= 0:
+        return x
+    step = 10 ** (math.floor(math.log10(x)) - 1)
+    return math.ceil(x / step - 1e-9) * step
+
+
+def slo_for(unloaded: dict) -> SLO:
+    """The target: TTFT and TPOT within a few times what one request alone gets here."""
+    ttft, tpot = unloaded.get("median_ttft_ms"), unloaded.get("median_tpot_ms")
+    if not ttft or not tpot:
+        raise ConfigError("unloaded", "the unloaded row has no TTFT or TPOT (did every request fail?).",
+                          "measure target.unloaded_load() again with force=True and read the engine's log.")
+    return SLO(ttft_ms=round(_round_up(TTFT_HEADROOM * ttft), 6), tpot_ms=round(_round_up(TPOT_HEADROOM * tpot), 6),
+               share=SHARE)
+
+
+def one_at_a_time_rate(unloaded: dict) -> float:
+    """Requests per second served one after another: 1 / a request's whole latency."""
+    return 1000.0 / float(unloaded["median_e2el_ms"])
+
+
+def rates_for(unloaded: dict) -> list[float]:
+    """Offered rates for the sweep: multiples of the one-at-a-time rate, two significant figures."""
+    base = one_at_a_time_rate(unloaded)
+    return sorted({float(f"{base * k:.2g}") for k in RATE_STEPS[sizes.size()]})
+
+
+def tuning_rate(sweep_rows: list[dict], slo: SLO) -> float:
+    """The rate to tune at: the first offered rate the baseline missed (just past the knee),
+    where a better config can still turn misses into hits. If every rate met the target, the
+    highest tried; if none did, the lowest."""
+    if not sweep_rows:
+        raise ConfigError("sweep", "no rate was measured, so there is no rate to tune at.",
+                          "run the sweep first; if it stopped at once, read why it said so.")
+    k = knee(sweep_rows, slo)
+    rates = sorted(r["load_request_rate"] for r in sweep_rows)
+    if k.best_rate is None:
+        return rates[0]
+    return k.first_miss if k.first_miss is not None else rates[-1]
+
+
+@dataclass(frozen=True)
+class Service:
+    """What chapter 6 tunes toward: the target, the offered rate and the load at that rate."""
+
+    slo: SLO
+    rate: float
+    unloaded: dict
+    sweep: list
+
+    @property
+    def load(self) -> Load:
+        return service_load(self.rate)
+
+
+def prepare(config, *, slo: SLO | None = None, tag: str = "ch6", measure=None, sweep=None, say=print) -> Service:
+    """Unloaded latency → target (unless `slo` is given) → rate sweep → the rate to tune at.
+    Stored rows are reused, so after notebook 06 this starts no engine."""
+    if measure is None:
+        from helpers.experiment import measure
+    if sweep is None:
+        from helpers.slo import sweep
+    unloaded = measure(config, unloaded_load(), tag=tag)
+    slo = slo or slo_for(unloaded)
+    rows = sweep(config, service_load(), rates_for(unloaded), slo, tag=tag, say=say)
+    return Service(slo, tuning_rate(rows, slo), unloaded, rows)
+
+
+@dataclass(frozen=True)
+class Verdict:
+    passed: bool
+    mine: float
+    baseline: float
+    advised: float
+    text: str
+
+
+def capstone_verdict(mine: dict, baseline: dict, advised: dict, slo: SLO, *, same_as_baseline: bool = False) -> Verdict:
+    """Does the learner's row pass? Goodput at the target at least ADVISOR_SHARE of the
+    advisor's, or at least BASELINE_MARGIN times the baseline's; with at least one setting
+    changed (the baseline itself is not an answer)."""
+    g = lambda row: slo.goodput(row) or 0.0  # noqa: E731
+    m, b, a = g(mine), g(baseline), g(advised)
+    figures = (f"your goodput {m:.2f} req/s; the baseline's {b:.2f}; the advisor's {a:.2f} "
+               f"(needed: ≥ {ADVISOR_SHARE:.0%} of the advisor's = {ADVISOR_SHARE * a:.2f}, "
+               f"or ≥ ×{BASELINE_MARGIN:g} the baseline's = {BASELINE_MARGIN * b:.2f})")
+    if same_as_baseline:
+        return Verdict(False, m, b, a, "This is the baseline configuration: change at least one setting. " + figures)
+    by_advisor = a > 0 and m >= ADVISOR_SHARE * a
+    by_margin = m > 0 and m >= BASELINE_MARGIN * b
+    if by_advisor or by_margin:
+        how = "the advisor's share" if by_advisor else "the margin over the baseline"
+        return Verdict(True, m, b, a, f"Passed on {how}: " + figures)
+    return Verdict(False, m, b, a, "Not yet: " + figures)
