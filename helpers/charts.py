@@ -202,3 +202,39 @@ def room(r: pd.DataFrame, metric: str, chart_title: str | None = None) -> alt.Fa
         row=alt.Row("experiment:N", title=None, header=alt.Header(labelAngle=0, labelAlign="left", labelLimit=500)),
     ).resolve_scale(y="independent").properties(
         title=chart_title or f"{title(metric)}: each machine against its own baseline, and the room's spread")
+
+
+def knee(rows: list[dict], slo, best_rate: float | None, chart_title: str = "") -> alt.HConcatChart:
+    """Latency percentiles against the offered request rate, the target as a dashed line and
+    the knee (the highest rate that met the target) as a vertical rule."""
+    long = pd.DataFrame([{"offered rate (req/s)": r["load_request_rate"], "percentile": p, "figure": f, "ms": r[f"{k}_{f}_ms"]}
+                         for r in rows for k, p in (("median", "median"), ("p99", "P99")) for f in ("ttft", "tpot")
+                         if r.get(f"{k}_{f}_ms") is not None])
+    panels = []
+    for fig, limit, label in (("ttft", slo.ttft_ms, "TTFT (ms)"), ("tpot", slo.tpot_ms, "TPOT (ms/token)")):
+        d = long[long.figure == fig]
+        x = alt.X("offered rate (req/s):Q", title="offered rate (requests/s, Poisson arrivals)")
+        line = alt.Chart(d).mark_line(point=True).encode(
+            x=x, y=alt.Y("ms:Q", title=label), color=alt.Color("percentile:N", title="percentile"),
+            tooltip=["offered rate (req/s):Q", "percentile:N", alt.Tooltip("ms:Q", format=".1f")])
+        target = alt.Chart(pd.DataFrame({"ms": [limit]})).mark_rule(strokeDash=[6, 4], color="firebrick").encode(y="ms:Q")
+        layer = line + target
+        if best_rate is not None:
+            layer += alt.Chart(pd.DataFrame({"offered rate (req/s)": [best_rate]})).mark_rule(color="gray").encode(x=x)
+        panels.append(layer.properties(width=300, height=240, title=f"{label}: target dashed, knee grey"))
+    return alt.hconcat(*panels).properties(title=chart_title)
+
+
+def tuning_path(records: list[dict], slo, chart_title: str = "Goodput at the target after each step") -> alt.Chart:
+    """One bar per tuning step, coloured by its verdict; kept steps carry the next ones."""
+    df = pd.DataFrame([{"step": f"{i}. {r['step']}", "goodput (req/s)": slo.goodput(r["row"]) or 0.0,
+                        "verdict": r["verdict"] or "baseline", "kept": "kept" if r["kept"] else "dropped"}
+                       for i, r in enumerate(records)])
+    colors = alt.Scale(domain=["baseline", "helped", "within noise", "hurt"],
+                       range=["#4c78a8", "#54a24b", "#bab0ac", "#e45756"])
+    return alt.Chart(df).mark_bar().encode(
+        x=alt.X("step:N", sort=None, title=None, axis=alt.Axis(labelAngle=-20, labelLimit=220)),
+        y=alt.Y("goodput (req/s):Q", title="goodput at the target (requests/s that met it)"),
+        color=alt.Color("verdict:N", scale=colors, title="verdict against the best so far"),
+        tooltip=["step:N", alt.Tooltip("goodput (req/s):Q", format=".2f"), "verdict:N", "kept:N"],
+    ).properties(title=chart_title, width=WIDTH, height=HEIGHT)

@@ -1,0 +1,101 @@
+"""Chapter 6's claims (reading the start-up log, a tuning path toward a latency target, and
+three combinations of settings that backfire) and the rule that judges each from the rows the
+notebook measured.
+
+The notebook passes:
+  checks    6.1: startup_log.explain(...) records (figure, engine, computed, agree)
+  share     6.1: the KV cache's share of the memory budget (0–1), and the service row measured on
+                 that engine (its peak KV usage and preemptions say whether concurrency was short)
+  records   6.2: tuning.walk(...) records; `advised` the advisor's row and the baseline it changed;
+                 `mixed` the final mixed-load rows {"baseline": row, "tuned": row}
+  backfire  6.3: rows by name (ROOMY, TIGHT, HIGH_FRACTION; SEATS_HIGH, SEATS_FEW; BUDGET, TINY)
+"""
+from __future__ import annotations
+
+from helpers import report, tuning
+from helpers.engine.startup_log import kv_share_band
+from helpers.report import Claim
+from helpers.slo import SLO
+
+ROOMY, TIGHT, HIGH_FRACTION = "roomy cache", "tight cache", "high fraction"
+SEATS_HIGH, SEATS_FEW = "many seats", "few seats"
+BUDGET, TINY = "default budget", "tiny chunks"
+FULL_PCT = 90.0  # peak KV usage that counts as "short of room"
+HIT_DROP = 0.8  # "loses its hits": the hit rate falls below this share of the roomy cache's
+
+_GOODPUT_VERDICT = {tuning.HELPED: report.HELD, tuning.NOTHING: report.NOISE, tuning.HURT: report.NOT_HELD}
+
+
+def startup_claims(checks: list[dict], share: float, loaded: dict) -> list[Claim]:
+    agree = [c for c in checks if c["agree"]]
+    off = [c["figure"] for c in checks if not c["agree"]]
+    short = (report.number(loaded, "peak_kv_cache_usage_pct") or 0) >= FULL_PCT or (report.number(loaded, "preemptions") or 0) > 0
+    band = kv_share_band(share)
+    plentiful_band = share >= 0.40
+    return [
+        report.judge("6.1 The start-up log's capacity figures follow from its memory figures", not off,
+                     f"{len(agree)} of {len(checks)} figures agree with the harness's arithmetic"
+                     + (f"; off: {', '.join(off)}" if off else ""),
+                     partly=bool(agree), rule="held: every figure within its tolerance (tokens 1 %, the others 2 %)"),
+        report.judge("6.1 The KV share of memory tells whether concurrency will be short", plentiful_band != short,
+                     f"KV cache {100 * share:.0f} % of the memory budget (the article's reading: {band}); under the "
+                     f"service load the cache peaked at {report.number(loaded, 'peak_kv_cache_usage_pct') or 0:.1f} % "
+                     f"with {report.number(loaded, 'preemptions') or 0:.0f} preemption(s)",
+                     rule="held: a share of 40 % or more and no shortage, or a lower share and a full cache"),
+    ]
+
+
+def _goodput_claim(text: str, before: dict, after: dict, slo: SLO, evidence: str, rule: str) -> Claim:
+    judged, ratio = tuning.verdict(before, after, slo)
+    ev = f"{evidence}: goodput {slo.goodput(before) or 0:.2f} → {slo.goodput(after) or 0:.2f} req/s (×{ratio:.2f})"
+    return Claim(text, _GOODPUT_VERDICT[judged], ev, rule)
+
+
+def tuning_claims(records: list[dict], advised: dict, advice_text: str, mixed: dict, slo: SLO) -> list[Claim]:
+    base, kept = records[0], [r for r in records[1:] if r["kept"]]
+    best = kept[-1] if kept else base
+    steps = ", ".join(f"{r['step']} {r['verdict']}" for r in records[1:]) or "no step ran"
+    rule = "held: goodput at the target higher beyond noise; within noise: a change under the run-to-run spread"
+    out = [
+        _goodput_claim("6.2 One setting at a time, from a baseline, raises goodput at the target", base["row"],
+                       best["row"], slo, f"{len(kept)} of {len(records) - 1} steps kept ({steps})", rule),
+        _goodput_claim("6.2 The advisor's first advice raises goodput", advised["baseline"], advised["row"], slo,
+                       advice_text, rule),
+    ]
+    if mixed:
+        out.append(_goodput_claim("6.2 The tuned configuration still wins on a mixed load", mixed["baseline"],
+                                  mixed["tuned"], slo, "final run, long and short prompts together", rule))
+    return out
+
+
+def backfire_claims(rows: dict) -> list[Claim]:
+    out = []
+    roomy, tight = rows.get(ROOMY), rows.get(TIGHT)
+    if roomy is not None and tight is not None:
+        a, b = report.number(roomy, "prefix_cache_hit_rate") or 0, report.number(tight, "prefix_cache_hit_rate") or 0
+        out.append(report.judge(
+            "6.3a Prefix caching loses its hits when the cache is short of room", a > 0 and b < HIT_DROP * a,
+            f"hit rate {100 * a:.0f} % with room, {100 * b:.0f} % in a cache the running requests nearly fill; "
+            f"median TTFT {report.number(roomy, 'median_ttft_ms') or 0:,.0f} → "
+            f"{report.number(tight, 'median_ttft_ms') or 0:,.0f} ms",
+            partly=b < a, rule=f"held: the tight cache's hit rate under {HIT_DROP:.0%} of the roomy one's"))
+    if roomy is not None and (high := rows.get(HIGH_FRACTION)) is not None:
+        a, b = report.number(roomy, "prefix_cache_hit_rate") or 0, report.number(high, "prefix_cache_hit_rate") or 0
+        out.append(report.judge(
+            "6.3a …and a high memory fraction is what takes the room", b < HIT_DROP * a,
+            f"hit rate {100 * a:.0f} % at the default fraction, {100 * b:.0f} % at "
+            f"{report.number(high, 'cfg_gpu_memory_utilization') or 0:g}; KV tokens "
+            f"{report.number(roomy, 'kv_cache_tokens') or 0:,.0f} → {report.number(high, 'kv_cache_tokens') or 0:,.0f}",
+            partly=b < a, rule=f"held: the higher fraction's hit rate under {HIT_DROP:.0%} of the default's"))
+    if (many := rows.get(SEATS_HIGH)) is not None and (few := rows.get(SEATS_FEW)) is not None:
+        out.append(report.judge_change(
+            "6.3b A very high max_num_seqs with a flood of short requests lowers throughput", few, many,
+            "request_throughput", better="lower", held_at=1.1, unit="req/s",
+            evidence=f"requests/s with few seats {report.number(few, 'request_throughput'):.2f}, with many "
+                     f"{report.number(many, 'request_throughput'):.2f}; peak running "
+                     f"{report.number(few, 'peak_running') or 0:.0f} vs {report.number(many, 'peak_running') or 0:.0f}"))
+    if (budget := rows.get(BUDGET)) is not None and (tiny := rows.get(TINY)) is not None:
+        out.append(report.judge_change(
+            "6.3c A tiny prefill chunk with many long prompts raises TTFT", budget, tiny, "median_ttft_ms",
+            better="higher", held_at=1.1, unit="ms"))
+    return out
