@@ -164,3 +164,19 @@ def test_lab3_choice_solutions(capsys, figures, one_user, eight_users):
     assert Choice("q5", options, lambda: one_user, "", "lab03_q5.py").check(got)
     got = run_solution("lab03_q6.py", dict(env))["eight_users_choice"]
     assert Choice("q6", options, lambda: eight_users, "", "lab03_q6.py").check(got)
+
+
+def test_chapter6_solutions():
+    from helpers.config import EngineConfig
+    from helpers.slo import SLO
+
+    base, cap = EngineConfig(), {"kv_cache_tokens": 223872, "max_concurrency": 109.3125}
+    env = run_solution("ch06_q1.py", {"cap": cap, "base": base})
+    assert Question("q1", lambda: cap["max_concurrency"], 0.01, "", "ch06_q1.py").check(env["answer"])
+    slo = SLO(1600, 65)
+    row = {"runs": [{"request_ttft_ms": [100, 2000, 300, 400], "request_tpot_ms": [50, 50, 70, 60], "duration": 4.0}]}
+    env = run_solution("ch06_q2.py", {"baseline_row": row, "slo": slo})
+    assert env["answer"] == slo.goodput(row) == 0.5
+    backfire = {"default budget": {"median_ttft_ms": 1000.0}, "tiny chunks": {"median_ttft_ms": 1500.0}}
+    env = run_solution("ch06_q3.py", {"backfire": backfire})
+    assert env["answer"] == "yes"

@@ -41,3 +41,16 @@ def test_the_walk_keeps_what_helped_and_builds_on_it():
         ("caching off", NOTHING, False)]
     assert seen[2].max_num_seqs == 32 and seen[3].max_num_batched_tokens is None  # built on the kept step only
     assert "bad: skipped" in said[0] and "block_size" in said[0]
+
+
+def test_the_walk_runs_other_loads_on_an_engine_while_it_is_up():
+    seen = []
+
+    def fake_measure(cfg, load, force=False, tag=""):
+        seen.append((cfg.max_num_seqs, load))
+        return _row(5)
+
+    walk(EngineConfig(device="cpu"), "service", SLO_, [Step("seats", {"max_num_seqs": 8}, 3)], measure=fake_measure,
+         also={"baseline": ["flood", "churn"], "seats": ["flood"]})
+    # each extra load runs right after its config's own row, before any other engine is needed
+    assert seen == [(None, "service"), (None, "flood"), (None, "churn"), (8, "service"), (8, "flood")]

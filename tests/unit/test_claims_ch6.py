@@ -1,0 +1,43 @@
+from helpers import report
+from helpers.claims import ch6
+from helpers.slo import SLO
+
+SLO_ = SLO(1000, 50, share=0.9)
+
+
+def _row(good, total=10, duration=10.0, **extra):
+    return {"runs": [{"request_ttft_ms": [100] * good + [5000] * (total - good), "request_tpot_ms": [20] * total,
+                      "duration": duration}], **extra}
+
+
+def test_startup_claims():
+    checks = [{"figure": "KV cache tokens", "agree": True}, {"figure": "max concurrency", "agree": True}]
+    c = ch6.startup_claims(checks, 0.82, {"peak_kv_cache_usage_pct": 3.0, "preemptions": 0})
+    assert [x.verdict for x in c] == [report.HELD, report.HELD]
+    c = ch6.startup_claims(checks + [{"figure": "KV cache (GiB)", "agree": False}], 0.82,
+                           {"peak_kv_cache_usage_pct": 99.0, "preemptions": 3})
+    assert [x.verdict for x in c] == [report.PARTLY, report.NOT_HELD]  # a high share, yet the cache ran short
+    assert "off: KV cache (GiB)" in c[0].evidence
+
+
+def test_tuning_claims_follow_goodput():
+    base, better, same = _row(3), _row(6), _row(3)
+    records = [{"step": "baseline", "row": base, "kept": True},
+               {"step": "budget", "row": better, "kept": True, "verdict": "helped"},
+               {"step": "caching off", "row": same, "kept": False, "verdict": "within noise"}]
+    c = ch6.tuning_claims(records, {"baseline": base, "row": same}, "advice", {"baseline": base, "tuned": _row(1)}, SLO_)
+    assert [x.verdict for x in c] == [report.HELD, report.NOISE, report.NOT_HELD]
+    assert "1 of 2 steps kept" in c[0].evidence
+    assert len(ch6.tuning_claims(records, {"baseline": base, "row": better}, "a", {}, SLO_)) == 2
+
+
+def test_backfire_claims():
+    rows = {ch6.ROOMY: {"prefix_cache_hit_rate": 0.6, "median_ttft_ms": 100, "kv_cache_tokens": 1000},
+            ch6.TIGHT: {"prefix_cache_hit_rate": 0.1, "median_ttft_ms": 300},
+            ch6.HIGH_FRACTION: {"prefix_cache_hit_rate": 0.6, "cfg_gpu_memory_utilization": 0.5, "kv_cache_tokens": 2000},
+            ch6.SEATS_HIGH: {"request_throughput": 10.0, "peak_running": 64},
+            ch6.SEATS_FEW: {"request_throughput": 8.0, "peak_running": 8},
+            ch6.BUDGET: {"median_ttft_ms": 1000.0}, ch6.TINY: {"median_ttft_ms": 1600.0}}
+    # the tight cache loses its hits; the high fraction does not; more seats were faster; tiny chunks slower
+    assert [x.verdict for x in ch6.backfire_claims(rows)] == [report.HELD, report.NOT_HELD, report.NOT_HELD, report.HELD]
+    assert len(ch6.backfire_claims({ch6.BUDGET: rows[ch6.BUDGET]})) == 0  # a pair is needed
