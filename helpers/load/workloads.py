@@ -247,4 +247,6 @@ def run_load(base_url: str, model_path: str, load: Load, progress: bool = True, 
                request_throughput=(rs["completed"] + rl["completed"]) / duration)
     for k in [*PERCENTILE_KEYS, "max_itl_ms"]:  # headline latency = the short requests'
         row[k] = row["short_" + k]
+    for k in ("request_ttft_ms", "request_tpot_ms"):  # every request, so goodput counts the long ones too
+        row[k] = row["short_" + k] + row["long_" + k]
     return row
