@@ -87,6 +87,9 @@ def backfire_claims(rows: dict) -> list[Claim]:
             f"{report.number(high, 'cfg_gpu_memory_utilization') or 0:g}; KV tokens "
             f"{report.number(roomy, 'kv_cache_tokens') or 0:,.0f} → {report.number(high, 'kv_cache_tokens') or 0:,.0f}",
             partly=b < a, rule=f"held: the higher fraction's hit rate under {HIT_DROP:.0%} of the default's"))
+    elif roomy is not None:
+        out.append(report.untested("6.3a …and a high memory fraction is what takes the room",
+                                   "runs at full size (GUIDE_SIZE=full)"))
     if (many := rows.get(SEATS_HIGH)) is not None and (few := rows.get(SEATS_FEW)) is not None:
         out.append(report.judge_change(
             "6.3b A very high max_num_seqs with a flood of short requests lowers throughput", few, many,

@@ -86,3 +86,33 @@ def test_prefix_cache_reset_reports_a_server_without_the_endpoint():
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
     assert reset_prefix_cache(f"http://127.0.0.1:{port}") is False
+
+
+def test_a_load_whose_every_request_failed_is_not_stored(tmp_path, monkeypatch):
+    import contextlib
+
+    import pytest
+
+    from helpers import EngineConfig, Load, experiment
+    from helpers.results import ResultStore
+
+    class FakeServer:
+        base_url, model_path, warmed_up = "http://127.0.0.1:9", "/m", True
+
+        def log_text(self):
+            return "ERROR 11-30 [core.py:1] RuntimeError: \"cpu_gemm_wna16\" not implemented for 'Float'\n"
+
+    class NoSampler(contextlib.nullcontext):
+        def __init__(self, *a):
+            super().__init__()
+
+    monkeypatch.setattr(experiment, "engine_for", lambda cfg, progress=True: FakeServer())
+    monkeypatch.setattr(experiment, "reset_prefix_cache", lambda *a: True)
+    monkeypatch.setattr(experiment.facts, "read", lambda server: {})
+    monkeypatch.setattr(experiment, "MetricsSampler", NoSampler)
+    monkeypatch.setattr(experiment, "run_load", lambda *a, **k: {"completed": 0.0, "first_error": "Server disconnected"})
+    store = ResultStore(tmp_path)
+    with pytest.raises(experiment.LoadFailedError) as err:
+        experiment.measure(EngineConfig(), Load(num_prompts=2), store=store, progress=False)
+    assert "Server disconnected" in str(err.value) and "cpu_gemm_wna16" in str(err.value)
+    assert store.rows() == []
