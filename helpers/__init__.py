@@ -9,7 +9,8 @@ facts an engine reports), `load/` (loads from vLLM's benchmark code, /metrics sa
 (fingerprint, append-only store, pooling a room), `charts` (Altair), `experiment` (the flow config →
 server → load → row → store), `slo` (latency targets, goodput, the knee of a rate sweep), `advisor`
 (the next setting to try, from a run's rows), `tuning` (a path of one-at-a-time changes judged on
-goodput), `report` (computed verdicts), `widgets`, `correctness`, `models`, `doctor`, `exercises`,
+goodput), `target` (chapter 6's service and the capstone's pass rule), `capstone` (the capstone
+lab's check, hint and panel), `report` (computed verdicts), `widgets`, `correctness`, `models`, `doctor`, `exercises`,
 `course` and `book` (the guide as executed HTML).
 
 Names are imported lazily, so that `import helpers` stays cheap (pandas and Altair load only
@@ -29,7 +30,7 @@ _EXPORTS = {
 }
 _MODULES = {"book", "charts", "report", "widgets", "correctness", "models", "doctor", "exercises", "experiment",
             "config", "settings", "engine", "load", "results", "sizes", "hardware", "course", "claims", "quantize",
-            "advisor", "slo", "tuning", "target"}
+            "advisor", "slo", "tuning", "target", "capstone"}
 __all__ = sorted(_EXPORTS) + sorted(_MODULES)
 
 

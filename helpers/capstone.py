@@ -1,0 +1,234 @@
+"""The capstone lab (lab 4, "tune it yourself"): the service to tune, the learner's runs on it,
+and the self-check, hints and solution, in the manner of `helpers.exercises`.
+
+Everything here judges rows measured on this machine: the service (load, target, rate) comes
+from `target.prepare`, the pass rule from `target.capstone_verdict`, the hint from the
+advisor's diagnosis of the learner's last row. Chapter 6 calls the same functions with the same
+config, so after notebook 06 (one results store) preparing the lab starts no engine, and
+checking the unchanged baseline never does.
+"""
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from typing import Callable
+
+from helpers import advisor, target
+from helpers.config import ConfigError, EngineConfig
+from helpers.slo import SLO, knee
+
+SOLUTION = "lab04_solution.ipynb"
+GOODPUT, MET = "goodput at the target (req/s)", "requests within the target (share)"
+
+# Which chapter explains each lever the panel offers (and the advisor may name).
+LEVERS = {
+    "max_model_len": 2, "gpu_memory_utilization": 2, "block_size": 2,
+    "max_num_seqs": 3, "max_num_batched_tokens": 3, "enable_chunked_prefill": 3, "long_prefill_token_threshold": 3,
+    "enable_prefix_caching": 4, "enforce_eager": 4,
+    "kv_cache_dtype": 5, "model": 5,
+}
+TOPICS = {2: "memory: the memory fraction, max_model_len and block size decide how many KV tokens fit",
+          3: "batching: the token budget per step, chunked prefill, the prefill cap and the sequence cap",
+          4: "server-side settings: prefix caching for a repeated prompt start, compiling instead of eager",
+          5: "quantization: INT8/INT4 weights and an fp8 KV cache"}
+
+
+def chapter_file(chapter: int) -> str:
+    """The notebook that explains a chapter's levers (from the notebooks' own metadata)."""
+    from helpers import course
+    for ch in course.chapters():
+        if ch.get("chapter") == chapter:
+            return str(ch["path"].relative_to(course.ROOT))
+    return f"chapter {chapter}"
+
+
+WEIGHTS = ("embedded", "embedded-int8", "embedded-int4")  # bf16 (or this CPU's dtype), INT8 W8A8, INT4 W4A16
+CHOICES = {  # the panel's values besides the base's own; a bad combination gets the harness's ConfigError
+    "max_model_len": [512, 1024, 2048, 4096, 8192],
+    "gpu_memory_utilization": [0.1, 0.15, 0.25, 0.35, 0.5],
+    "max_num_seqs": [1, 2, 4, 8, 16, 32, 64, 128, 256],
+    "max_num_batched_tokens": [64, 128, 256, 512, 1024, 2048, 4096, 8192],
+    "enable_chunked_prefill": [True, False],
+    "long_prefill_token_threshold": [0, 64, 128, 256, 512],
+    "enable_prefix_caching": [True, False],
+    "block_size": [16, 32, 64, 128],
+}
+
+
+def _named(value) -> str:
+    return ("on" if value else "off") if isinstance(value, bool) else str(value)
+
+
+def panel_options(base: EngineConfig) -> dict[str, list]:
+    """Every setting of chapters 2 to 5 the panel offers, as (label, value) pairs: vLLM's default
+    (None) named with what it resolves to here; the fp8 KV cache and the quantized weights only
+    where this machine runs them (`cannot_run_here`)."""
+    from helpers.settings import BY_NAME
+    out = {}
+    for name, values in CHOICES.items():
+        default = BY_NAME[name].default_for(base)
+        pairs = [(f"default ({_named(default)})" if default is not None else "default", None)] \
+            if BY_NAME[name].nullable and name != "gpu_memory_utilization" else []
+        if name == "gpu_memory_utilization":
+            pairs = [(f"guide default ({base.memory_fraction:g})", None)]
+        own = getattr(base, name)
+        for v in sorted(set(values) | ({own} if own is not None else set()), key=float):
+            if v != default and not (name == "gpu_memory_utilization" and v == base.memory_fraction):
+                pairs.append((_named(v), v))
+        out[name] = pairs
+    out["enforce_eager"] = [("eager (no compile)", True), ("compiled (longer start)", False)]
+    out["kv_cache_dtype"] = [(k, k) for k in ("auto", "fp8", "fp8_e5m2")
+                             if k == base.kv_cache_dtype or base.replace(kv_cache_dtype=k).cannot_run_here() is None]
+    models = WEIGHTS if base.model in WEIGHTS else (base.model,)
+    out["model"] = [(m, m) for m in models if m == base.model or base.replace(model=m).cannot_run_here() is None]
+    return out
+
+
+def panel_controls(base: EngineConfig) -> dict:
+    """The panel's dropdowns, each set to the base's value (so Run first measures the baseline)."""
+    from helpers import widgets
+    return {name: widgets.choice(name, pairs, getattr(base, name)) for name, pairs in panel_options(base).items()}
+
+
+def with_goodput(row: dict, slo: SLO) -> dict:
+    """The row plus its goodput and share within the target, as columns a chart can draw."""
+    return {**row, GOODPUT: slo.goodput(row) or 0.0, MET: slo.met_share(row) or 0.0}
+
+
+@dataclass
+class Capstone:
+    """The service, the two reference rows (baseline and the advisor's), and the learner's runs."""
+
+    base: EngineConfig
+    service: target.Service
+    baseline: dict
+    advice: advisor.Advice
+    advised: dict
+    measure: Callable = field(repr=False, default=None)
+    tag: str = "lab4"
+    tried: list = field(default_factory=list)  # (config, row) of each of the learner's runs, in order
+
+    @classmethod
+    def prepare(cls, base: EngineConfig, *, slo: SLO | None = None, tag: str = "lab4", measure=None, sweep=None,
+                say=print) -> "Capstone":
+        """Service (target, rate) → the baseline on its load → the advisor's change, measured.
+        Rows stored by notebook 06 (same config, same loads) are reused."""
+        if measure is None:
+            from helpers.experiment import measure
+        service = target.prepare(base, slo=slo, tag=tag, measure=measure, sweep=sweep, say=say)
+        baseline = measure(base, service.load, tag=tag)
+        advice = advisor.advise(baseline, base)
+        advised = measure(advice.apply(base), service.load, tag=tag) if advice.change else baseline
+        return cls(base, service, baseline, advice, advised, measure, tag)
+
+    @property
+    def slo(self) -> SLO:
+        return self.service.slo
+
+    def label(self, config: EngineConfig) -> str:
+        """config.label(), with the weights named where they differ from the base's."""
+        return config.label() if config.model == self.base.model else f"{config.model}, {config.label()}"
+
+    # -- what the learner reads first ---------------------------------------------------------
+    def describe(self) -> str:
+        """How the load, the target and the rate were derived, from this machine's rows."""
+        u, s = self.service.unloaded, self.slo
+        rates = ", ".join(f"{r['load_request_rate']:g}" for r in self.service.sweep)
+        k = knee(self.service.sweep, s)
+        return "\n".join([
+            f"Load: {self.service.load.label()}",
+            f"Unloaded (one request at a time): median TTFT {u['median_ttft_ms']:,.0f} ms, median TPOT "
+            f"{u['median_tpot_ms']:.1f} ms, a request every {u['median_e2el_ms']:,.0f} ms.",
+            f"Target: {s.label()} (TTFT ×{target.TTFT_HEADROOM:g} and TPOT ×{target.TPOT_HEADROOM:g} the unloaded "
+            "medians, rounded up)." if s == target.slo_for(u) else f"Target (yours): {s.label()}.",
+            f"Rate sweep of the baseline at {rates} req/s: {k.text(s)}",
+            f"You tune at {self.service.rate:g} req/s (Poisson arrivals).",
+        ])
+
+    def references(self) -> str:
+        """The baseline's and the advisor's goodput, and what the check asks for."""
+        b, a = self.slo.goodput(self.baseline) or 0.0, self.slo.goodput(self.advised) or 0.0
+        return "\n".join([
+            f"Baseline ({self.base.label()}): goodput {b:.2f} req/s, {self.slo.met_share(self.baseline) or 0:.0%} of "
+            f"requests within the target{_how(self.baseline)}.",
+            f"Advisor: {self.advice.text()}",
+            f"Advised ({self.label(self.advice.apply(self.base))}): goodput {a:.2f} req/s, "
+            f"{self.slo.met_share(self.advised) or 0:.0%} within the target{_how(self.advised)}.",
+            f"To pass: goodput ≥ {target.ADVISOR_SHARE:.0%} of the advisor's ({target.ADVISOR_SHARE * a:.2f}) or "
+            f"≥ ×{target.BASELINE_MARGIN:g} the baseline's ({target.BASELINE_MARGIN * b:.2f}), with at least one "
+            "setting changed.",
+        ])
+
+    # -- the learner's runs -------------------------------------------------------------------
+    def run(self, config: EngineConfig, *, force: bool = False, progress=True) -> dict:
+        """Measure `config` on the service load (or reuse its stored row), with its goodput."""
+        if not isinstance(config, EngineConfig):
+            raise ConfigError("MY_CONFIG", f"must be an EngineConfig, got {type(config).__name__}.",
+                              "MY_CONFIG = base.replace(max_num_batched_tokens=512) (any settings you like).")
+        if config == self.base and not force:
+            row = {**self.baseline, "reused": True}  # the baseline itself: no engine needed
+        else:
+            row = self.measure(config, self.service.load, force=force, tag=self.tag, progress=progress)
+        row = with_goodput(row, self.slo)
+        if config.model != self.base.model:  # config.label() leaves the model out; the chart must tell them apart
+            row["config_label"] = self.label(config)
+        self.tried.append((config, row))
+        return row
+
+    def panel_run(self, *, force: bool = False, progress=True, **settings) -> dict:
+        """The control panel's function: the base config with the panel's settings."""
+        return self.run(self.base.replace(**settings), force=force, progress=progress)
+
+    def verdict(self, config: EngineConfig, row: dict) -> target.Verdict:
+        return target.capstone_verdict(row, self.baseline, self.advised, self.slo,
+                                       same_as_baseline=config == self.base)
+
+    def check(self, config: EngineConfig) -> bool:
+        """Measure (or reuse) `config` on the service load and print the computed verdict."""
+        t0 = time.monotonic()
+        row = self.run(config)
+        v = self.verdict(config, row)
+        how = "a stored row, reused" if row.get("reused") else f"measured now in {time.monotonic() - t0:.0f} s"
+        print(f"{'✓' if v.passed else '✗'} {v.text}")
+        print(f"  ({self.label(config)}: {how}, {row[MET]:.0%} of requests within the target)")
+        return v.passed
+
+    def summary(self, rows: list[dict]) -> str:
+        """The panel's line under its chart: the verdict for the last run."""
+        if not self.tried:
+            return ""
+        config, row = self.tried[-1]
+        v = self.verdict(config, row)
+        return f"<b>{'Passes' if v.passed else 'Does not pass yet'}</b>: {v.text}"
+
+    # -- help ---------------------------------------------------------------------------------
+    def hint(self) -> None:
+        """The advisor's reading of your last run (the baseline before you ran one), and the
+        chapter that explains each lever it points at."""
+        config, row = self.tried[-1] if self.tried else (self.base, self.baseline)
+        found = advisor.diagnose(row, config)
+        whose = ("the baseline" if config == self.base else "your last run") + f" ({self.label(config)})"
+        print(f"Hint, from {whose}:")
+        for a in found:
+            levers = list(a.change) or [k for k, ch in LEVERS.items() if ch == a.chapter]
+            print(f"- {a.limit}: {a.evidence}.")
+            print(f"  Levers: {', '.join(levers)}. Chapter {a.chapter} explains them ({TOPICS.get(a.chapter, '')}): "
+                  f"{chapter_file(a.chapter)}.")
+        changed = sorted(k for k in LEVERS if getattr(config, k) != getattr(self.base, k))
+        print("Changed from the baseline so far: " + (", ".join(changed) or "nothing yet") + ". Levers by chapter: "
+              + "; ".join(f"ch{ch} {', '.join(k for k, c in LEVERS.items() if c == ch)}" for ch in TOPICS) + ".")
+
+    def solution(self) -> None:
+        from helpers.exercises import solution_path
+        print(f"One good path, measured on the same service: {solution_path(SOLUTION)}. It starts from the "
+              "advisor's change, then follows the advisor's reading of the changed run; its verdict is computed from "
+              "its own run, so on your machine it may read differently.")
+
+    # -- your own target ----------------------------------------------------------------------
+    def try_target(self, slo: SLO) -> str:
+        """What the stored rate sweep says about another target, without measuring again."""
+        return knee(self.service.sweep, slo).text(slo)
+
+
+def _how(row: dict) -> str:
+    return " (a stored row, reused)" if row.get("reused") else ""

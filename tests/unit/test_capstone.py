@@ -1,0 +1,157 @@
+"""The capstone lab's check, hint and solution, on rows shaped like the harness's (per-request
+TTFT/TPOT, the advisor's figures), with a stand-in for `measure` that counts engine runs."""
+import pytest
+
+from helpers import capstone, sizes, target
+from helpers.config import ConfigError, EngineConfig
+from helpers.slo import SLO
+
+BASE = EngineConfig(device="cpu")
+ADVISED_CFG = BASE.replace(max_num_batched_tokens=256)
+GOOD_CFG = ADVISED_CFG.replace(long_prefill_token_threshold=128)
+BAD_CFG = BASE.replace(max_num_seqs=2)
+
+
+def _row(good: int, total: int = 12, duration: float = 4.0, **figures) -> dict:
+    """A service-load row: `good` of `total` requests within 1,000 ms TTFT and 50 ms TPOT."""
+    ttfts, tpots = [400.0] * good + [3000.0] * (total - good), [30.0] * total
+    base = {"median_ttft_ms": 400.0 if good > total // 2 else 3000.0, "median_tpot_ms": 30.0, "median_e2el_ms": 1300.0,
+            "max_itl_ms": 60.0, "median_itl_ms": 30.0, "mean_tpot_ms": 30.0, "peak_kv_cache_usage_pct": 5.0,
+            "preemptions": 0.0, "peak_running": 4.0, "peak_waiting": 0.0, "engine_max_num_seqs": 256,
+            "load_kind": "prefix", "load_num_prompts": total, "load_num_prefixes": 2, "load_prefix_len": 384,
+            "prefix_cache_hit_rate": 0.6, "block_size": 128, "reused": False,
+            "runs": [{"request_ttft_ms": ttfts, "request_tpot_ms": tpots, "duration": duration}]}
+    return {**base, **figures}
+
+
+STALLED = dict(max_itl_ms=980.0, median_itl_ms=50.0)  # the baseline's long prefill stalls (advisor rule 3)
+ROWS = {BASE: _row(5, **STALLED), ADVISED_CFG: _row(8), GOOD_CFG: _row(9), BAD_CFG: _row(3, peak_waiting=9.0,
+                                                                                        peak_running=2.0,
+                                                                                        engine_max_num_seqs=2)}
+UNLOADED = {"median_ttft_ms": 240.0, "median_tpot_ms": 24.0, "median_e2el_ms": 1000.0}
+
+
+class FakeEngine:
+    """measure(): the row for a config; counts the runs that would have needed an engine."""
+
+    def __init__(self):
+        self.runs, self.stored = [], set()
+
+    def __call__(self, config, load, *, tag="", force=False, progress=True):
+        if load.max_concurrency == 1:
+            return dict(UNLOADED)
+        key = (config, load)
+        reused = key in self.stored and not force
+        if not reused:
+            self.runs.append(config)
+            self.stored.add(key)
+        return {**ROWS[config], "reused": reused}
+
+
+def _sweep(config, load, rates, slo, tag="", say=print):
+    return [{**_row(12 if r < 3 else 4), "load_request_rate": r} for r in rates]
+
+
+@pytest.fixture
+def lab(monkeypatch):
+    monkeypatch.setattr(sizes, "_size", "smoke")
+    engine = FakeEngine()
+    lab = capstone.Capstone.prepare(BASE, measure=engine, sweep=_sweep, say=lambda _: None)
+    return lab, engine
+
+
+def test_prepare_derives_the_service_and_measures_baseline_and_advice(lab):
+    lab, engine = lab
+    assert (lab.slo.ttft_ms, lab.slo.tpot_ms) == (960, 48)  # ×4 and ×2 the unloaded medians
+    assert lab.service.rate == 4  # the first rate the sweep missed (1, 2, 4, 8 × one per second)
+    assert lab.advice.change == {"max_num_batched_tokens": 256} and lab.advice.chapter == 3
+    assert engine.runs == [BASE, ADVISED_CFG]
+    text = lab.describe() + lab.references()
+    assert "×4 and TPOT ×2" in text and "You tune at 4 req/s" in text and "at 4 req/s it was missed" in text
+    assert "goodput 1.25 req/s" in text and "goodput 2.00 req/s" in text  # 5 and 8 of 12 in 4 s
+
+
+def test_a_second_lab_run_reuses_every_row(lab):
+    lab, engine = lab
+    again = capstone.Capstone.prepare(BASE, measure=engine, sweep=_sweep, say=lambda _: None)
+    assert len(engine.runs) == 2 and again.baseline["reused"] and again.advised["reused"]
+    assert "(a stored row, reused)" in again.references()
+
+
+def test_the_unchanged_config_costs_no_run_and_does_not_pass(lab, capsys):
+    lab, engine = lab
+    before = len(engine.runs)
+    assert lab.check(BASE.replace()) is False
+    out = capsys.readouterr().out
+    assert len(engine.runs) == before and "change at least one setting" in out and "a stored row, reused" in out
+    assert lab.check(BASE.replace(max_num_seqs=None, block_size=128)) is False  # defaults spelled out: the same
+
+
+def test_pass_on_the_advisors_share_and_on_the_margin(lab, capsys):
+    lab, engine = lab
+    assert lab.check(GOOD_CFG)  # 9 of 12 ≥ 0.9 × 8 of 12
+    assert "Passed on the advisor's share" in capsys.readouterr().out and engine.runs[-1] == GOOD_CFG
+    assert lab.check(ADVISED_CFG)  # the advice itself is a change, and reaches its own goodput
+    assert "a stored row, reused" in capsys.readouterr().out
+    v = target.capstone_verdict(_row(6), lab.baseline, _row(12), lab.slo)
+    assert v.passed and "margin over the baseline" in v.text  # 6 ≥ 1.2 × 5, though far under the advisor's 12
+
+
+def test_fail_says_not_yet_with_the_figures(lab, capsys):
+    lab, _ = lab
+    assert not lab.check(BAD_CFG)
+    out = capsys.readouterr().out
+    assert out.startswith("✗ Not yet") and "your goodput 0.75 req/s" in out and "needed" in out
+    assert "Does not pass yet" in lab.summary([])
+
+
+def test_bad_input_is_refused_with_the_setting_named(lab):
+    lab, engine = lab
+    with pytest.raises(ConfigError, match="MY_CONFIG"):
+        lab.check({"max_num_seqs": 4})
+    with pytest.raises(ConfigError, match="max_num_batched_tokens"):  # the harness's own check, before any run
+        lab.panel_run(max_num_batched_tokens=8, max_num_seqs=16)
+    with pytest.raises(ConfigError, match="looks like seconds"):
+        SLO(ttft_ms=1.6, tpot_ms=0.065)  # both in seconds: TPOT is caught
+    assert len(engine.runs) == 2
+
+
+def test_an_unmeetable_target_says_so_and_shows_the_closest(lab):
+    lab, _ = lab
+    said = lab.try_target(SLO(ttft_ms=100, tpot_ms=10))
+    assert said.startswith("No offered rate met the target") and "Closest" in said
+    assert "highest offered rate that met the target: 2 req/s" in lab.try_target(lab.slo)
+
+
+def test_the_panel_measures_the_base_with_its_settings(lab):
+    lab, engine = lab
+    row = lab.panel_run(max_num_batched_tokens=256, long_prefill_token_threshold=128)
+    assert engine.runs[-1] == GOOD_CFG and row[capstone.GOODPUT] == pytest.approx(9 / 4)
+    assert row[capstone.MET] == pytest.approx(0.75) and "Passes" in lab.summary([row])
+
+
+def test_hint_reads_the_last_run_and_names_its_chapter(lab, capsys):
+    lab, _ = lab
+    lab.hint()
+    out = capsys.readouterr().out
+    assert "the baseline" in out and "Long prefills stall decoding" in out and "max_num_batched_tokens" in out
+    assert "03_batching_and_chunked_prefill.ipynb" in out and "nothing yet" in out
+    lab.run(BAD_CFG)
+    lab.hint()
+    out = capsys.readouterr().out
+    assert "your last run" in out and "Requests queue for a seat" in out and "max_num_seqs" in out
+    assert "Changed from the baseline so far: max_num_seqs" in out
+
+
+def test_every_lever_has_a_chapter_and_the_solution_exists(capsys):
+    assert set(capstone.LEVERS.values()) == set(capstone.TOPICS)
+    for chapter in capstone.TOPICS:
+        assert capstone.chapter_file(chapter).startswith(f"notebooks/0{chapter}_")
+    capstone.Capstone.solution(None)
+    assert "lab04_solution.ipynb" in capsys.readouterr().out
+
+
+def test_labels_name_the_weights_that_config_label_leaves_out(lab):
+    lab, _ = lab
+    assert lab.label(ADVISED_CFG.replace(model="embedded-int8")) == "embedded-int8, budget=256"
+    assert lab.label(ADVISED_CFG) == "budget=256"
