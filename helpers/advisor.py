@@ -123,7 +123,8 @@ def _prefix(row: dict, config: EngineConfig) -> Advice | None:
 
 
 def _compute(row: dict, config: EngineConfig) -> Advice:
-    evidence = (f"no queue (peak waiting {_num(row, 'peak_waiting'):.0f}), KV cache at most "
+    evidence = (f"no seat limit hit (peak running {_num(row, 'peak_running'):.0f}, peak waiting "
+                f"{_num(row, 'peak_waiting'):.0f}), KV cache at most "
                 f"{_num(row, 'peak_kv_cache_usage_pct'):.0f} % full, mean TPOT {_num(row, 'mean_tpot_ms'):.1f} ms")
     if config.enforce_eager:
         return Advice("Decoding is compute-bound", evidence, {"enforce_eager": False},

@@ -24,7 +24,7 @@ class SLO:
     share: float = 0.9
 
     def __post_init__(self):
-        for name, value, low, high in (("ttft_ms", self.ttft_ms, 1, 600_000), ("tpot_ms", self.tpot_ms, 0.5, 60_000)):
+        for name, value, low, high in (("ttft_ms", self.ttft_ms, 5, 600_000), ("tpot_ms", self.tpot_ms, 0.5, 60_000)):
             if not isinstance(value, (int, float)) or isinstance(value, bool) or value <= 0:
                 raise ConfigError(name, f"must be a positive number of milliseconds, got {value!r}.",
                                   f"{name}=2000 (TTFT) or {name}=100 (TPOT): milliseconds.")
