@@ -89,8 +89,10 @@ def _stalls(row: dict, config: EngineConfig) -> Advice | None:
     if config.enable_chunked_prefill is False:
         return Advice("Long prefills stall decoding", evidence, {"enable_chunked_prefill": True},
                       "with chunking on, a long prompt is cut into pieces that share steps with running decodes", 3)
-    if budget is None or budget > SMALL_BUDGET:
-        return Advice("Long prefills stall decoding", evidence, {"max_num_batched_tokens": SMALL_BUDGET},
+    seats = _num(row, "engine_max_num_seqs") or config._value_or_default("max_num_seqs") or 0  # as the engine resolved it
+    small = max(SMALL_BUDGET, int(seats))  # vLLM refuses a budget below max_num_seqs
+    if budget is None or budget > small:
+        return Advice("Long prefills stall decoding", evidence, {"max_num_batched_tokens": small},
                       "a smaller token budget per step caps how much prefill rides along with each decode step", 3)
     if config.long_prefill_token_threshold is None:
         return Advice("Long prefills stall decoding", evidence, {"long_prefill_token_threshold": SMALL_BUDGET // 2},

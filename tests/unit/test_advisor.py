@@ -47,6 +47,10 @@ def test_stalled_decodes_get_a_smaller_budget_then_a_prefill_cap():
     assert advisor.advise(stalled, off).change == {"enable_chunked_prefill": True}
     mixed = _row(short_max_itl_ms=3000.0, short_median_itl_ms=30.0, max_itl_ms=None)
     assert advisor.advise(mixed, CPU).limit == "Long prefills stall decoding"
+    # a GPU server resolves more seats (e.g. 1024); vLLM refuses a budget below them, so the advice stays above
+    gpu = advisor.advise(_row(max_itl_ms=3500.0, median_itl_ms=40.0, engine_max_num_seqs=1024),
+                         EngineConfig(device="cuda"))
+    assert gpu.change == {"max_num_batched_tokens": 1024}
 
 
 def test_a_missed_prefix():
