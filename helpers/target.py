@@ -23,7 +23,7 @@ from helpers.slo import SLO, knee
 SYSTEM_PROMPT, QUESTION, ANSWER = 384, 64, 32  # tokens
 TTFT_HEADROOM, TPOT_HEADROOM = 4.0, 2.0  # the target: this many times the unloaded median
 SHARE = 0.9  # of requests that must meet the target
-RATE_STEPS = {"smoke": (1, 2, 4, 8), "full": (0.5, 1, 2, 3, 4, 6, 8)}  # × the one-at-a-time rate
+RATE_STEPS = {"smoke": (1, 2, 4, 8), "full": (1, 1.5, 2, 3, 4, 6, 8)}  # × the one-at-a-time rate
 ADVISOR_SHARE = 0.9  # the capstone passes at this share of the advisor's goodput…
 BASELINE_MARGIN = 1.2  # …or at this many times the baseline's
 
