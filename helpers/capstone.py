@@ -126,8 +126,8 @@ class Capstone:
         return self.service.slo
 
     def label(self, config: EngineConfig) -> str:
-        """config.label(), with the weights named where they differ from the base's."""
-        return config.label() if config.model == self.base.model else f"{config.model}, {config.label()}"
+        """config.label() (it names the weights where they differ from the guide's default)."""
+        return config.label()
 
     # -- what the learner reads first ---------------------------------------------------------
     def describe(self) -> str:

@@ -142,7 +142,13 @@ class EngineConfig:
         parts = []
         for s in SETTINGS:
             value = getattr(self, s.name)
-            if s.name == "model" or value == getattr(base, s.name):
+            if value == getattr(base, s.name):
+                continue
+            if s.name == "model":  # not a knob, except the guide's quantized copies of the default model
+                from helpers.quantize import SCHEMES  # light: no torch at import
+
+                if value in SCHEMES:
+                    parts.append(f"weights={SCHEMES[value]}")
                 continue
             value = ("on" if value else "off") if isinstance(value, bool) else value
             parts.append(f"{s.label}={value}")

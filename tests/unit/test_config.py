@@ -111,6 +111,7 @@ def test_label_default():
     assert EngineConfig().label() == "guide default"
     assert EngineConfig(device="cpu").label() == "guide default"
     assert EngineConfig(device="cpu", model="synthetic-tp").label() == "guide default"  # model is not a knob
+    assert EngineConfig(device="cpu", model="embedded-int8").label() == "weights=int8"  # …its quantized copies are
 
 
 def test_label_lists_changed_settings():
