@@ -47,7 +47,8 @@ def startup_claims(checks: list[dict], share: float, loaded: dict) -> list[Claim
 
 def _goodput_claim(text: str, before: dict, after: dict, slo: SLO, evidence: str, rule: str) -> Claim:
     judged, ratio = tuning.verdict(before, after, slo)
-    ev = f"{evidence}: goodput {slo.goodput(before) or 0:.2f} → {slo.goodput(after) or 0:.2f} req/s (×{ratio:.2f})"
+    times = f"×{ratio:.2f}" if ratio != float("inf") else "none met the target before"
+    ev = f"{evidence}: goodput {slo.goodput(before) or 0:.2f} → {slo.goodput(after) or 0:.2f} req/s ({times})"
     return Claim(text, _GOODPUT_VERDICT[judged], ev, rule)
 
 
