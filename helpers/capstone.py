@@ -170,8 +170,6 @@ class Capstone:
         else:
             row = self.measure(config, self.service.load, force=force, tag=self.tag, progress=progress)
         row = with_goodput(row, self.slo)
-        if config.model != self.base.model:  # config.label() leaves the model out; the chart must tell them apart
-            row["config_label"] = self.label(config)
         self.tried.append((config, row))
         return row
 
