@@ -25,6 +25,7 @@ from helpers.load import Load, MetricsSampler, run_load
 from helpers.load.direct import timed_completions
 from helpers.results import ResultStore, fingerprint, result_key
 from helpers.results.store import MEASUREMENT_VERSION
+from helpers.slo import goodput  # noqa: F401 - notebooks call H.goodput(row, ttft, tpot)
 
 _current: Server | None = None
 
@@ -232,20 +233,6 @@ def fraction_for(row, kv_tokens: float) -> float | None:
     if not node or node != node or non_kv != non_kv:
         return None
     return round((non_kv + kv_tokens * per_token) / node, 3)
-
-
-def goodput(row: dict, max_ttft_ms: float, max_tpot_ms: float, prefix: str = "") -> float | None:
-    """Requests per second that met both latency targets (median over the repeats), or None
-    for rows stored before per-request latencies were kept. vLLM's benchmark calls this
-    `request_goodput` (its `--goodput ttft:… tpot:…` option)."""
-    values = []
-    for run in row.get("runs") or []:
-        ttfts, tpots = run.get(prefix + "request_ttft_ms"), run.get(prefix + "request_tpot_ms")
-        if ttfts is None or not run.get("duration"):
-            return None
-        met = sum(t <= max_ttft_ms and p <= max_tpot_ms for t, p in zip(ttfts, tpots))
-        values.append(met / run["duration"])
-    return float(statistics.median(values)) if values else None
 
 
 def table(rows: list[dict] | dict[str, dict]) -> pd.DataFrame:

@@ -59,13 +59,21 @@ class SLO:
 
     def goodput(self, row: dict) -> float | None:
         """Requests per second that met both limits (median over the repeats)."""
-        values = []
-        for run in row.get("runs") or [row]:
-            ttfts, tpots, seconds = run.get("request_ttft_ms"), run.get("request_tpot_ms"), run.get("duration")
-            if ttfts is None or tpots is None or not seconds:
-                return None
-            values.append(sum(t <= self.ttft_ms and p <= self.tpot_ms for t, p in zip(ttfts, tpots)) / seconds)
-        return float(statistics.median(values)) if values else None
+        return goodput(row, self.ttft_ms, self.tpot_ms)
+
+
+def goodput(row: dict, max_ttft_ms: float, max_tpot_ms: float, prefix: str = "") -> float | None:
+    """Requests per second whose TTFT and TPOT both stayed within the limits (median over the
+    repeats), or None for rows stored before per-request latencies were kept. vLLM's benchmark
+    calls this `request_goodput` (its `--goodput ttft:… tpot:…`). `prefix`: "short_" / "long_"
+    for one side of a mixed load."""
+    values = []
+    for run in row.get("runs") or [row]:
+        ttfts, tpots, seconds = run.get(prefix + "request_ttft_ms"), run.get(prefix + "request_tpot_ms"), run.get("duration")
+        if ttfts is None or tpots is None or not seconds:
+            return None
+        values.append(sum(t <= max_ttft_ms and p <= max_tpot_ms for t, p in zip(ttfts, tpots)) / seconds)
+    return float(statistics.median(values)) if values else None
 
 
 @dataclass(frozen=True)
