@@ -32,9 +32,10 @@ def greedy_answers(config: EngineConfig, prompts=PROMPTS, max_tokens: int = 32, 
     row = experiment.base_row(config, {"prompts": list(prompts), "max_tokens": max_tokens}, "", "answers")
     if not force and (old := store.get(row["key"])):
         return old["answers"]
-    server = experiment.engine_for(config, progress)
-    headers = getattr(server, "headers", None)  # a remote server's key
-    answers = [_chat(server.base_url, server.model_path, p, max_tokens, headers) for p in prompts]
+    with experiment.turn_for(config, "greedy answers"):
+        server = experiment.engine_for(config, progress)
+        headers = getattr(server, "headers", None)  # a remote server's key
+        answers = [_chat(server.base_url, server.model_path, p, max_tokens, headers) for p in prompts]
     store.append({**row, "prompts": list(prompts), "answers": answers})
     return answers
 
@@ -110,10 +111,11 @@ def text_logprob(config: EngineConfig, text: str = REFERENCE_TEXT, force: bool =
     row = experiment.base_row(config, {"text": text}, "", "text_logprob")
     if not force and (old := store.get(row["key"])):
         return old
-    server = experiment.engine_for(config, progress)
-    reply = _post(server.base_url, "/v1/completions", {"model": server.model_path, "prompt": text, "max_tokens": 1,
-                                                        "temperature": 0, "prompt_logprobs": 1},
-                  getattr(server, "headers", None))
+    with experiment.turn_for(config, "a perplexity reading"):
+        server = experiment.engine_for(config, progress)
+        reply = _post(server.base_url, "/v1/completions", {"model": server.model_path, "prompt": text,
+                                                            "max_tokens": 1, "temperature": 0, "prompt_logprobs": 1},
+                      getattr(server, "headers", None))
     values = prompt_token_logprobs(reply["choices"][0]["prompt_logprobs"])
     mean = sum(values) / len(values)
     row.update(tokens_scored=len(values), mean_logprob=mean, perplexity=math.exp(-mean))
@@ -142,7 +144,14 @@ def greedy_trace(config: EngineConfig, prompts=DRIFT_PROMPTS, max_tokens: int = 
     row = experiment.base_row(config, {"prompts": list(prompts), "max_tokens": max_tokens}, "", "trace")
     if not force and (old := store.get(row["key"])):
         return old
-    server = experiment.engine_for(config, progress)
+    with experiment.turn_for(config, "greedy traces"):
+        traces = _traces(experiment.engine_for(config, progress), prompts, max_tokens)
+    row["traces"] = traces
+    store.append(row)
+    return row
+
+
+def _traces(server, prompts, max_tokens: int) -> list[dict]:
     traces = []
     for p in prompts:
         body = {"model": server.model_path, "messages": [{"role": "user", "content": p}], "temperature": 0,
@@ -151,9 +160,7 @@ def greedy_trace(config: EngineConfig, prompts=DRIFT_PROMPTS, max_tokens: int = 
         content = reply["choices"][0]["logprobs"]["content"]
         traces.append({"prompt": p, "tokens": [c["token"] for c in content],
                        "logprobs": [float(c["logprob"]) for c in content]})
-    row["traces"] = traces
-    store.append(row)
-    return row
+    return traces
 
 
 def drift(reference: dict, candidate: dict) -> pd.DataFrame:

@@ -10,6 +10,7 @@ settings cannot be toggled from here), any load.
 """
 from __future__ import annotations
 
+import contextlib
 import statistics
 import time
 import urllib.request
@@ -19,7 +20,7 @@ import pandas as pd
 
 from helpers import sizes
 from helpers.config import ConfigError, EngineConfig
-from helpers.engine import Server, facts, remote
+from helpers.engine import Server, facts, remote, shared
 from helpers.engine.server import layout_for
 from helpers.load import Load, MetricsSampler, run_load
 from helpers.load.direct import timed_completions
@@ -27,22 +28,22 @@ from helpers.results import ResultStore, fingerprint, result_key
 from helpers.results.store import MEASUREMENT_VERSION
 from helpers.slo import goodput  # noqa: F401 - notebooks call H.goodput(row, ttft, tpot)
 
-_current: Server | None = None
-
-
 def engine_for(config: EngineConfig, progress: bool = True) -> Server | remote.Endpoint:
-    """The running server for this config; starts one (stopping any other) if needed. With
-    GUIDE_ENDPOINT set: that server, after refusing settings it cannot change."""
-    global _current
+    """The running server for this config: the machine's engine when it already runs this
+    config (whoever started it), else a new one after stopping the idle one
+    (helpers/engine/shared.py). With GUIDE_ENDPOINT set: that server, after refusing settings
+    it cannot change."""
     if (endpoint := remote_for(config)) is not None:
         return endpoint
-    if _current is not None and _current.running and _current.config == config:
-        return _current
-    stop()
-    server = Server(config, progress=progress)
-    server.start()
-    _current = server
-    return server
+    return shared.engine(config, progress)
+
+
+def turn_for(config: EngineConfig, what: str):
+    """Hold the machine's engine for one measurement (a newcomer waits; nothing cuts it off).
+    A remote endpoint is not this machine's engine: no turn."""
+    if remote.selected() is not None:
+        return contextlib.nullcontext()
+    return shared.turn(f"{what} on {config.label()}")
 
 
 def remote_for(config: EngineConfig) -> remote.Endpoint | None:
@@ -59,12 +60,14 @@ def _client(server) -> dict:
     return {"api_key": getattr(server, "api_key", None), "tokenizer": getattr(server, "tokenizer", None)}
 
 
-def stop() -> None:
-    """Stop the server this kernel is running, if any."""
-    global _current
-    if _current is not None:
-        _current.stop()
-        _current = None
+def stop(now: bool = False) -> None:
+    """This notebook is done with the engine: it stops once no other notebook uses it (after a
+    grace of GUIDE_ENGINE_GRACE seconds, so the next notebook can take it over). `now=True`
+    stops it at once, whoever uses it."""
+    if now:
+        shared.stop_engine("H.stop(now=True)")
+    else:
+        shared.release()
 
 
 def base_row(config: EngineConfig, load: Load | dict | None, tag: str, kind: str, repeats: int = 1) -> dict:
@@ -105,8 +108,9 @@ def capacity(config: EngineConfig, *, force: bool = False, tag: str = "", store:
     row = base_row(config, None, tag, "capacity")
     if not force and (old := store.get(row["key"])):
         return {**old, "reused": True}
-    server = engine_for(config, progress)
-    row.update(facts.read(server))  # what the engine reports about itself
+    with turn_for(config, "a capacity reading"):
+        server = engine_for(config, progress)
+        row.update(facts.read(server))  # what the engine reports about itself
     store.append(row)
     return {**row, "reused": False}
 
@@ -136,11 +140,20 @@ def measure(config: EngineConfig, load: Load, *, repeats: int | None = None, for
     row = base_row(config, load, tag, "load", repeats)
     if not force and (old := store.get(row["key"])):
         return {**old, "reused": True}
+    with turn_for(config, f"the load {load.label()}"):
+        _run_repeats(config, load, repeats, endpoint, row, progress, sample_every)
+    store.append(row)
+    return {**row, "reused": False}
+
+
+def _run_repeats(config, load, repeats, endpoint, row, progress, sample_every) -> None:
     server = engine_for(config, progress)
     row.update(facts.read(server))  # what the engine reports about itself
     headers = getattr(server, "headers", None)  # a remote server's key
     if not server.warmed_up:
         run_load(server.base_url, server.model_path, load.warmup(), progress=False, **_client(server))
+        if isinstance(server, Server):
+            shared.note_warm(server)
         server.warmed_up = True
     runs, first_series = [], None
     for i in range(repeats):
@@ -156,8 +169,6 @@ def measure(config: EngineConfig, load: Load, *, repeats: int | None = None, for
             first_series = sampler.frame().to_dict(orient="records")
     row.update(combine(runs))
     row["timeseries"] = first_series  # the first repeat's /metrics samples, for live-usage charts
-    store.append(row)
-    return {**row, "reused": False}
 
 
 class LoadFailedError(RuntimeError):
@@ -198,12 +209,13 @@ def timed(config: EngineConfig, prompts: list[str], max_tokens: int, params: dic
     row = base_row(config, {"prompts": list(prompts), "max_tokens": max_tokens, "params": params}, tag, "timed")
     if not force and (old := store.get(row["key"])):
         return {**old, "reused": True}
-    server = engine_for(config, progress)
-    headers = getattr(server, "headers", None)
-    if not isinstance(server, remote.Endpoint):  # a shared server's cache is not ours to empty
-        reset_prefix_cache(server.base_url, headers)
-    row.update(params=params, max_tokens=max_tokens, **timed_completions(server.base_url, server.model_path,
-                                                                          list(prompts), max_tokens, params, headers))
+    with turn_for(config, "timed requests"):
+        server = engine_for(config, progress)
+        headers = getattr(server, "headers", None)
+        if not isinstance(server, remote.Endpoint):  # a shared server's cache is not ours to empty
+            reset_prefix_cache(server.base_url, headers)
+        row.update(params=params, max_tokens=max_tokens, **timed_completions(
+            server.base_url, server.model_path, list(prompts), max_tokens, params, headers))
     store.append(row)
     return {**row, "reused": False}
 

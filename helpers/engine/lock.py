@@ -70,8 +70,8 @@ class EngineLock:
                     raise EngineBusyError(
                         f"Another vLLM engine is already running on this machine ({holder}). "
                         "Only one runs at a time: two would split 2 cores and may exhaust memory. "
-                        "Stop it first: in its notebook call `helpers.stop_all()` (or restart that "
-                        f"kernel), or end the process named above. Lock file: {self.path}"
+                        "Stop it first: `bash guide.sh stop`, or `helpers.stop_all()` in a notebook, "
+                        f"or end the process named above. Lock file: {self.path}"
                         + (f". Processes holding it now: {still}" if still else "")) from None
                 time.sleep(0.5)
         os.ftruncate(fd, 0)
@@ -84,6 +84,13 @@ class EngineLock:
             os.ftruncate(self.fd, 0)
             os.pwrite(self.fd, json.dumps({"pid": os.getpid(), "server_pid": server_pid, "what": what,
                                            "since": time.strftime("%H:%M:%S")}).encode(), 0)
+
+    def hand_to_server(self) -> None:
+        """Close this process's copy of the lock; the server's inherited copy keeps it held for
+        exactly as long as the server lives, whoever stops it (helpers/engine/shared.py)."""
+        if self.fd is not None:
+            os.close(self.fd)
+            self.fd = None
 
     def release(self) -> None:
         if self.fd is not None:
@@ -100,8 +107,9 @@ class EngineLock:
             info = json.loads(os.pread(fd, 4096, 0) or b"{}")
         except (OSError, ValueError):
             return False
-        pids = [p for p in (info.get("pid"), info.get("server_pid")) if p]
-        return bool(pids) and not any(_alive(p) for p in pids)
+        if info.get("server_pid"):  # the server holds the lock; the process that started it may live on
+            return not _alive(info["server_pid"])
+        return bool(info.get("pid")) and not _alive(info["pid"])
 
     def _processes_holding(self) -> str:
         """'pid (command)' of each process with the lock file open, read from /proc (Linux)."""

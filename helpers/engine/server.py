@@ -22,7 +22,7 @@ from pathlib import Path
 from helpers import models
 from helpers.config import ConfigError, EngineConfig
 from helpers.engine import preflight, ray_local, startup_log
-from helpers.engine.lock import EngineLock
+from helpers.engine.lock import EngineLock, _alive
 
 START_TIMEOUT_S = float(os.environ.get("GUIDE_START_TIMEOUT", 900))
 
@@ -91,13 +91,15 @@ class Server:
         self.requested_port = port
         self.port: int | None = None
         self.progress = progress
-        self.proc: subprocess.Popen | None = None
+        self.proc: subprocess.Popen | None = None  # set only in the process that started it
+        self.pid: int | None = None  # the server's pid, also for an engine another process started
         self.model_path: str | None = None
         self.log_path: Path | None = None
         self.report: startup_log.StartupReport | None = None
         self.start_seconds: float | None = None
         self.layout = layout_for(config)
         self.warmed_up = False  # set by the first load after a start (experiment.measure)
+        self.shared = False  # True once handed to helpers.engine.shared (outlives this process)
         self.ray_folder: Path | None = None  # this server's own local Ray instance (ray_local)
         self._lock = EngineLock()
 
@@ -108,7 +110,22 @@ class Server:
 
     @property
     def running(self) -> bool:
-        return self.proc is not None and self.proc.poll() is None
+        if self.proc is not None:
+            return self.proc.poll() is None
+        return self.pid is not None and _alive(self.pid)
+
+    @classmethod
+    def attach(cls, config: EngineConfig | None, record: dict) -> "Server":
+        """A handle on a server another process started (helpers/engine/shared.py's record)."""
+        server = cls.__new__(cls)
+        server.config, server.requested_port, server.progress = config, record["port"], False
+        server.proc, server.pid, server.port = None, record["server_pid"], record["port"]
+        server.model_path, server.log_path = record["model_path"], Path(record["log_path"])
+        server.start_seconds, server.layout = record.get("start_seconds"), record.get("layout", "vllm")
+        server.warmed_up, server.ray_folder, server._lock = bool(record.get("warmed_up")), None, EngineLock()
+        server.shared, server._t0 = True, None
+        server.report = startup_log.parse_startup(server.log_text())
+        return server
 
     def start(self) -> "Server":
         cfg = self.config
@@ -128,7 +145,10 @@ class Server:
 
     def stop(self) -> None:
         """Stop the whole process group: SIGTERM, then SIGKILL after 20 s."""
-        proc, self.proc = self.proc, None
+        if self.proc is None and self.pid is not None:  # started by another process
+            self._stop_attached()
+            return
+        proc, self.proc, self.pid = self.proc, None, None
         if proc is not None and proc.poll() is None:
             _kill_group(proc, signal.SIGTERM)
             try:
@@ -143,6 +163,24 @@ class Server:
             self.ray_folder = None
         _LIVE.discard(self)
         self._lock.release()
+
+    def _stop_attached(self) -> None:
+        pid, self.pid = self.pid, None
+        for sig, wait_s in ((signal.SIGTERM, 20), (signal.SIGKILL, 10)):
+            try:
+                os.killpg(pid, sig)
+            except (ProcessLookupError, PermissionError):
+                break
+            deadline = time.monotonic() + wait_s
+            while _alive(pid) and time.monotonic() < deadline:
+                time.sleep(0.2)
+            if not _alive(pid):
+                break
+        try:
+            os.killpg(pid, signal.SIGKILL)  # stragglers (engine core, workers) in the group
+        except (ProcessLookupError, PermissionError):
+            pass
+        _LIVE.discard(self)
 
     def log_text(self) -> str:
         return self.log_path.read_text(errors="replace") if self.log_path and self.log_path.exists() else ""
@@ -163,7 +201,10 @@ class Server:
         stamp = time.strftime("%Y%m%d-%H%M%S")
         self.log_path = log_dir() / f"vllm-{stamp}-{self.port}.log"
         layout_env, layout_args = LAYOUTS[self.layout]
-        env = {**os.environ, **self.config.server_env(), **layout_env, "GUIDE_PARENT_PID": str(os.getpid())}
+        env = {**os.environ, **self.config.server_env(), **layout_env, "GUIDE_PARENT_PID": str(os.getpid()),
+               # what the guard inside the server watches (helpers/engine/shared.py)
+               "GUIDE_ENGINE_RECORD": str(self._lock.path.with_suffix(".json")),
+               "GUIDE_ENGINE_TURN": str(self._lock.path.with_suffix(".turn"))}
         if ray_local.owns_ray(self.config):
             self.ray_folder = ray_local.make_folder()
             env.update(ray_local.env_for(self.ray_folder))
@@ -178,6 +219,7 @@ class Server:
                 cmd, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
                 env=env, start_new_session=True, pass_fds=(self._lock.fd,),
                 cwd=str(Path(__file__).resolve().parents[2]))
+        self.pid = self.proc.pid
         self._lock.note_server(self.proc.pid, f"vLLM on port {self.port} for {self.config.label()}")
         _LIVE.add(self)
         self._t0 = time.monotonic()
@@ -278,10 +320,12 @@ def _in_jupyter() -> bool:
         return False
 
 
-def stop_all() -> None:
-    """Stop every server this Python process started."""
+def stop_private() -> None:
+    """Stop every server this process started for itself. The machine's shared engine is left to
+    its grace instead (helpers/engine/shared.py): another notebook may take it over."""
     for server in list(_LIVE):
-        server.stop()
+        if not server.shared:
+            server.stop()
 
 
-atexit.register(stop_all)
+atexit.register(stop_private)
