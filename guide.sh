@@ -5,6 +5,7 @@
 #   bash guide.sh setup    install only;  bash guide.sh doctor   check this machine
 #   bash guide.sh pack     this machine's results in one file, to hand to a workshop leader
 #   bash guide.sh book     run every notebook and write the guide as static HTML (artifacts/book/)
+#   bash guide.sh stop     stop the guide's vLLM engine now (otherwise it stops 60 s after its last user)
 # Installs into ./.venv, idempotently: a second run with unchanged requirements does nothing.
 set -euo pipefail
 cd "$(dirname "$0")"
@@ -80,10 +81,23 @@ case "${1:-lab}" in
   lab)
     setup
     "$PY" -m helpers.doctor --brief || true
-    say "opening the guide: JupyterLab on http://127.0.0.1:${GUIDE_PORT:-8888} (Ctrl-C to stop)"
-    exec "$VENV/bin/jupyter" lab --ip=127.0.0.1 --port="${GUIDE_PORT:-8888}" \
-      --ServerApp.root_dir="$ROOT" --LabApp.news_url= --LabApp.check_for_updates_class=jupyterlab.handlers.announcements.NeverCheckForUpdate \
-      $([ "$(id -u)" = 0 ] && echo --allow-root) "notebooks/00_start_here.ipynb" ;;
+    port=${GUIDE_PORT:-8888}
+    token=$("$PY" -c 'import secrets; print(secrets.token_urlsafe(24))')
+    # No port_retries: a busy port fails here instead of moving Jupyter somewhere the link does not point.
+    "$VENV/bin/jupyter" lab --ip=127.0.0.1 --port="$port" --ServerApp.port_retries=0 \
+      --IdentityProvider.token="$token" --ServerApp.root_dir="$ROOT" --LabApp.news_url= \
+      --LabApp.check_for_updates_class=jupyterlab.handlers.announcements.NeverCheckForUpdate \
+      $([ "$(id -u)" = 0 ] && echo --allow-root) "notebooks/00_start_here.ipynb" &
+    lab_pid=$!
+    trap 'kill -INT $lab_pid 2>/dev/null; wait $lab_pid; "$PY" -m helpers.engine.shared stop >/dev/null' INT TERM
+    # The last line is the one link a learner needs (over SSH too): token included, chapter 0 open.
+    until "$PY" -c "import urllib.request as u; u.urlopen('http://127.0.0.1:$port/api/status?token=$token', timeout=2)" 2>/dev/null; do
+      kill -0 "$lab_pid" 2>/dev/null || { say "JupyterLab did not start (is port $port in use? GUIDE_PORT=8890 picks another)"; exit 1; }
+      sleep 0.5
+    done
+    say "the guide is open (Ctrl-C to stop). Open this link: http://127.0.0.1:$port/lab/tree/notebooks/00_start_here.ipynb?token=$token"
+    wait "$lab_pid" ;;
+  stop) exec "$PY" -m helpers.engine.shared stop ;;
   pack) setup; exec "$PY" -m helpers.results.pool pack "${@:2}" ;;
   book)
     setup
@@ -93,5 +107,5 @@ case "${1:-lab}" in
     setup test; browser
     shift || true
     exec "$PY" -m pytest "$@" ;;
-  *) echo "usage: bash guide.sh [lab|test|setup|doctor|pack|book]" >&2; exit 2 ;;
+  *) echo "usage: bash guide.sh [lab|test|setup|doctor|pack|book|stop]" >&2; exit 2 ;;
 esac
