@@ -1,11 +1,24 @@
 """Test-run wiring: notebooks run at smoke size, GPU-only notebooks skip with a reason,
-and the browser test runs last (it reuses what the notebooks stored)."""
+the browser test runs last (it reuses what the notebooks stored), and the run ends with
+one line on its tempo: engine starts, distinct configurations, seconds spent starting.
+
+The test run starts single-rank CPU engines in the "merged" layout (the worker inside the
+engine-core process: two processes import vLLM instead of three, about half the start time
+here). Every row records `engine_layout`, so these rows never match a learner's; the
+parallel-layout comparisons (synthetic model) keep vLLM's layout, and
+tests/engine/test_shared_engine.py runs vLLM's own layout end to end.
+GUIDE_ENGINE_LAYOUT=vllm runs the whole suite in vLLM's layout instead.
+"""
 import json
 import os
+import tempfile
+from pathlib import Path
 
 import pytest
 
 os.environ.setdefault("GUIDE_SIZE", "smoke")  # inherited by the kernels nbval starts
+os.environ.setdefault("GUIDE_ENGINE_LAYOUT", "merged")
+os.environ.setdefault("GUIDE_TEMPO_LOG", str(Path(tempfile.gettempdir()) / f"guide-tempo-{os.getpid()}.jsonl"))
 
 
 def _gpu_count() -> int:
@@ -21,3 +34,23 @@ def pytest_collection_modifyitems(config, items):
             if "CPU" not in meta.get("accelerator", ["CPU"]) and not _gpu_count():
                 item.add_marker(pytest.mark.skip(reason="this notebook needs a CUDA GPU (metadata guide.accelerator)"))
     items.sort(key=lambda it: it.get_closest_marker("browser") is not None)
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_runtest_setup(item):
+    """Name the notebook for the kernel nbval is about to start (engine messages and the tempo line)."""
+    path = Path(str(item.fspath))
+    os.environ["GUIDE_NOTEBOOK"] = f"{path.parent.name}/{path.name}" if path.suffix == ".ipynb" else ""
+
+
+def pytest_sessionfinish(session):
+    """The run leaves no engine behind, even for the grace an idle engine otherwise gets."""
+    from helpers.engine import shared
+    shared.stop_engine("the test run ended", wait_for_load=False)
+
+
+def pytest_terminal_summary(terminalreporter):
+    from helpers.engine import shared
+    line = shared.tempo_summary(Path(os.environ["GUIDE_TEMPO_LOG"]))
+    if line:
+        terminalreporter.write_line(f"[tempo] {line}")

@@ -68,8 +68,9 @@ def _guard(parent: int, record_path: str, turn_path: str, grace: float) -> None:
             ended = {"label": record.get("label"), "server_pid": os.getpid(), "by": "the engine's guard",
                      "why": f"no process had used it for {grace:.0f} s", "at": time.time()}
             tmp = f"{record_path}.tmp{os.getpid()}"
+            earlier = [*(record.get("ended_before") or [])][-9:]
             with open(tmp, "w") as f:
-                f.write(json.dumps({"ended": ended}))
+                f.write(json.dumps({"ended": ended, "ended_before": earlier}))
             os.replace(tmp, record_path)
         os.killpg(0, signal.SIGTERM)
         time.sleep(15)

@@ -90,6 +90,13 @@ def read_record() -> dict:
 
 
 def _write_record(record: dict) -> None:
+    """Write the record; how earlier engines ended is kept (the last ten), so a notebook whose
+    engine was replaced can be told why even after another engine started."""
+    old = read_record()
+    ended = [*(old.get("ended_before") or []), *([old["ended"]] if old.get("ended") else [])]
+    if record.get("ended"):
+        ended = [e for e in ended if e.get("server_pid") != record["ended"].get("server_pid")]
+    record = {**record, "ended_before": ended[-10:]}
     tmp = record_path().with_suffix(f".tmp{os.getpid()}")
     tmp.write_text(json.dumps(record))
     os.replace(tmp, record_path())
@@ -250,8 +257,10 @@ def _add_user() -> None:
 
 
 def _say_why_gone(server: Server) -> None:
-    ended = read_record().get("ended") or {}
-    if ended.get("server_pid") == server.pid:
+    rec = read_record()
+    ended = next((e for e in [rec.get("ended") or {}, *reversed(rec.get("ended_before") or [])]
+                  if e.get("server_pid") == server.pid), {})
+    if ended:
         why = f"{ended['why']} ({_ago(ended['at'])} ago)"
     else:
         why = "it exited (see its log: " + str(server.log_path) + ")"

@@ -51,7 +51,9 @@ def lab(request, tmp_path):
                       "@jupyterlab/apputils-extension/notification": '{"fetchNews": "false"}'}.items():
         (settings / ext).parent.mkdir(parents=True, exist_ok=True)
         (settings / f"{ext}.jupyterlab-settings").write_text(body)
-    env = {**os.environ, "GUIDE_SIZE": "smoke", "JUPYTER_CONFIG_DIR": str(tmp_path / "cfg"),
+    from helpers.engine import shared
+    shared.stop_engine("the browser test begins")  # the lab's kernel starts its own, with this grace
+    env = {**os.environ, "GUIDE_SIZE": "smoke", "GUIDE_ENGINE_GRACE": "10", "JUPYTER_CONFIG_DIR": str(tmp_path / "cfg"),
            "JUPYTERLAB_SETTINGS_DIR": str(settings),
            "JUPYTERLAB_WORKSPACES_DIR": str(tmp_path / "ws")}
     log = open(tmp_path / "jupyter.log", "wb")
@@ -77,7 +79,7 @@ def lab(request, tmp_path):
         proc.wait(30)
     except subprocess.TimeoutExpired:
         os.killpg(proc.pid, signal.SIGKILL)
-    deadline = time.monotonic() + 40  # the kernel's engine goes down with the kernel
+    deadline = time.monotonic() + 10 + 40  # the kernel's engine goes down after the grace
     while vllm_processes() and time.monotonic() < deadline:
         time.sleep(0.5)
     assert not vllm_processes(), vllm_processes()

@@ -3,7 +3,7 @@ the same kind of row, engine settings refused, a missing and a wrong key named. 
 import pytest
 
 from helpers import EngineConfig, Load, experiment
-from helpers.engine import remote
+from helpers.engine import remote, shared
 from helpers.engine.remote import EndpointError, RemoteSettingError
 
 pytestmark = pytest.mark.engine
@@ -34,7 +34,7 @@ def test_a_running_server_measured_as_an_endpoint(results_dir, monkeypatch):
         experiment.measure(cfg.replace(max_num_seqs=4), load, progress=False)
 
     row = experiment.measure(cfg, load, progress=False)
-    assert experiment._current is server and server.running, "no engine was started or stopped"
+    assert shared.live_record()["server_pid"] == server.pid and server.running, "no engine was started or stopped"
     assert row["engine_location"] == "remote" and row["endpoint_url"] == server.base_url
     assert row["key"] != local["key"] and not row["reused"]
     assert row["completed"] == 4 and row["failed"] == 0 and row["output_throughput"] > 0
