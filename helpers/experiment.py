@@ -152,7 +152,7 @@ def _run_repeats(config, load, repeats, endpoint, row, progress, sample_every) -
     headers = getattr(server, "headers", None)  # a remote server's key
     if not server.warmed_up:
         run_load(server.base_url, server.model_path, load.warmup(), progress=False, **_client(server))
-        if isinstance(server, Server):
+        if getattr(server, "shared", False):  # the machine's engine: whoever reuses it skips the warm-up
             shared.note_warm(server)
         server.warmed_up = True
     runs, first_series = [], None
