@@ -7,6 +7,9 @@ One run, on the embedded model with `EngineConfig()` (eager), alternating so the
       (helpers/engine/server.py, LAYOUTS). Target: merged ≤ 0.5 × bare.
   (b) fidelity: on each harness server, one warm-up load (not counted), then the same load shape `--load-repeats`
       times, each on new prompts (another seed), so no run finds its prompts in the prefix cache. Target: output throughput and mean TTFT of "merged" within 5 % of vLLM's layout.
+  (d) where each start's time goes, from its log's timestamps (helpers/engine/startup_log.phases: import,
+      config, engine-core import, worker import, model, KV cache + warm-up, API routes), median per kind,
+      and each kind's total as a ratio to the bare start of the same run.
   (c) with --compiled: two compiled starts (enforce_eager=False) of one config with an empty compile cache
       (a private VLLM_CACHE_ROOT), so the second one finds the first one's cache. Target: second ≤ 0.5 × first.
 
@@ -35,6 +38,7 @@ from harness_overhead import bare_start  # noqa: E402
 from helpers import models  # noqa: E402
 from helpers.config import EngineConfig  # noqa: E402
 from helpers.engine import Server  # noqa: E402
+from helpers.engine.startup_log import PHASES, phases  # noqa: E402
 from helpers.load import Load, run_load  # noqa: E402
 from helpers.results import fingerprint  # noqa: E402
 
@@ -53,7 +57,8 @@ def harness_run(cfg: EngineConfig, layout: str, load_repeats: int) -> dict:
     server = Server(cfg, progress=False)
     try:
         server.start()
-        rec = {"start_s": server.start_seconds, "log": str(server.log_path), "loads": []}
+        rec = {"start_s": server.start_seconds, "log": str(server.log_path), "loads": [],
+               "phases": phases(server.log_text(), server.spawned_at, server.spawned_at + server.start_seconds)}
         if load_repeats:
             run_load(server.base_url, server.model_path, LOAD.warmup(), progress=False)  # not counted
             for i in range(load_repeats):  # new prompts each time: none is found in the prefix cache
@@ -80,6 +85,7 @@ def main() -> None:
     cfg = EngineConfig()
     model_path = models.resolve(cfg.model)
     starts = {"bare": [], "vllm": [], "merged": []}
+    breakdown = {"bare": [], "vllm": [], "merged": []}
     loads = {"vllm": [], "merged": []}
     for i in range(opts.repeats):
         order = ("bare", "vllm", "merged") if i % 2 == 0 else ("merged", "vllm", "bare")
@@ -91,6 +97,8 @@ def main() -> None:
                 rec = harness_run(cfg, kind, opts.load_repeats)
                 loads[kind] += rec["loads"]
             starts[kind].append(rec["start_s"])
+            if rec.get("phases"):
+                breakdown[kind].append(rec["phases"])
             say(f"  healthy after {rec['start_s']:.1f} s" + "".join(
                 f"; {r['output_throughput']:.1f} tok/s, TTFT {r['mean_ttft_ms']:.0f} ms" for r in rec.get("loads", [])))
 
@@ -107,12 +115,13 @@ def main() -> None:
             os.environ.pop("VLLM_CACHE_ROOT")
 
     m = {k: med(v) for k, v in starts.items()}
+    phase_m = {k: {p: med([b[p] for b in v]) for p in PHASES} for k, v in breakdown.items() if v}
     lm = {lay: {f: med([r[f] for r in rs]) for f in FIGURES} for lay, rs in loads.items()}
     out = {
         "time": time.strftime("%Y-%m-%dT%H:%M:%S"), "machine": fingerprint(), "config": cfg.as_dict(),
         "load": LOAD.as_dict(), "starts_s": starts, "median_start_s": m,
         "ratio_merged_over_bare": m["merged"] / m["bare"], "ratio_vllm_layout_over_bare": m["vllm"] / m["bare"],
-        "loads": loads, "median_load": lm,
+        "loads": loads, "median_load": lm, "phases": breakdown, "median_phases_s": phase_m,
         "ratio_merged_over_vllm": {f: lm["merged"][f] / lm["vllm"][f] for f in FIGURES if lm["vllm"][f]},
         "compiled_starts_s": compiled,
         "ratio_second_compiled_over_first": compiled[1] / compiled[0] if compiled else None,
@@ -125,6 +134,10 @@ def main() -> None:
     print(f"{'start to /health, median s':36s} " + "  ".join(f"{k} {v:.1f}" for k, v in m.items()))
     print(f"{'  each start, s':36s} " + "  ".join(f"{k} " + "/".join(f"{x:.0f}" for x in v) for k, v in starts.items()))
     print(f"{'merged / bare':36s} {out['ratio_merged_over_bare']:.3f}   (target <= 0.5)")
+    print(f"\n{'phase, median s (ratio to bare total)':40s}" + "".join(f"{k:>16s}" for k in phase_m))
+    for p in PHASES:
+        print(f"{p:40s}" + "".join(f"{v[p]:>9.1f} ({v[p] / m['bare']:.2f})" for v in phase_m.values()))
+    print()
     print(f"{'vLLM layout through harness / bare':36s} {out['ratio_vllm_layout_over_bare']:.3f}")
     for f in FIGURES:
         if lm["vllm"][f]:

@@ -45,6 +45,7 @@ from helpers import experiment, models  # noqa: E402
 from helpers.config import EngineConfig  # noqa: E402
 from helpers.engine import EngineLock, Server  # noqa: E402
 from helpers.engine.server import free_port, healthy, log_dir  # noqa: E402
+from helpers.engine.startup_log import phases  # noqa: E402
 from helpers.load import Load  # noqa: E402
 from helpers.results import ResultStore  # noqa: E402
 
@@ -85,7 +86,7 @@ def bare_start(cfg: EngineConfig, model_path: str) -> dict:
         env = {**os.environ, **cfg.server_env()}
         log_path = log_dir() / f"bare-{time.strftime('%Y%m%d-%H%M%S')}-{port}.log"
         with open(log_path, "wb") as log:
-            t0 = time.monotonic()
+            t0, spawned_at = time.monotonic(), time.time()
             proc = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
                                     env=env, start_new_session=True, cwd=str(ROOT))
             url = f"http://127.0.0.1:{port}"
@@ -98,7 +99,8 @@ def bare_start(cfg: EngineConfig, model_path: str) -> dict:
             seconds = time.monotonic() - t0
         t1 = time.monotonic()
         _stop_group(proc)
-        return {"start_s": seconds, "stop_s": time.monotonic() - t1, "log": str(log_path)}
+        return {"start_s": seconds, "stop_s": time.monotonic() - t1, "log": str(log_path),
+                "phases": phases(log_path.read_text(errors="replace"), spawned_at, spawned_at + seconds)}
     finally:
         if proc is not None:
             _stop_group(proc)

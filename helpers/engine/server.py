@@ -225,7 +225,7 @@ class Server:
         self.pid = self.proc.pid
         self._lock.note_server(self.proc.pid, f"vLLM on port {self.port} for {self.config.label()}")
         _LIVE.add(self)
-        self._t0 = time.monotonic()
+        self._t0, self.spawned_at = time.monotonic(), time.time()
 
     def _wait_healthy(self) -> None:
         bar = _Progress(self.progress, self.config.label())

@@ -128,6 +128,43 @@ def stage(log: str) -> tuple[int, str]:
     return reached
 
 
+# Where a start's time goes, from the log's own timestamps (one-second resolution). Each phase
+# ends at the first line that marks it; a phase the layout does not have (the worker's import in
+# the merged layout) is 0.
+_STAMPED = re.compile(r"^\((?P<proc>[A-Za-z_-]+?)(?:-\d+)? pid=\d+\)\s+(?:DEBUG|INFO|WARNING|ERROR)\s+"
+                      r"(?P<stamp>\d\d-\d\d \d\d:\d\d:\d\d)\b(?P<text>.*)$", re.M)
+PHASES = ("import", "config", "engine_core_import", "worker_import", "model", "kv_cache_and_warmup", "api_routes")
+
+
+def phases(log: str, spawned_at: float, ready_at: float) -> dict[str, float] | None:
+    """Seconds of each start-up phase: `import` (process start to the API server's first line),
+    `config` (to its last line before the engine core's first), `engine_core_import` (the spawned
+    engine core imports torch and vLLM again), `worker_import` (the spawned worker does too; 0 in
+    the merged layout), `model` (to "Loading weights took"), `kv_cache_and_warmup` (to "init
+    engine … took"), `api_routes` (to healthy). `spawned_at` and `ready_at` are epoch seconds.
+    None when the log lacks the markers (a failed start)."""
+    import time as _time
+
+    year = _time.localtime(spawned_at).tm_year
+    lines = []
+    for m in _STAMPED.finditer(_ANSI.sub("", log)):
+        t = _time.mktime(_time.strptime(f"{year}-{m['stamp']}", "%Y-%m-%d %H:%M:%S"))
+        lines.append((t, m["proc"], m["text"]))
+    api = [t for t, proc, _ in lines if proc == "APIServer"]
+    core = [t for t, proc, _ in lines if proc == "EngineCore"]
+    worker = [t for t, proc, _ in lines if proc in ("VllmWorker", "Worker")]
+    weights = [t for t, _, text in lines if "Loading weights took" in text]
+    init = [t for t, _, text in lines if "init engine (profile, create kv cache, warmup model)" in text]
+    if not (api and core and weights and init):
+        return None
+    config_end = max([t for t in api if t <= core[0]] or [api[0]])
+    marks = [spawned_at, api[0], config_end, core[0], worker[0] if worker else core[0], weights[0], init[0], ready_at]
+    marks = [max(marks[0], m) for m in marks]  # one-second stamps can read before the spawn
+    for i in range(1, len(marks)):
+        marks[i] = max(marks[i], marks[i - 1])
+    return {name: round(marks[i + 1] - marks[i], 1) for i, name in enumerate(PHASES)}
+
+
 _ERROR_LINE = re.compile(
     r"^.*?((?:[A-Za-z_.]+(?:Error|Exception)|AssertionError|RuntimeError|ValueError|OSError)\b:?\s.*)$",
     re.M)

@@ -215,3 +215,17 @@ def test_each_reported_figure_is_cross_checked():
     assert [c["figure"] for c in gpu] == ["max concurrency"]
     assert kv_share_band(3.94 / 5.02).startswith("high") and kv_share_band(0.1).startswith("low")
     assert kv_share_band(0.5).startswith("reasonable")
+
+
+def test_phases_of_a_start_from_the_log_timestamps():
+    """Recorded log of vLLM's three-process layout: every phase found, in order, adding up."""
+    import time
+
+    from helpers.engine.startup_log import PHASES, phases
+    log = (DATA / "startup_ok.log").read_text()
+    spawned = time.mktime(time.strptime("2026-11-29 10:27:55", "%Y-%m-%d %H:%M:%S"))
+    got = phases(log, spawned, spawned + 36)
+    assert list(got) == list(PHASES) and all(v >= 0 for v in got.values())
+    assert got["engine_core_import"] > 0 and got["worker_import"] > 0 and got["model"] > 0
+    assert abs(sum(got.values()) - 36) < 0.01
+    assert phases("no markers here", spawned, spawned + 5) is None
