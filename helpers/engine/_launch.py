@@ -77,13 +77,18 @@ def _guard(parent: int, record_path: str, turn_path: str, grace: float) -> None:
         os.killpg(0, signal.SIGKILL)
 
 
-if __name__ == "__main__":
-    if sys.path and os.path.abspath(sys.path[0]) == os.path.dirname(os.path.abspath(__file__)):
-        sys.path.pop(0)  # this folder's modules (server.py, lock.py, ...) must not shadow others
+def serve(argv: list[str]) -> None:
+    """Run vLLM's API server with `argv`, under the guard (also called in a forked child, _zygote.py)."""
     parent = int(os.environ.get("GUIDE_PARENT_PID", os.getppid()))
     record = os.environ.get("GUIDE_ENGINE_RECORD", "/nonexistent")
     turn = os.environ.get("GUIDE_ENGINE_TURN", "/tmp/vllm-guide-engine.turn")
     grace = float(os.environ.get("GUIDE_ENGINE_GRACE", 60))
     threading.Thread(target=_guard, args=(parent, record, turn, grace), daemon=True).start()
-    sys.argv = ["vllm.entrypoints.openai.api_server", *sys.argv[1:]]
+    sys.argv = ["vllm.entrypoints.openai.api_server", *argv]
     runpy.run_module("vllm.entrypoints.openai.api_server", run_name="__main__", alter_sys=True)
+
+
+if __name__ == "__main__":
+    if sys.path and os.path.abspath(sys.path[0]) == os.path.dirname(os.path.abspath(__file__)):
+        sys.path.pop(0)  # this folder's modules (server.py, lock.py, ...) must not shadow others
+    serve(sys.argv[1:])

@@ -21,7 +21,7 @@ from pathlib import Path
 
 from helpers import models
 from helpers.config import ConfigError, EngineConfig
-from helpers.engine import preflight, ray_local, startup_log
+from helpers.engine import preflight, ray_local, startup_log, zygote
 from helpers.engine.lock import EngineLock, _alive
 
 START_TIMEOUT_S = float(os.environ.get("GUIDE_START_TIMEOUT", 900))
@@ -148,7 +148,7 @@ class Server:
 
     def stop(self) -> None:
         """Stop the whole process group: SIGTERM, then SIGKILL after 20 s."""
-        if self.proc is None and self.pid is not None:  # started by another process
+        if self.proc is None and self.pid is not None:  # started by another process, or forked (zygote)
             self._stop_attached()
             return
         proc, self.proc, self.pid = self.proc, None, None
@@ -184,6 +184,7 @@ class Server:
         except (ProcessLookupError, PermissionError):
             pass
         _LIVE.discard(self)
+        self._lock.release()  # a server this process forked privately; no-op for another's
 
     def log_text(self) -> str:
         return self.log_path.read_text(errors="replace") if self.log_path and self.log_path.exists() else ""
@@ -213,19 +214,22 @@ class Server:
             env.update(ray_local.env_for(self.ray_folder))
         # Run by path, not `-m helpers.engine._launch`: the server process then imports nothing
         # of the guide's package (no start-up cost, whatever helpers/__init__ grows into).
-        cmd = [sys.executable, str(Path(__file__).with_name("_launch.py")),
-               *self.config.server_args(self.model_path, self.port), *layout_args]
-        with open(self.log_path, "wb") as log:
-            log.write(("$ " + " ".join(cmd) + "\n").encode())
-            log.flush()
-            self.proc = subprocess.Popen(
-                cmd, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-                env=env, start_new_session=True, pass_fds=(self._lock.fd,),
-                cwd=str(Path(__file__).resolve().parents[2]))
-        self.pid = self.proc.pid
-        self._lock.note_server(self.proc.pid, f"vLLM on port {self.port} for {self.config.label()}")
-        _LIVE.add(self)
+        argv = [*self.config.server_args(self.model_path, self.port), *layout_args]
+        cmd = [sys.executable, str(Path(__file__).with_name("_launch.py")), *argv]
+        cwd = str(Path(__file__).resolve().parents[2])
         self._t0, self.spawned_at = time.monotonic(), time.time()
+        forked = self.layout == "merged" and zygote.enabled()
+        with open(self.log_path, "wb") as log:
+            log.write(("$ " + " ".join(cmd) + ("   # forked from a pre-imported process" if forked else "") + "\n").encode())
+        if forked:
+            self.pid = zygote.start_server(argv, env, self.log_path, cwd, self._lock.fd)
+        if self.pid is None:
+            with open(self.log_path, "ab") as log:
+                self.proc = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+                                             env=env, start_new_session=True, pass_fds=(self._lock.fd,), cwd=cwd)
+            self.pid = self.proc.pid
+        self._lock.note_server(self.pid, f"vLLM on port {self.port} for {self.config.label()}")
+        _LIVE.add(self)
 
     def _wait_healthy(self) -> None:
         bar = _Progress(self.progress, self.config.label())
@@ -234,8 +238,9 @@ class Server:
             while True:
                 log = self.log_text()
                 bar.update(*startup_log.stage(log), time.monotonic() - self._t0)
-                if self.proc.poll() is not None:
-                    raise self._start_error(log, f"the server exited with code {self.proc.returncode}")
+                if not self.running:
+                    code = self.proc.returncode if self.proc is not None else "unknown (forked)"
+                    raise self._start_error(log, f"the server exited with code {code}")
                 if healthy(self.base_url):
                     break
                 if time.monotonic() > deadline:

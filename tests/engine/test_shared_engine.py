@@ -98,7 +98,8 @@ def test_an_idle_engine_is_reused_then_replaced_then_restarted(kernels, tmp_path
 
 
 def test_a_load_in_flight_is_waited_for_and_never_cut_off(kernels):
-    worker, newcomer = kernels("worker.ipynb"), kernels("newcomer.ipynb", GUIDE_ENGINE_WAIT="4")
+    worker = kernels("worker.ipynb", GUIDE_ENGINE_LAYOUT="merged")
+    newcomer = kernels("newcomer.ipynb", GUIDE_ENGINE_WAIT="4", GUIDE_ENGINE_LAYOUT="merged")
     worker.run("H.engine_for(EngineConfig(), progress=False)")
     long_load = "Load(num_prompts=8, input_len=256, output_len=96, max_concurrency=2)"
     worker.run(f"r = H.measure(EngineConfig(), {long_load}, progress=False); print('ROW', r['completed'], r['failed'])",
@@ -111,7 +112,7 @@ def test_a_load_in_flight_is_waited_for_and_never_cut_off(kernels):
 
 
 def test_killed_kernels_leave_nothing_after_the_grace(kernels):
-    one, two = kernels("one.ipynb"), kernels("two.ipynb")
+    one, two = kernels("one.ipynb", GUIDE_ENGINE_LAYOUT="merged"), kernels("two.ipynb", GUIDE_ENGINE_LAYOUT="merged")
     one.run("H.engine_for(EngineConfig(), progress=False)")
     assert "reusing" in two.run("H.engine_for(EngineConfig(), progress=False)")
     assert vllm_processes()

@@ -1,0 +1,71 @@
+"""A process that imports vLLM's API server once and forks a server per start (merged layout only).
+
+A start in vLLM's layout imports torch and vLLM in each of its processes: the API server, then
+the engine core and the worker that vLLM spawns (`platforms/cpu.py` forces spawn). The merged
+layout drops the worker's import; this drops the API server's too, by forking it from a process
+that has already imported it. The engine core is still spawned by vLLM itself, unchanged.
+
+Protocol, over the Unix socket whose descriptor is argv[1]: the zygote sends b"READY\\n" once
+imported; each request is one JSON message ({"argv", "env", "log", "cwd"}) carrying the engine
+lock's descriptor (SCM_RIGHTS), answered with {"pid": N}. The zygote exits when the socket
+closes (the process that started it ended). Run by path; imports only the standard library
+besides vLLM, like _launch.py.
+"""
+import importlib.util
+import json
+import os
+import signal
+import socket
+import sys
+
+
+def _child(request: dict, lock_fd: int, sock: socket.socket) -> None:
+    """In the forked child: become the server, as _launch.py would be started."""
+    sock.close()
+    os.setsid()
+    signal.signal(signal.SIGCHLD, signal.SIG_DFL)
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+    log = os.open(request["log"], os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+    null = os.open(os.devnull, os.O_RDONLY)
+    os.dup2(null, 0)
+    os.dup2(log, 1)
+    os.dup2(log, 2)
+    os.set_inheritable(lock_fd, True)  # held for as long as the server lives
+    os.chdir(request["cwd"])
+    os.environ.clear()
+    os.environ.update(request["env"])
+    spec = importlib.util.spec_from_file_location("_guide_launch", os.path.join(os.path.dirname(__file__), "_launch.py"))
+    launch = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(launch)
+    try:
+        launch.serve(request["argv"])
+    finally:
+        os._exit(0)
+
+
+def main(fd: int) -> None:
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # a notebook's interrupt is not for the zygote
+    signal.signal(signal.SIGCHLD, signal.SIG_IGN)  # servers are reaped by the kernel
+    sock = socket.socket(fileno=fd)
+    import vllm.entrypoints.openai.api_server  # noqa: F401 - the point: imported once, shared by fork
+    sock.send(b"READY")
+    while True:
+        try:
+            msg, fds, _, _ = socket.recv_fds(sock, 1 << 20, 1)  # SOCK_SEQPACKET: one request a message
+        except OSError:
+            return
+        if not msg:
+            return
+        request = json.loads(msg)
+        pid = os.fork()
+        if pid == 0:
+            _child(request, fds[0], sock)
+        for extra in fds:
+            os.close(extra)
+        sock.send(json.dumps({"pid": pid}).encode())
+
+
+if __name__ == "__main__":
+    if sys.path and os.path.abspath(sys.path[0]) == os.path.dirname(os.path.abspath(__file__)):
+        sys.path.pop(0)  # this folder's modules must not shadow others
+    main(int(sys.argv[1]))

@@ -1,0 +1,88 @@
+"""Starting merged-layout servers by fork from a process that has imported vLLM once (_zygote.py).
+
+Each start in the merged layout otherwise imports torch and vLLM twice (the API server, then the
+engine core vLLM spawns); forking the API server from a pre-imported process leaves one import,
+the engine core's, which vLLM itself spawns as before. The server that results is the same
+program with the same arguments and environment; rows record the layout as "merged" either way.
+One zygote per process that starts engines, replaced when a start needs another environment
+(vLLM reads some variables, such as its logging level, at import). GUIDE_ZYGOTE=0 turns it off.
+"""
+from __future__ import annotations
+
+import json
+import os
+import socket
+import subprocess
+import sys
+from pathlib import Path
+
+# Variables that vLLM, torch or their libraries may read at import: a zygote imported under other
+# values cannot serve a start that needs these.
+_IMPORT_TIME = ("VLLM_", "HF_", "OMP_", "KMP_", "MKL_", "TORCH", "PYTORCH", "LD_", "TOKENIZERS", "TRANSFORMERS",
+                "CUDA", "DO_NOT_TRACK", "PYTHON")
+
+_current: "Zygote | None" = None
+
+
+def enabled() -> bool:
+    return os.environ.get("GUIDE_ZYGOTE", "1") != "0"
+
+
+def _import_env(env: dict) -> dict:
+    return {k: v for k, v in env.items() if k.startswith(_IMPORT_TIME)}
+
+
+class Zygote:
+    def __init__(self, env: dict, log_path: Path):
+        ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+        self.key = _import_env(env)
+        with open(log_path, "ab") as log:
+            self.proc = subprocess.Popen([sys.executable, str(Path(__file__).with_name("_zygote.py")),
+                                          str(theirs.fileno())], pass_fds=(theirs.fileno(),), env=env,
+                                         stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT)
+        theirs.close()
+        self.sock = ours
+        self.ready = False
+
+    def wait_ready(self) -> bool:
+        if not self.ready:
+            self.ready = self.sock.recv(64) == b"READY"
+        return self.ready
+
+    def fork(self, argv: list[str], env: dict, log_path: Path, cwd: str, lock_fd: int) -> int:
+        request = json.dumps({"argv": argv, "env": env, "log": str(log_path), "cwd": cwd}).encode()
+        socket.send_fds(self.sock, [request], [lock_fd])
+        return int(json.loads(self.sock.recv(4096))["pid"])
+
+    def close(self) -> None:
+        self.sock.close()  # the zygote exits at the end of its socket
+        try:
+            self.proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+
+
+def start_server(argv: list[str], env: dict, log_path: Path, cwd: str, lock_fd: int) -> int | None:
+    """Fork a server from this process's zygote (made or replaced as needed); its pid, or None
+    when no zygote could serve it (the caller then starts the server the usual way)."""
+    global _current
+    if _current is not None and (_current.key != _import_env(env) or _current.proc.poll() is not None):
+        _current.close()
+        _current = None
+    if _current is None:
+        _current = Zygote(env, log_path.with_name(log_path.stem + "-zygote.log"))
+    try:
+        if not _current.wait_ready():
+            raise OSError("the zygote ended before it was ready")
+        return _current.fork(argv, env, log_path, cwd, lock_fd)
+    except OSError:
+        _current.close()
+        _current = None
+        return None
+
+
+def close() -> None:
+    global _current
+    if _current is not None:
+        _current.close()
+        _current = None
