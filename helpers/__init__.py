@@ -40,3 +40,19 @@ def __getattr__(name):
     if name in _MODULES:
         return importlib.import_module(f"helpers.{name}")
     raise AttributeError(f"module 'helpers' has no attribute {name!r}")
+
+
+def _prewarm_in_a_kernel() -> None:
+    """Test runs (merged layout) only: a notebook kernel starts vLLM's import for its first engine
+    start now, in a separate process (helpers/engine/zygote.py), while its first cells run."""
+    import os
+    import sys
+    if os.environ.get("GUIDE_ENGINE_LAYOUT") == "merged" and "ipykernel" in sys.modules:
+        try:
+            from helpers.engine.server import prewarm
+            prewarm()
+        except Exception:  # noqa: BLE001 - a head start, never a reason to fail an import
+            pass
+
+
+_prewarm_in_a_kernel()

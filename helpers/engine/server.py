@@ -65,6 +65,23 @@ def layout_for(config: EngineConfig) -> str:
     return "vllm"
 
 
+def server_environment(config: EngineConfig, layout: str, lock_file: Path) -> dict[str, str]:
+    """The whole environment a server process for `config` gets."""
+    return {**os.environ, **config.server_env(), **LAYOUTS[layout][0], "GUIDE_PARENT_PID": str(os.getpid()),
+            # what the guard inside the server watches (helpers/engine/shared.py)
+            "GUIDE_ENGINE_RECORD": str(lock_file.with_suffix(".json")),
+            "GUIDE_ENGINE_TURN": str(lock_file.with_suffix(".turn"))}
+
+
+def prewarm() -> None:
+    """In the test run's merged layout, start this kernel's zygote (vLLM's import) now, while the
+    notebook's first cells run, so its first start does not wait for the import."""
+    from helpers.engine.lock import lock_path
+    config = EngineConfig()
+    if layout_for(config) == "merged" and zygote.enabled():
+        zygote.prepare(server_environment(config, "merged", lock_path()), log_dir() / f"zygote-{os.getpid()}.log")
+
+
 def log_dir() -> Path:
     path = models.cache_dir() / "logs"
     path.mkdir(parents=True, exist_ok=True)
@@ -204,11 +221,8 @@ class Server:
         self.port = self.requested_port or free_port()
         stamp = time.strftime("%Y%m%d-%H%M%S")
         self.log_path = log_dir() / f"vllm-{stamp}-{self.port}.log"
-        layout_env, layout_args = LAYOUTS[self.layout]
-        env = {**os.environ, **self.config.server_env(), **layout_env, "GUIDE_PARENT_PID": str(os.getpid()),
-               # what the guard inside the server watches (helpers/engine/shared.py)
-               "GUIDE_ENGINE_RECORD": str(self._lock.path.with_suffix(".json")),
-               "GUIDE_ENGINE_TURN": str(self._lock.path.with_suffix(".turn"))}
+        layout_args = LAYOUTS[self.layout][1]
+        env = server_environment(self.config, self.layout, self._lock.path)
         if ray_local.owns_ray(self.config):
             self.ray_folder = ray_local.make_folder()
             env.update(ray_local.env_for(self.ray_folder))

@@ -42,6 +42,8 @@ from helpers.engine.server import Server, layout_for, stop_private
 WAIT_S = float(os.environ.get("GUIDE_ENGINE_WAIT", 600))
 GRACE_S = float(os.environ.get("GUIDE_ENGINE_GRACE", 60))
 
+_SERVER_READS = ("VLLM_", "HF_", "OMP_", "KMP_", "MKL_", "TORCH", "PYTORCH", "LD_", "TOKENIZERS", "TRANSFORMERS",
+                 "CUDA", "OPENAI_")
 _mine: Server | None = None  # the engine this process last used
 _turn = threading.RLock()
 _turn_state = {"fd": None, "depth": 0}
@@ -114,7 +116,10 @@ def key_for(config: EngineConfig) -> str:
     """Two configurations share an engine when vLLM would be started the same way: the same
     arguments, environment and process layout (the port aside)."""
     from helpers import models
-    what = {"args": config.server_args(models.resolve(config.model), 0), "env": config.server_env(),
+    # The server inherits this process's environment: what vLLM, torch and the Hugging Face
+    # libraries read from it (an API key, a logging level, thread counts) is part of the engine.
+    inherited = {k: v for k, v in os.environ.items() if k.startswith(_SERVER_READS)}
+    what = {"args": config.server_args(models.resolve(config.model), 0), "env": {**inherited, **config.server_env()},
             "layout": layout_for(config), "isa": os.environ.get("GUIDE_CPU_ISA")}
     return hashlib.sha256(json.dumps(what, sort_keys=True).encode()).hexdigest()[:16]
 

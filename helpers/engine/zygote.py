@@ -62,6 +62,14 @@ class Zygote:
             self.proc.kill()
 
 
+def prepare(env: dict, log_path: Path) -> None:
+    """Start a zygote for `env` now, without waiting for its import to finish."""
+    global _current
+    if _current is None or _current.key != _import_env(env) or _current.proc.poll() is not None:
+        close()
+        _current = Zygote(env, log_path)
+
+
 def start_server(argv: list[str], env: dict, log_path: Path, cwd: str, lock_fd: int) -> int | None:
     """Fork a server from this process's zygote (made or replaced as needed); its pid, or None
     when no zygote could serve it (the caller then starts the server the usual way)."""
@@ -70,7 +78,7 @@ def start_server(argv: list[str], env: dict, log_path: Path, cwd: str, lock_fd: 
         _current.close()
         _current = None
     if _current is None:
-        _current = Zygote(env, log_path.with_name(log_path.stem + "-zygote.log"))
+        _current = Zygote(env, log_path.with_name(f"zygote-{os.getpid()}.log"))
     try:
         if not _current.wait_ready():
             raise OSError("the zygote ended before it was ready")

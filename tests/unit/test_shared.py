@@ -87,3 +87,9 @@ def test_tempo_line_counts_starts_configurations_and_who_started_most(tmp_path):
     assert line.startswith("engine starts: 4 of 3 distinct configurations, 78 s starting (layout merged)")
     assert "1 reuses" in line and "most starts: nb/03.ipynb 2, nb/04.ipynb 1, tests/engine 1" in line
     assert shared.tempo_summary(tmp_path / "missing.jsonl") is None
+
+
+def test_an_engine_started_with_an_api_key_is_not_handed_to_a_process_without_one(monkeypatch):
+    plain = shared.key_for(EngineConfig())
+    monkeypatch.setenv("VLLM_API_KEY", "secret")
+    assert shared.key_for(EngineConfig()) != plain
