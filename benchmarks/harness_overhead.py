@@ -200,12 +200,12 @@ def main() -> None:
                     r["order"] = "first" if kind == order[0] else "second"
                     runs[kind].append(r)
                     say(f"  {r['output_throughput']:.1f} tok/s, mean TTFT {r['mean_ttft_ms']:.0f} ms")
-            experiment.stop()
+            experiment.stop(now=True)
             server = None
     finally:
         if server is not None:
             server.stop()
-        experiment.stop()
+        experiment.stop(now=True)
 
     med = {k: _median([r["start_s"] for r in v]) for k, v in (("bare", bare), ("harness", harness))}
     load_med = {kind: {m: _median([r[m] for r in rs]) for m in ("output_throughput", "mean_ttft_ms", "mean_tpot_ms")}
