@@ -89,7 +89,7 @@ case "${1:-lab}" in
       --LabApp.check_for_updates_class=jupyterlab.handlers.announcements.NeverCheckForUpdate \
       $([ "$(id -u)" = 0 ] && echo --allow-root) "notebooks/00_start_here.ipynb" &
     lab_pid=$!
-    trap 'kill -INT $lab_pid 2>/dev/null; wait $lab_pid; "$PY" -m helpers.engine.shared stop >/dev/null' INT TERM
+    trap 'kill -INT $lab_pid 2>/dev/null; wait $lab_pid; "$PY" -m helpers.engine stop >/dev/null' INT TERM
     # The last line is the one link a learner needs (over SSH too): token included, chapter 0 open.
     until "$PY" -c "import urllib.request as u; u.urlopen('http://127.0.0.1:$port/api/status?token=$token', timeout=2)" 2>/dev/null; do
       kill -0 "$lab_pid" 2>/dev/null || { say "JupyterLab did not start (is port $port in use? GUIDE_PORT=8890 picks another)"; exit 1; }
@@ -97,7 +97,7 @@ case "${1:-lab}" in
     done
     say "the guide is open (Ctrl-C to stop). Open this link: http://127.0.0.1:$port/lab/tree/notebooks/00_start_here.ipynb?token=$token"
     wait "$lab_pid" ;;
-  stop) exec "$PY" -m helpers.engine.shared stop ;;
+  stop) exec "$PY" -m helpers.engine stop ;;
   pack) setup; exec "$PY" -m helpers.results.pool pack "${@:2}" ;;
   book)
     setup

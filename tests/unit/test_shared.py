@@ -93,3 +93,16 @@ def test_an_engine_started_with_an_api_key_is_not_handed_to_a_process_without_on
     plain = shared.key_for(EngineConfig())
     monkeypatch.setenv("VLLM_API_KEY", "secret")
     assert shared.key_for(EngineConfig()) != plain
+
+
+def test_importing_vllm_in_the_kernel_does_not_make_the_same_engine_look_like_another(monkeypatch):
+    """A kernel imports vLLM's benchmark client at its first load, and vLLM writes settings of
+    its own into the environment then: the running engine must still be found the same."""
+    import subprocess
+    code = ("from helpers import EngineConfig; from helpers.engine import shared\n"
+            "before = shared.key_for(EngineConfig())\n"
+            "import vllm.benchmarks.serve\n"
+            "from vllm.engine.arg_utils import EngineArgs\n"
+            "print(before == shared.key_for(EngineConfig()))\n")
+    out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=300)
+    assert out.stdout.strip().splitlines()[-1] == "True", out.stdout + out.stderr[-2000:]
