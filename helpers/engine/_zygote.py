@@ -34,6 +34,12 @@ def _child(request: dict, lock_fd: int, sock: socket.socket) -> None:
     os.chdir(request["cwd"])
     os.environ.clear()
     os.environ.update(request["env"])
+    try:  # named like a spawned server, so that `ps` and the guide's process checks see what it is
+        import setproctitle
+        setproctitle.setproctitle("python -m vllm.entrypoints.openai.api_server (forked by helpers/engine/_launch.py) "
+                                  + " ".join(request["argv"]))
+    except ImportError:
+        pass
     spec = importlib.util.spec_from_file_location("_guide_launch", os.path.join(os.path.dirname(__file__), "_launch.py"))
     launch = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(launch)

@@ -37,18 +37,12 @@ from pathlib import Path
 
 from helpers.config import EngineConfig
 from helpers.engine.lock import EngineBusyError, _alive, lock_path
+from helpers.engine import zygote
 from helpers.engine.server import Server, layout_for, stop_private
 
 WAIT_S = float(os.environ.get("GUIDE_ENGINE_WAIT", 600))
 GRACE_S = float(os.environ.get("GUIDE_ENGINE_GRACE", 60))
 
-# What a server inherits from the process that starts it and would behave differently under: an API
-# key, a logging level, thread counts, offline mode. Not what vLLM's own import or config code
-# writes into the environment of any process that imports it (torch's and triton's settings,
-# LD_PRELOAD, the worker start method): those differ between a kernel that has run a load and
-# one that has not, and would make the same engine look like another.
-_SERVER_READS = ("VLLM_", "HF_", "OMP_", "KMP_", "MKL_", "OPENAI_", "CUDA_VISIBLE_DEVICES")
-_VLLM_WRITES = {"VLLM_WORKER_MULTIPROC_METHOD", "VLLM_DISABLE_SHARED_EXPERTS_STREAM", "VLLM_SSM_CONV_STATE_LAYOUT"}
 _mine: Server | None = None  # the engine this process last used
 _turn = threading.RLock()
 _turn_state = {"fd": None, "depth": 0}
@@ -123,7 +117,7 @@ def key_for(config: EngineConfig) -> str:
     from helpers import models
     # The server inherits this process's environment: what vLLM, torch and the Hugging Face
     # libraries read from it (an API key, a logging level, thread counts) is part of the engine.
-    inherited = {k: v for k, v in os.environ.items() if k.startswith(_SERVER_READS) and k not in _VLLM_WRITES}
+    inherited = zygote.server_reads(os.environ)
     what = {"args": config.server_args(models.resolve(config.model), 0), "env": {**inherited, **config.server_env()},
             "layout": layout_for(config), "isa": os.environ.get("GUIDE_CPU_ISA")}
     return hashlib.sha256(json.dumps(what, sort_keys=True).encode()).hexdigest()[:16]

@@ -16,10 +16,19 @@ import subprocess
 import sys
 from pathlib import Path
 
-# Variables that vLLM, torch or their libraries may read at import: a zygote imported under other
-# values cannot serve a start that needs these.
-_IMPORT_TIME = ("VLLM_", "HF_", "OMP_", "KMP_", "MKL_", "TORCH", "PYTORCH", "LD_", "TOKENIZERS", "TRANSFORMERS",
-                "CUDA", "DO_NOT_TRACK", "PYTHON")
+# What a server inherits from the process that starts it and would behave differently under: an API
+# key, a logging level (read at import), thread counts, offline mode. Not what vLLM's own import or
+# config code writes into the environment of any process that imports it (torch's and triton's
+# settings, LD_PRELOAD, the worker start method): those differ between a kernel that has run a load
+# (and so imported vLLM's benchmark client) and one that has not, for the same server.
+_SERVER_READS = ("VLLM_", "HF_", "OMP_", "KMP_", "MKL_", "OPENAI_", "CUDA_VISIBLE_DEVICES", "TOKENIZERS_",
+                 "DO_NOT_TRACK")
+_VLLM_WRITES = {"VLLM_WORKER_MULTIPROC_METHOD", "VLLM_DISABLE_SHARED_EXPERTS_STREAM", "VLLM_SSM_CONV_STATE_LAYOUT"}
+
+
+def server_reads(env) -> dict:
+    """The part of an environment that makes one server differ from another (see _SERVER_READS)."""
+    return {k: v for k, v in env.items() if k.startswith(_SERVER_READS) and k not in _VLLM_WRITES}
 
 _current: "Zygote | None" = None
 
@@ -28,14 +37,10 @@ def enabled() -> bool:
     return os.environ.get("GUIDE_ZYGOTE", "1") != "0"
 
 
-def _import_env(env: dict) -> dict:
-    return {k: v for k, v in env.items() if k.startswith(_IMPORT_TIME)}
-
-
 class Zygote:
     def __init__(self, env: dict, log_path: Path):
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
-        self.key = _import_env(env)
+        self.key = server_reads(env)
         with open(log_path, "ab") as log:
             self.proc = subprocess.Popen([sys.executable, str(Path(__file__).with_name("_zygote.py")),
                                           str(theirs.fileno())], pass_fds=(theirs.fileno(),), env=env,
@@ -65,7 +70,7 @@ class Zygote:
 def prepare(env: dict, log_path: Path) -> None:
     """Start a zygote for `env` now, without waiting for its import to finish."""
     global _current
-    if _current is None or _current.key != _import_env(env) or _current.proc.poll() is not None:
+    if _current is None or _current.key != server_reads(env) or _current.proc.poll() is not None:
         close()
         _current = Zygote(env, log_path)
 
@@ -74,7 +79,7 @@ def start_server(argv: list[str], env: dict, log_path: Path, cwd: str, lock_fd: 
     """Fork a server from this process's zygote (made or replaced as needed); its pid, or None
     when no zygote could serve it (the caller then starts the server the usual way)."""
     global _current
-    if _current is not None and (_current.key != _import_env(env) or _current.proc.poll() is not None):
+    if _current is not None and (_current.key != server_reads(env) or _current.proc.poll() is not None):
         _current.close()
         _current = None
     if _current is None:

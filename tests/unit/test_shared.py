@@ -106,3 +106,12 @@ def test_importing_vllm_in_the_kernel_does_not_make_the_same_engine_look_like_an
             "print(before == shared.key_for(EngineConfig()))\n")
     out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=300)
     assert out.stdout.strip().splitlines()[-1] == "True", out.stdout + out.stderr[-2000:]
+
+
+def test_a_kernel_keeps_its_zygote_after_vllm_wrote_its_own_settings():
+    from helpers.engine import zygote
+    base = {"VLLM_LOGGING_LEVEL": "INFO", "HF_HUB_OFFLINE": "1", "PATH": "/bin"}
+    after_a_load = {**base, "TORCHINDUCTOR_CACHE_DIR": "/tmp/x", "LD_LIBRARY_PATH": "/x", "PYTORCH_NVML_BASED_CUDA_CHECK": "1",
+                    "VLLM_WORKER_MULTIPROC_METHOD": "spawn"}
+    assert zygote.server_reads(after_a_load) == zygote.server_reads(base)
+    assert zygote.server_reads({**base, "VLLM_LOGGING_LEVEL": "DEBUG"}) != zygote.server_reads(base)
