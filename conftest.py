@@ -44,9 +44,12 @@ def pytest_runtest_setup(item):
 
 
 def pytest_sessionfinish(session):
-    """The run leaves no engine behind, even for the grace an idle engine otherwise gets."""
+    """The run leaves no engine of its own behind, even for the grace an idle engine otherwise
+    gets; an engine it did not start (a learner's notebook, another test run) is left alone."""
     from helpers.engine import shared
-    shared.stop_engine("the test run ended", wait_for_load=False)
+    rec = shared.live_record()
+    if rec and rec["server_pid"] in shared.started_in(Path(os.environ["GUIDE_TEMPO_LOG"])):
+        shared.stop_engine("the test run ended", wait_for_load=False)
 
 
 def pytest_terminal_summary(terminalreporter):

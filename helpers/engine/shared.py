@@ -210,7 +210,7 @@ def engine(config: EngineConfig, progress=True) -> Server:
                        "log_path": str(server.log_path), "layout": server.layout,
                        "start_seconds": server.start_seconds, "warmed_up": False, "started_by": who(),
                        "started_at": time.time(), "users": [process_id()]})
-        _log_tempo("start", config.label(), key, server.start_seconds, server.layout)
+        _log_tempo("start", config.label(), key, server.start_seconds, server.layout, server.pid)
         _mine = server
         return server
 
@@ -277,14 +277,23 @@ def _ago(t: float) -> str:
     return f"{s:.0f} s" if s < 120 else f"{s / 60:.0f} min"
 
 
-def _log_tempo(event: str, label: str, key: str, seconds: float | None, layout: str | None) -> None:
+def _log_tempo(event: str, label: str, key: str, seconds: float | None, layout: str | None,
+               server_pid: int | None = None) -> None:
     entry = {"event": event, "who": who().rsplit(" (pid", 1)[0], "label": label, "key": key,
-             "seconds": round(seconds or 0.0, 1), "layout": layout, "time": time.time()}
+             "seconds": round(seconds or 0.0, 1), "layout": layout, "server_pid": server_pid, "time": time.time()}
     with contextlib.suppress(OSError):
         path = tempo_path()
         path.parent.mkdir(parents=True, exist_ok=True)
         with open(path, "a") as f:
             f.write(json.dumps(entry) + "\n")
+
+
+def started_in(path: Path) -> set[int]:
+    """The server pids a tempo log saw start (a test run stops only the engine it started)."""
+    try:
+        return {json.loads(x).get("server_pid") for x in path.read_text().splitlines() if x.strip()} - {None}
+    except (OSError, ValueError):
+        return set()
 
 
 def tempo_summary(path: Path) -> str | None:
