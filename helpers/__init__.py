@@ -23,7 +23,7 @@ _EXPORTS = {
     "EngineConfig": "helpers.config", "ConfigError": "helpers.config",
     "EngineBusyError": "helpers.engine", "EngineStartError": "helpers.engine", "stop_all": "helpers.engine",
     "capacity": "helpers.experiment", "engine_for": "helpers.experiment", "measure": "helpers.experiment",
-    "stop": "helpers.experiment", "table": "helpers.experiment", "samples": "helpers.experiment",
+    "measure_each": "helpers.experiment", "stop": "helpers.experiment", "table": "helpers.experiment", "samples": "helpers.experiment",
     "numbered": "helpers.experiment", "goodput": "helpers.experiment", "fraction_for": "helpers.experiment",
     "Load": "helpers.load", "LoadError": "helpers.load",
     "pick": "helpers.sizes", "set_size": "helpers.sizes", "size": "helpers.sizes",
@@ -47,7 +47,8 @@ def _prewarm_in_a_kernel() -> None:
     start now, in a separate process (helpers/engine/zygote.py), while its first cells run."""
     import os
     import sys
-    if os.environ.get("GUIDE_ENGINE_LAYOUT") == "merged" and "ipykernel" in sys.modules:
+    kernel = sys.argv and sys.argv[0].endswith("ipykernel_launcher.py")  # not a test process that imported ipykernel
+    if os.environ.get("GUIDE_ENGINE_LAYOUT") == "merged" and kernel:
         try:
             from helpers.engine.server import prewarm
             prewarm()

@@ -116,3 +116,24 @@ def test_a_load_whose_every_request_failed_is_not_stored(tmp_path, monkeypatch):
         experiment.measure(EngineConfig(), Load(num_prompts=2), store=store, progress=False)
     assert "Server disconnected" in str(err.value) and "cpu_gemm_wna16" in str(err.value)
     assert store.rows() == []
+
+
+def test_measure_each_starts_each_configuration_once_running_engine_first(monkeypatch):
+    """A comparison written default / other / default runs as default, default, other (one
+    start fewer), the running engine's configuration first, rows back in the order given."""
+    from helpers import experiment
+    from helpers.config import EngineConfig
+    from helpers.engine import shared
+    from helpers.load import Load
+
+    base, other, third = EngineConfig(), EngineConfig(max_num_seqs=4), EngineConfig(max_num_seqs=2)
+    ran = []
+    monkeypatch.setattr(experiment, "measure", lambda cfg, load, **kw: ran.append((cfg, load.num_prompts)) or
+                        {"cfg": cfg, "n": load.num_prompts})
+    monkeypatch.setattr(shared, "live_record", lambda: {"key": shared.key_for(third)})
+    plan = {"a": (base, Load(num_prompts=1)), "b": (other, Load(num_prompts=2)),
+            "c": (base, Load(num_prompts=3)), "d": (third, Load(num_prompts=4))}
+    rows = experiment.measure_each(plan)
+    assert [n for _, n in ran] == [4, 1, 3, 2]  # running engine's, then base twice, then other
+    assert list(rows) == ["a", "b", "c", "d"] and rows["b"]["n"] == 2
+    assert [r["n"] for r in experiment.measure_each(list(plan.values()))] == [1, 2, 3, 4]
