@@ -25,10 +25,14 @@ def chapters() -> list[dict]:
 def contents(here: str = "notebooks") -> str:
     """A Markdown table of contents, linked relative to the folder `here`; minutes are the
     notebook's own estimate (metadata `minutes_smoke` / `minutes_full`, checked by CI's timings)."""
-    rows = ["| notebook | needs | engine starts (smoke) | minutes, smoke / full (estimate) |", "|---|---|---|---|"]
-    for ch in chapters():
-        if "chapter" in ch and ch["chapter"] == 0:
-            continue
+    entries = [ch for ch in chapters() if ch.get("chapter") != 0]
+    labs = sum(ch["path"].parent.name == "labs" for ch in entries)
+    starts = sum(int(ch.get("engine_starts_smoke") or 0) for ch in entries)
+    minutes = sum(int(ch.get("minutes_smoke") or 0) for ch in entries)
+    rows = [f"{len(entries) - labs} notebooks after this one and {labs} labs; at the smoke size they start about "
+            f"{starts} engines and take about {minutes} minutes on a 2-core CPU.", "",
+            "| notebook | needs | engine starts (smoke) | minutes, smoke / full (estimate) |", "|---|---|---|---|"]
+    for ch in entries:
         rel = Path("..") / ch["path"].relative_to(ROOT) if ch["path"].parent.name != here else ch["path"].name
         rows.append(f"| [{ch['title']}]({rel}) | {' or '.join(ch.get('accelerator', ['CPU']))} | "
                     f"{ch.get('engine_starts_smoke', '?')} | {ch.get('minutes_smoke', '?')} / {ch.get('minutes_full', '?')} |")

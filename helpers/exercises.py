@@ -49,10 +49,11 @@ class Question:
             return True
         for why, wrong in self.known_wrong.items():
             w = wrong()
-            if abs(value - w) <= 0.01 * abs(w):
+            if value == w or abs(value - w) <= 0.01 * abs(w):
                 print(f"✗ {self.name}: {value:,.2f} is what you get if {why}.")
                 return False
-        print(f"✗ {self.name}: {value:,.2f} {self.unit} is off by {abs(value - want) / abs(want):.0%}. Try q.hint().")
+        off = f"off by {abs(value - want) / abs(want):.0%}" if want else f"not {want:g}"
+        print(f"✗ {self.name}: {value:,.2f} {self.unit} is {off}. Try q.hint().")
         return False
 
     def hint(self) -> None:

@@ -3,8 +3,11 @@ measurement will show before running it.
 
 This follows `Scheduler.schedule()` in vllm/v1/core/sched/scheduler.py, reduced to the part
 chapter 3 needs: each step has `max_num_batched_tokens` to give out. RUNNING requests are
-served first (a decode takes one token; a prompt already being prefilled in chunks takes as
-much of its rest as the budget allows), then WAITING prompts in arrival order. A waiting prompt
+served first, in the order they were admitted (a decode takes one token; a prompt already being
+prefilled in chunks takes as much of its rest as the budget allows), then WAITING prompts in
+arrival order. The plan assumes the decoding requests were admitted before the prompts (as in
+chapter 3's load), so their tokens come first; a decode admitted after a chunked prompt can get
+no token in a step that prompt fills. A waiting prompt
 that does not fit what is left is cut to fit when chunked prefill is on; when it is off the
 scheduler stops admitting (`break`) and the prompt waits for a later step.
 

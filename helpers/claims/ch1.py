@@ -27,14 +27,21 @@ def stock_vs_tuned(stock, tuned) -> report.Claim:
                                "with FORCE = True", rule="tested only when both runs streamed their tokens")
     itl, ttft = report.ratio(stock["p99_itl_ms"], tuned["p99_itl_ms"]), report.ratio(stock["p99_ttft_ms"], tuned["p99_ttft_ms"])
     thr = report.ratio(tuned["output_throughput"], stock["output_throughput"])
-    latency_noise = report.within_noise(stock, tuned, "p99_itl_ms") and report.within_noise(stock, tuned, "p99_ttft_ms")
+    itl_noise = report.within_noise(stock, tuned, "p99_itl_ms")
     thr_noise = report.within_noise(stock, tuned, "output_throughput")
     level = 100 * report.noise([stock, tuned], "p99_itl_ms")
+    # Each half in its own direction: the chat users' P99 ITL lower, the throughput higher. A TTFT
+    # that improved does not make up for an ITL that got worse, nor a latency gain for lost throughput.
+    lat_held, lat_better = itl >= ARTICLE_FACTOR and not itl_noise, itl > 1 and not itl_noise
+    thr_better = thr > 1 and not thr_noise
+    said = lambda better, noise: "within noise" if noise else ("better" if better else "worse")
     return report.judge(
-        text, max(itl, ttft) >= ARTICLE_FACTOR and not thr_noise,
-        f"P99 ITL stock/tuned ×{itl:.2f}, P99 TTFT ×{ttft:.2f}; throughput tuned/stock ×{thr:.2f} (noise ±{level:.0f} %)",
-        partly=not latency_noise and max(itl, ttft) > 1, within_noise=latency_noise and thr_noise,
-        rule=f"held: a P99 ×{ARTICLE_FACTOR:g} or more better and throughput beyond noise; partly: better, beyond noise")
+        text, lat_held and thr_better,
+        f"P99 ITL stock/tuned ×{itl:.2f} ({said(lat_better, itl_noise)}), throughput tuned/stock ×{thr:.2f} "
+        f"({said(thr_better, thr_noise)}); P99 TTFT stock/tuned ×{ttft:.2f}, for reference (noise ±{level:.0f} %)",
+        partly=lat_better or thr_better, within_noise=itl_noise and thr_noise,
+        rule=f"held: tuned's P99 ITL ×{ARTICLE_FACTOR:g} or more lower and its throughput higher, each beyond noise; "
+             "partly: one of the two better beyond noise")
 
 
 def chain_capacity(chain: pd.DataFrame) -> report.Claim:

@@ -201,7 +201,7 @@ def q_which_check(too_low: Callable[[], dict]) -> Choice:
     return Choice(
         "which check stopped the too-low fraction",
         ["free memory on the node", "no room for KV"],
-        lambda: failure_kind(too_low()["line"]),
+        lambda: {"free memory": "free memory on the node"}.get(kind := failure_kind(too_low()["line"]), kind),
         "A tiny fraction asks for very little memory, so free memory is plentiful. What must fit inside "
         "the budget before the KV cache gets any?",
         "ch02_q4.py", why=lambda: too_low()["line"] or "it started")

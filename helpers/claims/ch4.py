@@ -74,7 +74,8 @@ def sample_claims(samples: pd.DataFrame) -> list[Claim]:
             f"n=4 vs 4× requests: {four.output_throughput:.0f} vs {many.output_throughput:.0f} output tokens/s, "
             f"mean request latency {four.mean_e2el_ms:.0f} vs {many.mean_e2el_ms:.0f} ms, "
             f"peak running {four.peak_running:.0f} vs {many.peak_running:.0f}; the samples shared "
-            f"{four.prefix_cache_hits:,.0f} prompt tokens through the prefix cache",
+            f"{four.prefix_cache_hits:,.0f} prompt tokens through the prefix cache, and the other load sent "
+            f"{many.completed / max(four.completed, 1):.0f}× the HTTP requests and streams",
             partly=same_thr or same_lat,
             rule=f"held: throughput and mean request latency both within ±{100 * CLOSE:.0f} % "
                  "(or the noise, if larger); partly: one of them"),

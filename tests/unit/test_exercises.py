@@ -44,3 +44,10 @@ def test_known_wrong_answer_is_explained(capsys):
     assert "replace the ..." in capsys.readouterr().out
     q.hint()
     assert "Hint" in capsys.readouterr().out
+
+
+def test_a_wrong_answer_to_a_question_whose_value_is_zero_is_told_not_raised(capsys):
+    from helpers.exercises import Question
+    q = Question("zero", lambda: 0.0, 0.1, "hint", "none.py")
+    assert q.check(3) is False and "not 0" in capsys.readouterr().out
+    assert q.check(0) is True

@@ -54,3 +54,12 @@ def test_q4_which_check():
     too_low = {"fraction": 0.024, "line": LOW_LINE}
     env = run("ch02_q4.py", {"too_low": too_low, "ref": REF})
     assert ch2.q_which_check(lambda: too_low).check(env["answer"])
+
+
+def test_q4_the_free_memory_answer_can_pass():
+    """The option reads "free memory on the node"; failure_kind says "free memory"."""
+    line = ("ValueError: Available memory on node 0 (20.1/22.89 GiB) on startup is less than desired CPU memory "
+            "utilization (0.95, 21.75 GiB).")
+    too_high = {"fraction": 0.95, "line": line}
+    assert ch2.failure_kind(line) == "free memory"
+    assert ch2.q_which_check(lambda: too_high).check("free memory on the node")
