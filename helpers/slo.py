@@ -2,7 +2,9 @@
 request rate that still meets the target (the knee of a rate sweep).
 
 Goodput is vLLM's benchmark's `request_goodput` (its `--goodput ttft:… tpot:…`): completed
-requests per second whose TTFT and TPOT both stayed within the limits. A row keeps every
+requests per second, at the offered rate, whose TTFT and TPOT both stayed within the limits
+(TPOT as vLLM computes it: (latency - TTFT) / (output tokens - 1)). DistServe's goodput, the
+highest rate at which the required share meets the target, is what `knee` finds. A row keeps every
 request's TTFT and TPOT (helpers/load/workloads.summarize), so any target can be judged after
 the run, on the same measurements.
 """

@@ -171,11 +171,16 @@ def summarize(result: dict, prefix: str = "") -> dict:
     out[prefix + "max_itl_ms"] = 1000 * max(itls) if itls else None
     errors = [e for e in result.get("errors") or [] if e]
     out[prefix + "first_error"] = errors[0][-500:] if errors else None
-    # Per request (successful ones), so goodput can be computed later for any latency target.
-    ok = [(t, gaps) for t, gaps, n in zip(result.get("ttfts") or [], result.get("itls") or [],
-                                          result.get("output_lens") or []) if n]
-    out[prefix + "request_ttft_ms"] = [round(1000 * t, 2) for t, _ in ok]
-    out[prefix + "request_tpot_ms"] = [round(1000 * sum(g) / len(g), 2) if g else 0.0 for _, g in ok]
+    # Per request (successful ones), so goodput can be computed later for any latency target. TPOT is
+    # vLLM's own (`calculate_metrics` in vllm/benchmarks/serve.py): (latency - TTFT) / (output tokens - 1),
+    # 0 for a one-token answer. It is not the mean gap between streamed chunks, which differs when a
+    # chunk carries several tokens.
+    ttfts, lens = result.get("ttfts") or [], result.get("output_lens") or []
+    latencies = result.get("latencies") or [None] * len(ttfts)
+    ok = [(t, lat, n) for t, lat, n in zip(ttfts, latencies, lens) if n]
+    out[prefix + "request_ttft_ms"] = [round(1000 * t, 2) for t, _, _ in ok]
+    out[prefix + "request_tpot_ms"] = [round(1000 * (lat - t) / (n - 1), 2) if n > 1 and lat is not None else 0.0
+                                       for t, lat, n in ok]
     return out
 
 

@@ -61,9 +61,11 @@ def test_goodput_counts_requests_within_both_targets():
 
 def test_summarize_keeps_per_request_latencies():
     from helpers.load.workloads import summarize
-    out = summarize({"ttfts": [0.1, 0.2, 0.0], "itls": [[0.02, 0.04], [], []], "output_lens": [3, 1, 0],
-                     "duration": 1.0})
-    assert out["request_ttft_ms"] == [100.0, 200.0] and out["request_tpot_ms"] == [30.0, 0.0]
+    # The first request streamed 3 tokens in 2 chunks after its first (gaps 20 and 40 ms) and ended at 200 ms:
+    # vLLM's TPOT is (200 - 100) / (4 - 1) = 33.33 ms, not the mean chunk gap of 30 ms.
+    out = summarize({"ttfts": [0.1, 0.2, 0.0], "itls": [[0.02, 0.04], [], []], "output_lens": [4, 1, 0],
+                     "latencies": [0.2, 0.2, 0.0], "duration": 1.0})
+    assert out["request_ttft_ms"] == [100.0, 200.0] and out["request_tpot_ms"] == [33.33, 0.0]
 
 
 def test_fraction_for_inverts_the_start_up_report():
