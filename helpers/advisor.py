@@ -6,7 +6,14 @@ The rules follow chapters 2 to 5, most pressing first:
   2. requests queue at max_num_seqs while the cache has room          → more seats
   3. long prefills stall running decodes (one huge token gap)         → a smaller prefill budget
   4. a repeated prompt start that the prefix cache does not reuse      → caching on, or smaller blocks
-  5. none of those: decoding is compute-bound                          → compile, then quantize
+  5. many requests share each step and TPOT is what missed            → fewer seats
+  6. none of those: each decode step itself costs the time             → compile, then fewer weight bytes
+Given a latency target (`slo`), the diagnosis first names the half of it that was missed (TTFT,
+TPOT or both) and keeps only the rules whose change works on that half: more seats and prefix
+reuse shorten the wait for a first token; fewer seats and cheaper steps shorten the time per
+token (fewer seats lengthen the queue, so they are offered only when TTFT held); a smaller
+budget works on both, since a short request that arrives during a long prefill waits for that
+step too.
 The advice is a change to an EngineConfig; a notebook measures the changed config and the
 chapter's verdict says whether the advice helped, so the advisor is checked against the engine.
 """
@@ -124,30 +131,75 @@ def _prefix(row: dict, config: EngineConfig) -> Advice | None:
     return None
 
 
-def _compute(row: dict, config: EngineConfig) -> Advice:
+def _crowded(row: dict, config: EngineConfig) -> Advice | None:
+    """Offered only when TPOT is the half that missed: fewer sequences per step make each step
+    shorter, and the queue (TTFT) pays for it."""
+    running = _num(row, "peak_running")
+    if running < 4:
+        return None
+    return Advice("Many requests share each decode step", f"up to {running:.0f} requests ran at once, "
+                  f"median TPOT {_num(row, 'median_tpot_ms'):.1f} ms", {"max_num_seqs": max(2, int(running) // 2)},
+                  "each step carries one token per running request, so fewer seats make a step, and the time per "
+                  "token, shorter; the requests held back wait longer for their first token", 3)
+
+
+def _step_cost(row: dict, config: EngineConfig) -> Advice:
     evidence = (f"no seat limit hit (peak running {_num(row, 'peak_running'):.0f}, peak waiting "
                 f"{_num(row, 'peak_waiting'):.0f}), KV cache at most "
                 f"{_num(row, 'peak_kv_cache_usage_pct'):.0f} % full, mean TPOT {_num(row, 'mean_tpot_ms'):.1f} ms")
     if config.enforce_eager:
-        return Advice("Decoding is compute-bound", evidence, {"enforce_eager": False},
-                      "compiling (torch.compile; CUDA graphs on a GPU) makes each step cheaper, for a longer start", 4)
+        return Advice("Each decode step costs the time", evidence, {"enforce_eager": False},
+                      "compiling (torch.compile; CUDA graphs on a GPU) fuses operators and removes per-operator "
+                      "overhead, so each step is cheaper, for a longer start", 4)
     if config.model == "embedded":
-        return Advice("Decoding is compute-bound", evidence, {"model": "embedded-int8"},
-                      "INT8 weights are fewer bytes to read per step (measure it: on a tiny model it may not pay)", 5)
-    return Advice("Decoding is compute-bound", evidence, {},
+        return Advice("Each decode step costs the time", evidence, {"model": "embedded-int8"},
+                      "a decode step reads every weight once for few tokens, so it is bound by the bytes it reads "
+                      "more than by arithmetic; INT8 weights are half the bytes (measure it: on this small model the "
+                      "bf16 lm_head stays, and the CPU's INT8 path also quantizes every activation)", 5)
+    return Advice("Each decode step costs the time", evidence, {},
                   "the engine is doing all it can with these cores: a smaller model or more hardware is next", 5)
 
 
 RULES = (_kv_full, _queueing, _stalls, _prefix)
+HELPS = {"TTFT": (_kv_full, _queueing, _stalls, _prefix), "TPOT": (_kv_full, _stalls, _crowded)}
 
 
-def diagnose(row: dict, config: EngineConfig) -> list[Advice]:
-    """Every limit the row shows, most pressing first; the last resort (compute-bound) only
-    when no other rule fires."""
-    found = [a for rule in RULES if (a := rule(row, config)) is not None]
-    return found or [_compute(row, config)]
+def missed(row: dict, slo) -> str | None:
+    """Which half of the target the row missed: "TTFT", "TPOT", "TTFT and TPOT", or None when
+    the required share met both (or the row has no per-request figures)."""
+    halves = []
+    for name, key, limit in (("TTFT", "request_ttft_ms", slo.ttft_ms), ("TPOT", "request_tpot_ms", slo.tpot_ms)):
+        shares = [sum(v <= limit for v in run[key]) / len(run[key]) for run in row.get("runs") or [row]
+                  if run.get(key)]
+        if shares and sorted(shares)[len(shares) // 2] < slo.share:
+            halves.append(name)
+    return " and ".join(halves) or None
 
 
-def advise(row: dict, config: EngineConfig) -> Advice:
+def diagnose(row: dict, config: EngineConfig, slo=None) -> list[Advice]:
+    """Every limit the row shows, most pressing first; the last resort (the step's own cost) only
+    when no other rule fires. With `slo`, each diagnosis names the half of the target that was
+    missed, and only rules that work on that half are kept."""
+    half = missed(row, slo) if slo is not None else None
+    if half is None:
+        found = [a for rule in RULES if (a := rule(row, config)) is not None]
+        if slo is not None and not found:
+            return [Advice("The target was met", f"{100 * slo.share:g} % of requests met {slo.label()}", {},
+                           "nothing to fix at this rate: offer more load to find where it stops", 6)]
+        return found or [_step_cost(row, config)]
+    rules = [r for r in (_kv_full, _queueing, _stalls, _prefix, _crowded)
+             if any(r in HELPS[h] for h in half.split(" and ")) and not (r is _crowded and "TTFT" in half)]
+    found = [a for rule in rules if (a := rule(row, config)) is not None]
+    if "TPOT" in half and not any(a.limit == "Each decode step costs the time" for a in found):
+        found.append(_step_cost(row, config))
+    for a in found:
+        a.limit = f"{half} missed · {a.limit}"
+    if not found:  # TTFT alone missed and nothing above explains it: the steps themselves are slow
+        found = [_step_cost(row, config)]
+        found[0].limit = f"{half} missed · {found[0].limit}"
+    return found
+
+
+def advise(row: dict, config: EngineConfig, slo=None) -> Advice:
     """The first diagnosis: the change to measure next."""
-    return diagnose(row, config)[0]
+    return diagnose(row, config, slo)[0]

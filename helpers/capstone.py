@@ -117,7 +117,7 @@ class Capstone:
             from helpers.experiment import measure
         service = target.prepare(base, slo=slo, tag=tag, measure=measure, sweep=sweep, say=say)
         baseline = measure(base, service.load, tag=tag)
-        advice = advisor.advise(baseline, base)
+        advice = advisor.advise(baseline, base, service.slo)
         advised = measure(advice.apply(base), service.load, tag=tag) if advice.change else baseline
         return cls(base, service, baseline, advice, advised, measure, tag)
 
@@ -204,7 +204,7 @@ class Capstone:
         """The advisor's reading of your last run (the baseline before you ran one), and the
         chapter that explains each lever it points at."""
         config, row = self.tried[-1] if self.tried else (self.base, self.baseline)
-        found = advisor.diagnose(row, config)
+        found = advisor.diagnose(row, config, self.slo)
         whose = ("the baseline" if config == self.base else "your last run") + f" ({self.label(config)})"
         print(f"Hint, from {whose}:")
         for a in found:

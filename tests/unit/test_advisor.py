@@ -63,7 +63,7 @@ def test_a_missed_prefix():
     tiny = advisor.advise(_row(**{**shared, "load_prefix_len": 20}), CPU)
     assert tiny.change == {} and "lengthen" in tiny.why
     churn = _row(**{**shared, "load_num_prefixes": 16})
-    assert advisor.advise(churn, CPU).limit == "Decoding is compute-bound"  # nothing repeated to reuse
+    assert advisor.advise(churn, CPU).limit == "Each decode step costs the time"  # nothing repeated to reuse
 
 
 def test_compute_bound_compiles_then_quantizes():
@@ -76,3 +76,23 @@ def test_compute_bound_compiles_then_quantizes():
 def test_several_limits_are_listed_most_pressing_first():
     both = _row(peak_kv_cache_usage_pct=99.0, max_itl_ms=4000.0, median_itl_ms=40.0)
     assert [a.limit for a in advisor.diagnose(both, CPU)] == ["KV cache full", "Long prefills stall decoding"]
+
+
+def test_the_missed_half_of_the_target_decides_the_advice():
+    from helpers.slo import SLO
+    slo = SLO(ttft_ms=1000.0, tpot_ms=50.0, share=0.9)
+    runs = lambda ttft, tpot: [{"request_ttft_ms": [ttft] * 10, "request_tpot_ms": [tpot] * 10}]
+    # TPOT missed, TTFT met, eight requests sharing each step: fewer seats (it would be wrong for TTFT)
+    crowded = _row(peak_running=8.0, runs=runs(200.0, 90.0))
+    a = advisor.advise(crowded, CPU, slo)
+    assert a.limit.startswith("TPOT missed") and a.change == {"max_num_seqs": 4}
+    assert advisor.missed(crowded, slo) == "TPOT"
+    # TTFT missed at the seat limit: more seats, never fewer
+    queued = _row(engine_max_num_seqs=4, peak_running=4.0, peak_waiting=12.0, runs=runs(5000.0, 20.0))
+    a = advisor.advise(queued, CPU.replace(max_num_seqs=4), slo)
+    assert a.limit.startswith("TTFT missed") and a.change == {"max_num_seqs": 8}
+    # both halves missed: no "fewer seats", which would lengthen the queue
+    both = _row(peak_running=8.0, runs=runs(5000.0, 90.0))
+    assert all("max_num_seqs" not in a.change for a in advisor.diagnose(both, CPU, slo))
+    # met: nothing to change
+    assert advisor.advise(_row(runs=runs(100.0, 10.0)), CPU, slo).change == {}
