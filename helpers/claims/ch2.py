@@ -171,8 +171,9 @@ def block_size(blocks) -> report.Claim:
 def q_peak_running(short: Callable[[], dict]) -> Question:
     return Question(
         "peak running at the short length", lambda: short()["peak_running"], 0.2,
-        "Count blocks, not tokens: how many blocks does one request need (prompt + output, rounded up to "
-        "whole blocks), and how many usable blocks are there (the override minus the one vLLM keeps back)?",
+        "Count blocks, not tokens. The scheduler admits a request when the blocks for its whole prompt are "
+        "free (rounded up to whole blocks; its answer gets blocks later, as it grows, and here fits in the "
+        "prompt's last block). How many usable blocks are there (the override minus the one vLLM keeps back)?",
         "ch02_q1.py", unit="requests",
         known_wrong={"you used the engine's reported maximum concurrency, which counts full-length "
                      "sequences, not these short ones": lambda: short()["max_concurrency"]})

@@ -1,6 +1,11 @@
 # Exercise 1: how many short requests run at once on the fixed cache (default max_model_len)?
-# V1 allocates blocks as tokens arrive, so count blocks per request, not max_model_len.
+# V1 hands out blocks as tokens arrive, so count blocks per request, not max_model_len. The scheduler
+# admits a waiting request when the blocks for its whole prompt are free (scheduler_reserve_full_isl,
+# on by default in vLLM 0.32); its answer gets blocks later, as it is produced. Here the answer's tokens
+# fit in the room left in the prompt's last block, so the prompt's blocks are the request's blocks.
 usable_blocks = plan["override"] - 1  # vLLM keeps one block back (the null block)
-blocks_per_request = -(-(plan["input_len"] + plan["output_len"]) // block)  # whole blocks
-answer_running = usable_blocks // blocks_per_request
-print(f"{usable_blocks} usable blocks // {blocks_per_request} blocks per request = {answer_running} at once")
+prompt_blocks = -(-plan["input_len"] // block)  # whole blocks
+answer_blocks = -(-(plan["input_len"] + plan["output_len"]) // block) - prompt_blocks  # 0 here
+answer_running = usable_blocks // prompt_blocks
+print(f"{usable_blocks} usable blocks // {prompt_blocks} blocks per prompt = {answer_running} admitted at once "
+      f"(each answer needs {answer_blocks} more block(s) as it grows)")
