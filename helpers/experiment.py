@@ -154,12 +154,12 @@ def measure_each(plan: dict | list, **kwargs) -> dict | list:
     one costs a second start (30-60 s on a CPU). Here the pairs run grouped by configuration, the
     engine already running first, and the rows come back in the order and shape given (a dict of
     names or a list). `kwargs` go to every `measure` call."""
-    items = list(plan.items()) if isinstance(plan, dict) else list(enumerate(plan))
+    items = dict(plan) if isinstance(plan, dict) else dict(enumerate(plan))
     rows = {}
-    for name in start_order({name: cfg for name, (cfg, _load) in items}):
-        cfg, load = dict(items)[name]
+    for name in start_order({name: cfg for name, (cfg, _load) in items.items()}):
+        cfg, load = items[name]
         rows[name] = measure(cfg, load, **kwargs)
-    return {name: rows[name] for name, _ in items} if isinstance(plan, dict) else [rows[i] for i, _ in items]
+    return {name: rows[name] for name in items} if isinstance(plan, dict) else [rows[i] for i in items]
 
 
 def start_order(configs: dict) -> list:
