@@ -1,7 +1,8 @@
 """Every number a learner reads comes from this run, the model's config or the engine.
 
 The rule, checked on every markdown cell of the notebooks and labs: a number followed by a
-unit of measurement (time, memory, tokens, requests, sequences, blocks, per cent, "×") may
+unit of measurement (time, memory, tokens, requests, sequences, blocks, cores, bytes, per cent,
+"×", before or after) may
 not be typed into prose. Such a number must be printed by code (an f-string, or a `Markdown`
 output computed from the data). Two things stay allowed, because they are not measurements:
 text in backticks (code, settings such as `max_num_batched_tokens=256`, the article's own
@@ -17,8 +18,9 @@ import pytest
 from tests.conftest import ROOT
 
 UNITS = (r"ms|s|sec|seconds?|min|minutes?|hours?|h|GiB|GB|MiB|MB|KiB|kB|tokens?|requests?|sequences?|seqs|"
-         r"blocks?|%|×|x|tokens/s|percent")
-MEASUREMENT = re.compile(rf"(?<![\w.])(~|about |around )?\d[\d,.]*(?:\s*[–-]\s*\d[\d,.]*)?\s*(?:{UNITS})(?![\w])")
+         r"blocks?|%|×|x|tokens/s|percent|cores?|CPUs?|bytes?")
+MEASUREMENT = re.compile(rf"(?<![\w.])(~|about |around )?(?:×\s*\d[\d,.]*|\d[\d,.]*(?:\s*[–-]\s*\d[\d,.]*)?\s*"
+                         rf"(?:{UNITS})(?![\w]))")
 CODE = re.compile(r"`[^`]*`")
 NOTEBOOKS = sorted([*ROOT.glob("notebooks/*.ipynb"), *ROOT.glob("labs/*.ipynb")])
 
@@ -38,8 +40,9 @@ def typed_numbers(markdown: str) -> list[str]:
     ("It starts in about 30–45 s here.", ["about 30–45 s"]),
     ("16 requests of about 1,100 tokens need 17,500 tokens", ["16 requests", "about 1,100 tokens", "17,500 tokens"]),
     ("a budget of `max_num_batched_tokens=256` and the article's `30–40 %`", []),
-    ("## 2.1 Three targets\nTwo bytes a number; chapter 3; 2 cores", []),
-    ("a 24 GiB machine, 53.2% used, ×2.1 faster, 2x slower", ["24 GiB", "53.2%", "2x"]),
+    ("## 2.1 Three targets\nTwo bytes a number; chapter 3", []),
+    ("a 24 GiB machine, 53.2% used, ×2.1 faster, 2x slower", ["24 GiB", "53.2%", "×2.1", "2x"]),
+    ("on 2 cores, 4 bytes a number, ×2 the tokens", ["2 cores", "4 bytes", "×2"]),
 ])
 def test_the_rule(text, hits):
     assert typed_numbers(text) == hits

@@ -6,4 +6,4 @@ import math
 e, c = eager_rows[1], compiled_rows[1]
 extra_start = c["start_seconds"] - e["start_seconds"]
 saved_per_token = 1 / e["output_throughput"] - 1 / c["output_throughput"]
-answer = extra_start / saved_per_token if saved_per_token > 0 else math.inf
+answer3 = extra_start / saved_per_token if saved_per_token > 0 else math.inf
