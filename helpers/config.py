@@ -119,6 +119,14 @@ class EngineConfig:
             return self.gpu_memory_utilization
         return self._guide_memory_fraction()
 
+    def more_memory(self, on_cpu: float) -> float:
+        """A memory fraction above this config's, for a step that means "give it more memory":
+        `on_cpu` on the CPU backend, halfway to all of it on a GPU (0.90 → 0.95), so that such a
+        step never lowers a GPU's default."""
+        if self.device == "cpu":
+            return max(on_cpu, self.memory_fraction)
+        return round((1 + self.memory_fraction) / 2, 2)
+
     def _value_or_default(self, name: str):
         """The setting's value, or what vLLM turns None into here where that is declared."""
         value = getattr(self, name)

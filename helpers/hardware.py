@@ -104,6 +104,12 @@ def _cpu_model() -> str:
 
 @functools.lru_cache(maxsize=1)
 def _gpus() -> tuple[str, ...]:
+    """The GPUs nvidia-smi lists. GUIDE_GPUS (comma-separated names) pretends to have them, so tests
+    can walk a notebook's CUDA branch through validation and preflight on a CPU machine (with
+    GUIDE_DEVICE=cuda); nothing is started on such a pretend GPU."""
+    forced = os.environ.get("GUIDE_GPUS")
+    if forced is not None:
+        return tuple(name.strip() for name in forced.split(",") if name.strip())
     if not shutil.which("nvidia-smi"):
         return ()
     try:

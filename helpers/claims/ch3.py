@@ -9,13 +9,47 @@ the rule that judges each one from the rows the notebook measured.
 """
 from __future__ import annotations
 
+import math
+from dataclasses import dataclass
+
 import pandas as pd
 
 from helpers import report
+from helpers.config import EngineConfig
+from helpers.load import Load
 from helpers.report import Claim
 
 DEFAULT, OFF = "default budget", "chunking off"
 FULL_CACHE_PCT = 95.0  # peak KV usage at or above this counts as "the cache ran out"
+
+
+@dataclass(frozen=True)
+class ShrunkenCache:
+    """3.3's design: a KV cache with room for about two finished requests, and a flood of twice
+    as many requests as the cache can admit at once, whatever the block size (128 tokens on the
+    CPU backend, 16 on CUDA)."""
+
+    config: EngineConfig
+    flood: Load
+    usable_blocks: int
+    override: int  # num_gpu_blocks_override: the usable blocks + the null block the pool keeps back
+
+    @property
+    def admitted(self) -> int:
+        """What the scheduler admits at once: a request needs its whole prompt's blocks free."""
+        return min(self.flood.num_prompts, self.usable_blocks // math.ceil(self.flood.input_len / self.block))
+
+    @property
+    def block(self) -> int:
+        return self.config.max_model_len // self.usable_blocks
+
+
+def shrunken_cache(base: EngineConfig, block: int, input_len: int = 64, output_len: int = 192) -> ShrunkenCache:
+    usable = math.ceil(2 * (input_len + output_len) / block)  # room for about two finished requests
+    admitted = usable // math.ceil(input_len / block)
+    flood = Load(num_prompts=2 * admitted, input_len=input_len, output_len=output_len, max_concurrency=2 * admitted)
+    config = base.replace(max_model_len=usable * block, num_gpu_blocks_override=usable + 1)
+    return ShrunkenCache(config, flood, usable, usable + 1)
 
 
 def smallest_budget(chunked: pd.DataFrame) -> str:

@@ -12,16 +12,51 @@ The notebook passes:
 """
 from __future__ import annotations
 
-from helpers import report, tuning
+from helpers import models, report, tuning
+from helpers.config import EngineConfig
 from helpers.engine.startup_log import kv_share_band
 from helpers.report import Claim
 from helpers.slo import SLO
+from helpers.tuning import Step
 
 ROOMY, TIGHT, HIGH_FRACTION = "roomy cache", "tight cache", "high fraction"
 SEATS_HIGH, SEATS_FEW = "many seats", "few seats"
 BUDGET, TINY = "default budget", "tiny chunks"
 FULL_PCT = 90.0  # peak KV usage that counts as "short of room"
 HIT_DROP = 0.8  # "loses its hits": the hit rate falls below this share of the roomy cache's
+
+
+def tuning_steps(base: EngineConfig, seats: int, engine_max_num_seqs: int, longest_prompt: int, full: bool,
+                 gpu_count: int) -> list[Step]:
+    """6.2's path, one setting a step, in the order the article gives. A smoke run leaves out the
+    max_model_len, memory-fraction and fp8-KV steps; a CUDA machine adds CUDA graphs (the guide's
+    baseline is eager, far from vLLM's GPU default) and, with several GPUs, a parallel layout."""
+    steps = [Step("max_num_seqs", {"max_num_seqs": seats}, 3),
+             Step("batch budget", {"max_num_batched_tokens": max(256, int(engine_max_num_seqs))}, 3),
+             Step("prefix caching off", {"enable_prefix_caching": False}, 4),
+             Step("INT8 weights", {"model": "embedded-int8"}, 5)]
+    if full:
+        steps = [Step("max_model_len", {"max_model_len": 1 << (longest_prompt - 1).bit_length()}, 2),
+                 Step("memory fraction", {"gpu_memory_utilization": base.more_memory(0.4)}, 2), *steps]
+        if base.replace(kv_cache_dtype="fp8").cannot_run_here() is None:
+            steps.append(Step("fp8 KV cache", {"kv_cache_dtype": "fp8"}, 5))
+    if base.device == "cuda":  # written from vLLM's source; not run where this guide was built
+        steps.append(Step("CUDA graphs", {"enforce_eager": False}, 4))
+        if (layout := parallel_step(base, gpu_count)) is not None:
+            steps.append(layout)
+    return steps
+
+
+def parallel_step(base: EngineConfig, gpu_count: int) -> Step | None:
+    """The largest tensor-parallel size the GPUs and the model's heads allow (the embedded model's
+    9 heads and 3 KV heads take 3, not 2), else two data-parallel replicas, else None."""
+    shape = models.shape(models.resolve(base.model)) or {}
+    heads, kv = shape.get("num_attention_heads", 1), shape.get("num_key_value_heads", 1)
+    for tp in range(gpu_count, 1, -1):
+        if heads % tp == 0 and (kv % tp == 0 or tp % kv == 0):
+            return Step(f"{tp} GPUs (TP={tp})", {"tensor_parallel_size": tp}, 5)
+    return Step("two GPUs (DP=2)", {"data_parallel_size": 2}, 5) if gpu_count >= 2 else None
+
 
 _GOODPUT_VERDICT = {tuning.HELPED: report.HELD, tuning.NOTHING: report.NOISE, tuning.HURT: report.NOT_HELD}
 
