@@ -19,7 +19,7 @@ class Panel:
     def __init__(self, title: str, controls: dict[str, W.ValueWidget], run: Callable[..., dict],
                  chart: Callable[[list[dict]], object], rows: list[dict] | None = None,
                  summary: Callable[[list[dict]], str] | None = None):
-        self.controls, self.run_fn, self.chart_fn, self.summary_fn = controls, run, chart, summary
+        self.title, self.controls, self.run_fn, self.chart_fn, self.summary_fn = title, controls, run, chart, summary
         self.rows: list[dict] = rows if rows is not None else []
         self.button = W.Button(description="Run", button_style="primary", icon="play",
                                tooltip="Start (or reuse) an engine with these settings and measure")
@@ -36,8 +36,25 @@ class Panel:
         self._redraw()
 
     def _ipython_display_(self):
+        """JupyterLab shows the live panel (a widget view outranks every other type in the bundle);
+        a static page (the book, nbconvert, GitHub) shows its last chart and a line saying that
+        the panel itself is interactive, instead of the widget's Python repr."""
         from IPython.display import display
-        display(self.widget)
+
+        from helpers import charts  # noqa: F401 - sets Altair's "mimetype" renderer, which the book converts
+        bundle = {}
+        if self.rows:
+            chart = self.chart_fn(self.rows)
+            shown = chart._repr_mimebundle_() if hasattr(chart, "_repr_mimebundle_") else {}
+            bundle.update(shown[0] if isinstance(shown, tuple) else shown)
+        bundle.update(self.widget._repr_mimebundle_())
+        bundle["text/plain"] = self.text_line()
+        display(bundle, raw=True)
+
+    def text_line(self) -> str:
+        shown = f"its last chart ({len(self.rows)} run(s))" if self.rows else "no run yet"
+        return (f"Interactive panel “{self.title}”: its settings and Run button work in JupyterLab; "
+                f"a static page shows {shown}.")
 
     @staticmethod
     def _status_html(state: str, text: str) -> str:

@@ -2,13 +2,49 @@
 sequences that fit → throughput)."""
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import pandas as pd
 
 from helpers import report
+from helpers.experiment import fraction_for
+from helpers.load import Load
 
 ARTICLE_FACTOR = 2.0  # the article: P99 latency more than twice as bad with the stock settings
 FULL_PCT = 80  # a cache this full (peak KV usage, %) is what limits admission
 RULE_TESTED = f"tested only when the smallest cache filled (≥ {FULL_PCT} %) and ran fewer sequences than the largest"
+
+
+@dataclass(frozen=True)
+class ChainDesign:
+    """1.2's design: memory fractions that give caches of a few multiples of what the load needs at
+    its peak, computed from an engine's own memory report (`fraction_for`), or a fixed range where
+    the report lacks the figures (a GPU's start-up log has no node memory)."""
+
+    fractions: list[float]
+    need_tokens: int
+    knee: float | None  # the fraction at which the whole load just fits
+    multiples: tuple[float, ...]
+
+    def text(self, row) -> str:
+        if self.knee is None:
+            return f"The engine's report lacks the memory figures, so a fixed range of fractions is tried: {self.fractions}."
+        per_token = row["kv_cache_gib"] * 2**30 / row["kv_cache_tokens"]
+        return (f"At its peak the load holds {self.need_tokens:,} KV tokens. From the engine's report "
+                f"({row['non_kv_gib']} GiB not KV cache, {per_token:,.0f} bytes a KV token, fractions of "
+                f"{row['node_memory_gib']} GiB) the cell computed the fraction at which it just fits (exercise 3 asks "
+                f"you for it) and tries {self.fractions}: about {' / '.join(f'{m:g}' for m in self.multiples)} times "
+                "the cache the load needs, never less than one full-length sequence (vLLM requires it to start).")
+
+
+def chain_design(ref, load: Load, max_model_len: int, multiples=(0.5, 2), fixed=(0.3, 0.9)) -> ChainDesign:
+    need = load.peak_kv_tokens(int(ref["block_size"]))
+    knee = fraction_for(ref, need)
+    if knee is None:
+        return ChainDesign(list(fixed), need, None, tuple(multiples))
+    floor = 1.25 * max_model_len  # one full-length sequence must fit, with room to spare
+    fractions = sorted({fraction_for(ref, max(m * need, floor)) for m in multiples})
+    return ChainDesign(fractions, need, knee, tuple(multiples))
 
 
 def attribution(ablation: pd.DataFrame, metric: str = "p99_itl_ms") -> dict[str, float]:

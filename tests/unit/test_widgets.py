@@ -46,3 +46,19 @@ def test_failure_is_shown_and_the_button_comes_back():
     panel._clicked()
     assert _wait(panel, "error")
     assert "ValueError" in panel.status.value and not panel.button.disabled and panel.rows == []
+
+
+def test_a_static_page_gets_the_last_chart_and_a_line_not_the_repr(monkeypatch):
+    import IPython.display
+
+    from helpers import book
+
+    shown = []
+    monkeypatch.setattr(IPython.display, "display", lambda data, raw=False: shown.append(data))
+    panel = widgets.Panel("Chunked prefill", {"chunked": widgets.toggle("chunked prefill", True)},
+                          lambda **kw: {}, _chart, rows=[{"config_label": "first", "value": 2.0}])
+    panel._ipython_display_()
+    bundle = shown[0]
+    assert "application/vnd.jupyter.widget-view+json" in bundle  # JupyterLab: the live panel
+    assert "VBox" not in bundle["text/plain"] and "Chunked prefill" in bundle["text/plain"]
+    assert any(book.VEGALITE.fullmatch(m) for m in bundle)  # the book renders this one to SVG
