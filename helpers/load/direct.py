@@ -33,3 +33,26 @@ def timed_completions(base_url: str, model: str, prompts: list[str], max_tokens:
         texts.append([c["text"] for c in reply["choices"]])
     return {"seconds": seconds, "mean_seconds": sum(seconds) / len(seconds), "completion_tokens": tokens,
             "texts": texts}
+
+
+def cached_tokens_each(base_url: str, model: str, prompts: dict[str, list[int]], scrape,
+                       headers: dict | None = None, settle_s: float = 5.0) -> dict[str, int]:
+    """Send each prompt (token ids) once, in order, for one output token, and read how many of
+    its tokens the engine found in its prefix cache: the growth of `vllm:prefix_cache_hits`
+    across that request. `scrape()` returns /metrics as a dict; the counter is updated after the
+    engine's step, so it is polled until the request's lookup shows in `prefix_cache_queries`."""
+    found = {}
+    for name, ids in prompts.items():
+        before = scrape()
+        body = {"model": model, "prompt": ids, "max_tokens": 1, "temperature": 0}
+        req = urllib.request.Request(base_url + "/v1/completions", data=json.dumps(body).encode(),
+                                     headers={"Content-Type": "application/json", **(headers or {})})
+        with urllib.request.urlopen(req, timeout=600) as r:
+            r.read()
+        deadline = time.monotonic() + settle_s
+        after = scrape()
+        while after["prefix_cache_queries"] < before["prefix_cache_queries"] + len(ids) - 1 and time.monotonic() < deadline:
+            time.sleep(0.1)
+            after = scrape()
+        found[name] = int(after["prefix_cache_hits"] - before["prefix_cache_hits"])
+    return found

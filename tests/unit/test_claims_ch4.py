@@ -44,11 +44,26 @@ def test_prefix_claims_from_hits_and_ttft():
                      ch4.SHORT: _row(load_prefix_len=64),
                      ch4.OFF: _row(median_ttft_ms=3407)})
     fixed, churn, short = ch4.prefix_claims(prefix)
-    assert fixed.verdict == HELD and "83 % of prompt tokens" in fixed.evidence
+    assert fixed.verdict == HELD and "83 % of the prompt tokens" in fixed.evidence and "86 % less" in fixed.evidence
     assert churn.verdict == HELD and short.verdict == HELD
+    prefix.loc[ch4.FIXED, "median_ttft_ms"] = 3000  # most tokens shared, but the first token barely sooner
+    assert ch4.prefix_claims(prefix)[0].verdict == PARTLY
+    prefix.loc[ch4.FIXED, "median_ttft_ms"] = 3400
+    assert ch4.prefix_claims(prefix)[0].verdict == NOISE
     prefix.loc[ch4.SHORT, "prefix_cache_hits"] = 64
     assert ch4.prefix_claims(prefix)[2].verdict == NOT_HELD
     assert math.isclose(ch4.share_saved(prefix.loc[ch4.FIXED]), 7680 / 9216)
+
+
+def test_one_changed_token_loses_only_the_blocks_from_the_change_on():
+    prompts = ch4.one_token_changes(block=128)
+    ids, late, early = prompts[ch4.ORIGINAL], prompts[ch4.LATE], prompts[ch4.EARLY]
+    assert len(ids) == len(late) == len(early) == 6 * 128 + 8 and prompts[ch4.AGAIN] == ids
+    assert sum(a != b for a, b in zip(ids, late)) == 1 and [a != b for a, b in zip(ids, late)].index(True) // 128 == 5
+    assert [a != b for a, b in zip(ids, early)].index(True) // 128 == 0
+    chained = ch4.one_token_claim({ch4.ORIGINAL: 0, ch4.LATE: 640, ch4.EARLY: 0, ch4.AGAIN: 768}, 128)
+    assert chained.verdict == NOT_HELD and "5 blocks" in chained.evidence
+    assert ch4.one_token_claim({ch4.ORIGINAL: 0, ch4.LATE: 0, ch4.EARLY: 0, ch4.AGAIN: 768}, 128).verdict == HELD
 
 
 def test_stale_blocks_verdict_follows_the_counters():
