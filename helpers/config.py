@@ -261,6 +261,12 @@ class EngineConfig:
                                "self.intermediate_tensors is not None\", vllm/v1/worker/gpu_model_runner.py).",
                                "enforce_eager=False with pipeline_parallel_size > 1 on CPU (compiling adds about a "
                                "minute to the start).")
+        if self.kv_cache_dtype == "int8_per_token_head":
+            return ConfigError("kv_cache_dtype", "'int8_per_token_head' is served by the Triton attention backend only "
+                               "(TritonAttentionBackend.supported_kv_cache_dtypes); the CPU backend lists auto and the "
+                               "fp8 variants (CPUAttentionBackend, vllm/v1/attention/backends/cpu_attn.py).",
+                               'kv_cache_dtype="fp8" on an AVX-512/AMX CPU; int8_per_token_head on a GPU whose '
+                               "attention backend is Triton.")
         if self.kv_cache_dtype.startswith("fp8") and not hardware.has_avx512():
             return ConfigError("kv_cache_dtype", f"{self.kv_cache_dtype!r} needs a CPU with AVX-512 or AMX; this one has "
                                f"{hardware.isa_label()} (vLLM: \"FP8 KV cache on CPU requires x86 with AVX-512 or AMX.\").",

@@ -33,7 +33,7 @@ from typing import Any
 CPU_DEFAULT_MEMORY_FRACTION = 0.25
 GPU_DEFAULT_MEMORY_FRACTION = 0.90
 
-KV_CACHE_DTYPES = ("auto", "bfloat16", "fp8", "fp8_e4m3", "fp8_e5m2")
+KV_CACHE_DTYPES = ("auto", "bfloat16", "fp8", "fp8_e4m3", "fp8_e5m2", "int8_per_token_head")
 DTYPES = ("auto", "bfloat16", "float16", "float32")
 LOG_LEVELS = ("debug", "info", "warning", "error")
 # Weight quantization methods the CPU backend has kernels for (vLLM's CPU docs).

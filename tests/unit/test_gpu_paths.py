@@ -82,3 +82,9 @@ def test_chapter4_and_5_gpu_settings_pass(gpus):
         preflight.check(synthetic.replace(**change))
     with pytest.raises(ConfigError, match="tensor_parallel_size"):
         preflight.check(synthetic.replace(tensor_parallel_size=4))  # only two GPUs here
+
+
+def test_int8_per_token_head_kv_is_refused_on_cpu_only(gpus):
+    why = EngineConfig(device="cpu", kv_cache_dtype="int8_per_token_head").cannot_run_here()
+    assert why is not None and why.setting == "kv_cache_dtype" and "Triton" in str(why)
+    preflight.check(gpus(1).replace(kv_cache_dtype="int8_per_token_head"))
