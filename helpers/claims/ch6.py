@@ -14,7 +14,6 @@ from __future__ import annotations
 
 from helpers import models, report, tuning
 from helpers.config import EngineConfig
-from helpers.engine.startup_log import kv_share_band
 from helpers.report import Claim
 from helpers.slo import SLO
 from helpers.tuning import Step
@@ -61,23 +60,37 @@ def parallel_step(base: EngineConfig, gpu_count: int) -> Step | None:
 _GOODPUT_VERDICT = {tuning.HELPED: report.HELD, tuning.NOTHING: report.NOISE, tuning.HURT: report.NOT_HELD}
 
 
-def startup_claims(checks: list[dict], share: float, loaded: dict) -> list[Claim]:
+def startup_claims(checks: list[dict], share: float, loaded: dict, non_kv_share: float) -> list[Claim]:
+    """`share` and `non_kv_share`: the KV cache's and the non-KV memory's shares of the device's
+    memory (the NUMA node's on a CPU), as the article reads them."""
     agree = [c for c in checks if c["agree"]]
     off = [c["figure"] for c in checks if not c["agree"]]
-    short = (report.number(loaded, "peak_kv_cache_usage_pct") or 0) >= FULL_PCT or (report.number(loaded, "preemptions") or 0) > 0
-    band = kv_share_band(share)
-    plentiful_band = share >= 0.40
     return [
         report.judge("6.1 The start-up log's capacity figures follow from its memory figures", not off,
                      f"{len(agree)} of {len(checks)} figures agree with the harness's arithmetic"
                      + (f"; off: {', '.join(off)}" if off else ""),
                      partly=bool(agree), rule="held: every figure within its tolerance (tokens 1 %, the others 2 %)"),
-        report.judge("6.1 The KV share of memory tells whether concurrency will be short", plentiful_band != short,
-                     f"KV cache {100 * share:.0f} % of the memory budget (the article's reading: {band}); under the "
-                     f"service load the cache peaked at {report.number(loaded, 'peak_kv_cache_usage_pct') or 0:.1f} % "
-                     f"with {report.number(loaded, 'preemptions') or 0:.0f} preemption(s)",
-                     rule="held: a share of 40 % or more and no shortage, or a lower share and a full cache"),
+        band_claim(share, non_kv_share, loaded),
     ]
+
+
+def band_claim(share: float, non_kv_share: float, loaded: dict) -> Claim:
+    """The article's three bands of the KV share of device memory, each judged by what it says."""
+    peak, preempted = report.number(loaded, "peak_kv_cache_usage_pct") or 0, report.number(loaded, "preemptions") or 0
+    short = peak >= FULL_PCT or preempted > 0
+    ev = (f"KV cache {100 * share:.0f} % of the device's memory, non-KV memory {100 * non_kv_share:.0f} %; under the "
+          f"service load the cache peaked at {peak:.1f} % with {preempted:.0f} preemption(s)")
+    if share < 0.20:
+        return report.judge("6.1 A KV share under a fifth means the weights crowd the cache out", non_kv_share > share, ev,
+                            rule="held: the non-KV memory (weights, runtime) is larger than the cache")
+    if 0.40 <= share < 0.60:
+        return report.judge("6.1 A KV share of two to three fifths is a sound configuration", not short, ev,
+                            rule=f"held: the service load never filled the cache (peak under {FULL_PCT:.0f} %, no preemption)")
+    if share >= 0.70:
+        return report.judge("6.1 A KV share above seven tenths leaves plenty of room for concurrency", not short, ev,
+                            rule=f"held: the service load never filled the cache (peak under {FULL_PCT:.0f} %, no preemption)")
+    return report.untested("6.1 The article's bands of the KV share (under a fifth, two to three fifths, over seven "
+                           f"tenths)", f"{ev}: {100 * share:.0f} % lies between the bands, which say nothing about it")
 
 
 def _goodput_claim(text: str, before: dict, after: dict, slo: SLO, evidence: str, rule: str) -> Claim:

@@ -236,7 +236,7 @@ KV_SHARE_BANDS = ((0.20, "low: the weights take most of the memory; quantize, or
 
 
 def kv_share_band(share: float) -> str:
-    """The article's verdict for a KV share of the memory budget (0–1)."""
+    """The article's reading of the KV cache's share of the device's memory (0–1)."""
     return next(text for top, text in KV_SHARE_BANDS if share < top)
 
 

@@ -12,12 +12,22 @@ def _row(good, total=10, duration=10.0, **extra):
 
 def test_startup_claims():
     checks = [{"figure": "KV cache tokens", "agree": True}, {"figure": "max concurrency", "agree": True}]
-    c = ch6.startup_claims(checks, 0.82, {"peak_kv_cache_usage_pct": 3.0, "preemptions": 0})
+    idle, full = {"peak_kv_cache_usage_pct": 3.0, "preemptions": 0}, {"peak_kv_cache_usage_pct": 99.0, "preemptions": 3}
+    c = ch6.startup_claims(checks, 0.82, idle, 0.05)
     assert [x.verdict for x in c] == [report.HELD, report.HELD]
-    c = ch6.startup_claims(checks + [{"figure": "KV cache (GiB)", "agree": False}], 0.82,
-                           {"peak_kv_cache_usage_pct": 99.0, "preemptions": 3})
+    c = ch6.startup_claims(checks + [{"figure": "KV cache (GiB)", "agree": False}], 0.82, full, 0.05)
     assert [x.verdict for x in c] == [report.PARTLY, report.NOT_HELD]  # a high share, yet the cache ran short
     assert "off: KV cache (GiB)" in c[0].evidence
+
+
+def test_each_band_is_judged_by_what_it_says():
+    idle = {"peak_kv_cache_usage_pct": 3.0, "preemptions": 0}
+    assert ch6.band_claim(0.15, 0.70, idle).verdict == report.HELD  # weights really crowd the cache out
+    low = ch6.band_claim(0.18, 0.04, idle)  # a small fraction, tiny weights: the band's reason is wrong
+    assert low.verdict == report.NOT_HELD and "weights crowd" in low.text
+    assert ch6.band_claim(0.5, 0.3, idle).verdict == report.HELD
+    assert ch6.band_claim(0.5, 0.3, {"peak_kv_cache_usage_pct": 100.0, "preemptions": 0}).verdict == report.NOT_HELD
+    assert ch6.band_claim(0.3, 0.05, idle).verdict == report.UNTESTED
 
 
 def test_tuning_claims_follow_goodput():
