@@ -6,6 +6,7 @@ import os
 import platform
 import shutil
 import subprocess
+from pathlib import Path
 
 
 @functools.lru_cache(maxsize=1)
@@ -76,6 +77,19 @@ def default_device() -> str:
     if forced:
         return forced
     return "cuda" if describe()["gpu_count"] and not _is_cpu_build() else "cpu"
+
+
+def last_level_cache_mib() -> float | None:
+    """The largest CPU cache cpu0 reports in sysfs (L3 on most x86 CPUs), in MiB; None where unknown."""
+    sizes = []
+    for index in Path("/sys/devices/system/cpu/cpu0/cache").glob("index*"):
+        try:
+            text = (index / "size").read_text().strip()
+        except OSError:
+            continue
+        unit = {"K": 1 / 1024, "M": 1.0, "G": 1024.0}.get(text[-1:].upper(), 1 / 2**20)
+        sizes.append(float(text.rstrip("KMGkmg")) * unit)
+    return max(sizes) if sizes else None
 
 
 def available_ram_gib() -> float:

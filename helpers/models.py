@@ -78,6 +78,8 @@ def shape(path: str) -> dict | None:
         "num_key_value_heads": c.get("num_key_value_heads", heads),
         "head_dim": c.get("head_dim") or (c.get("hidden_size", 0) // heads if heads else None),
         "hidden_size": c.get("hidden_size"),
+        "vocab_size": c.get("vocab_size"),
+        "tie_word_embeddings": c.get("tie_word_embeddings", False),
         "max_position_embeddings": c.get("max_position_embeddings"),
         "torch_dtype": c.get("torch_dtype") or c.get("dtype"),
     }

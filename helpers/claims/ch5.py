@@ -23,6 +23,28 @@ LITTLE = 0.10  # "a little accuracy": perplexity of the reference text up by at 
 DOUBLE = (1.8, 2.2)  # "about twice the KV tokens"
 
 
+def bytes_per_step(folders: dict, shape: dict, running: int, context: int, kv_bytes_per_token: int,
+                   compute_bytes: int = 2) -> pd.DataFrame:
+    """What one decode step must read from memory, per checkpoint: every weight once (the files'
+    bytes: quantized linear layers, bf16 norms and scales, and the tied embedding table, which is
+    the output layer and is read whole every step), plus the KV cache of `running` sequences of
+    `context` tokens. With `compute_bytes=4` (float32 on an AVX2 CPU) the unquantized tensors are
+    held in float32, twice their file size. A lower bound: activations and the runtime's own reads
+    come on top."""
+    widen = compute_bytes / 2
+    lm_head = shape["vocab_size"] * shape["hidden_size"] * compute_bytes  # never quantized in the guide's copies
+    kv = running * context * kv_bytes_per_token
+    rows = {}
+    for name, folder in folders.items():
+        files = sum(f.stat().st_size for f in folder.iterdir() if f.suffix == ".safetensors")
+        weights = files * widen if name == "bf16" else files + lm_head * (1 - 1 / widen)
+        rows[name] = {"weights (MB)": weights / 1e6, "of which lm_head (MB)": lm_head / 1e6,
+                      "KV cache read (MB)": kv / 1e6, "total per step (MB)": (weights + kv) / 1e6}
+    table = pd.DataFrame(rows).T
+    table["bytes vs bf16"] = table["total per step (MB)"] / table.loc["bf16", "total per step (MB)"]
+    return table
+
+
 def weight_claims(weights: pd.DataFrame) -> list[Claim]:
     ref = weights.loc[BF16]
     quant = [n for n in (INT8, INT4) if n in weights.index]
@@ -52,7 +74,8 @@ def weight_claims(weights: pd.DataFrame) -> list[Claim]:
             rule="held: every quantized model's TPOT lower beyond noise; partly: one of them"),
         report.judge(
             "5.1 …at the cost of a little accuracy", all(0 <= c <= LITTLE for c in cost.values()),
-            f"perplexity of the reference text {ref.perplexity:.2f} in bf16; " + each(
+            f"perplexity of the reference text {ref.perplexity:.2f} in bf16 (itself dequantized from the package's "
+            "Q4_1 GGUF: the accuracy lost here comes on top of that); " + each(
                 {n: weights.loc[n].perplexity for n in quant}, lambda v: f"{v:.2f}")
             + "; greedy tokens matching bf16: " + each(
                 {n: weights.loc[n].token_agreement for n in quant}, lambda v: f"{100 * v:.0f} %"),
