@@ -62,6 +62,7 @@ class EngineConfig:
     max_num_batched_tokens: int | None = None
     enable_chunked_prefill: bool | None = None
     long_prefill_token_threshold: int | None = None
+    max_num_queued_reqs: int | None = None  # in-flight cap (waiting + running); beyond it HTTP 503
     enable_prefix_caching: bool | None = None
     num_gpu_blocks_override: int | None = None
     # The guide starts eager by default: compiling costs ~90 s per start on 2 cores.

@@ -185,6 +185,9 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("long_prefill_token_threshold", int, "long_prefill_token_threshold=256 (or 0: off).",
             flag="--long-prefill-token-threshold", unit="tokens", short="prefill cap", minimum=0,
             resolved=("scheduler_config", "long_prefill_token_threshold"), cpu_default=0),
+    Setting("max_num_queued_reqs", int, "max_num_queued_reqs=None (no cap), or at least max_num_seqs.",
+            flag="--max-num-queued-reqs", unit="requests", short="queue cap", minimum=1,
+            resolved=("scheduler_config", "max_num_queued_reqs")),
     Setting("enable_prefix_caching", bool, "enable_prefix_caching=True.", flag="--enable-prefix-caching",
             short="prefix cache", resolved=("cache_config", "enable_prefix_caching"), cpu_default=True),
     # Fixes the KV cache at this many blocks, whatever the memory fraction says: a way to

@@ -11,26 +11,36 @@ def rows(**named) -> pd.DataFrame:
     return pd.DataFrame(list(named.values()), index=list(named))
 
 
-def mixed_row(budget, chunking, gap, ttft, repeats=1):
+def mixed_row(budget, chunking, gap, ttft, repeats=1, step=None, throughput=100.0):
     return {"engine_max_num_batched_tokens": budget, "engine_enable_chunked_prefill": chunking,
-            "short_max_itl_ms": gap, "short_max_itl_ms_min": gap, "short_max_itl_ms_max": gap,
+            "short_p99_itl_ms": gap, "short_p99_itl_ms_min": gap, "short_p99_itl_ms_max": gap,
             "long_mean_ttft_ms": ttft, "long_mean_ttft_ms_min": ttft, "long_mean_ttft_ms_max": ttft,
-            "repeats": repeats}
+            "output_throughput": throughput, "largest_step_tokens": step, "repeats": repeats}
 
 
-# Recorded on a 2-core AVX-512 EPYC (smoke size, one run each): the default budget froze answers
+# Shaped like a 2-core AVX-512 EPYC smoke run (one run each): the default budget stalled answers
 # longer than chunking off.
-RECORDED = {"budget 256": mixed_row(256, True, 547, 5100), "default budget": mixed_row(2048, True, 3596, 3800),
-            "chunking off": mixed_row(2048, False, 2441, 5000)}
+RECORDED = {"budget 256": mixed_row(256, True, 547, 5100, step=256.0, throughput=80),
+            "default budget": mixed_row(2048, True, 3596, 3800, step=2048.0, throughput=120),
+            "chunking off": mixed_row(2048, False, 2441, 5000, step=2048.0, throughput=100)}
 
 
 def test_small_budget_held_default_budget_did_not():
-    small, default, ttft = ch3.chunking_claims(pd.DataFrame(RECORDED).T)
+    steps, small, default, ttft, throughput = ch3.chunking_claims(pd.DataFrame(RECORDED).T, long_prompt=1200)
+    assert steps.verdict == report.HELD  # no step above 256 with the budget; a 1,200-token prompt whole without
     assert "(256)" in small.text
     assert small.verdict == report.HELD
     assert default.verdict == report.NOT_HELD and "(2048)" in default.text
     assert ttft.verdict == report.HELD  # 5100 ms at 256 vs 3800 ms at the default
-    assert all(c.rule for c in (small, default, ttft))
+    assert throughput.verdict == report.HELD  # 120 vs 100 tokens/s, chunking on vs off
+    assert all(c.rule for c in (steps, small, default, ttft, throughput))
+
+
+def test_the_step_claim_fails_when_a_step_exceeds_the_budget():
+    broken = pd.DataFrame({**RECORDED, "budget 256": mixed_row(256, True, 547, 5100, step=512.0)}).T
+    assert ch3.chunking_claims(broken, long_prompt=1200)[0].verdict == report.NOT_HELD
+    unknown = pd.DataFrame({**RECORDED, "budget 256": mixed_row(256, True, 547, 5100, step=None)}).T
+    assert ch3.chunking_claims(unknown, long_prompt=1200)[0].verdict == report.UNTESTED
 
 
 def test_the_smallest_budget_is_picked_by_the_engine_value():
@@ -42,7 +52,7 @@ def test_the_smallest_budget_is_picked_by_the_engine_value():
 def test_close_gaps_are_within_noise():
     chunked = rows(**{"budget 256": mixed_row(256, True, 2300, 5000), "default budget": mixed_row(2048, True, 2500, 3800),
                       "chunking off": mixed_row(2048, False, 2400, 5000)})
-    small, default, _ = ch3.chunking_claims(chunked)
+    _, small, default, _, _ = ch3.chunking_claims(chunked, long_prompt=1200)
     assert small.verdict == default.verdict == report.NOISE
 
 
@@ -91,14 +101,37 @@ def test_block_claims(row, capped, preempted):
 def test_all_claims_have_rules():
     sweep = pd.DataFrame([sweep_row(1, 30, 30), sweep_row(8, 90, 80)])
     seqs = pd.DataFrame([seqs_row(128, 91, 0), seqs_row(2, 45, 6)], index=["default", 2])
-    claims = ch3.claims(sweep, pd.DataFrame(RECORDED).T, seqs, tiny(4, 4, 3, 100), 8)
-    assert len(claims) == 8 and all(c.rule for c in claims)
+    one = lambda **kw: pd.Series({"repeats": 1, "engine_max_num_batched_tokens": 256, **kw})
+    long_docs = {"small": one(mean_ttft_ms=5000, output_throughput=20), "default": one(mean_ttft_ms=3000, output_throughput=25)}
+    queue = {"capped": one(failed=12, completed=4, p99_ttft_ms=400, cfg_max_num_queued_reqs=4),
+             "waited": one(failed=0, completed=16, p99_ttft_ms=4000)}
+    claims = ch3.claims(sweep, pd.DataFrame(RECORDED).T, seqs, {**tiny(4, 4, 3, 100), "engine_max_num_seqs": 128}, 8,
+                        long_prompt=1200, long_docs=long_docs, admitted=4, queue=queue)
+    assert len(claims) == 13 and all(c.rule for c in claims)
 
 
 def test_exercise_answers():
     chunked = pd.DataFrame(RECORDED).T
-    assert ch3.largest_gap(chunked) == "default budget" and ch3.smallest_gap(chunked) == "budget 256"
+    assert ch3.smallest_gap(chunked) == "budget 256"
     assert ch3.budget_for(chunked, 1000) == "budget 256"
     assert ch3.budget_for(chunked, 3000) == "chunking off"   # 2441 ms, and a sooner first token than 256's
     assert ch3.budget_for(chunked, 100) == "none"
     assert ch3.best_concurrency(pd.DataFrame([sweep_row(1, 30, 30), sweep_row(8, 90, 80)])) == 8
+
+
+def test_long_documents_and_the_queue_cap():
+    one = lambda **kw: pd.Series({"repeats": 1, "engine_max_num_batched_tokens": 256, **kw})
+    small, default = one(mean_ttft_ms=5000, output_throughput=20), one(mean_ttft_ms=3000, output_throughput=25)
+    assert ch3.long_docs_claim(small, default).verdict == report.HELD
+    assert ch3.long_docs_claim(default, small).verdict == report.NOT_HELD
+    capped = one(failed=12, completed=4, p99_ttft_ms=400, cfg_max_num_queued_reqs=4)
+    waited = one(failed=0, completed=16, p99_ttft_ms=4000)
+    assert ch3.queue_claim(capped, waited).verdict == report.HELD
+    assert ch3.queue_claim(one(failed=0, completed=16, p99_ttft_ms=3900, cfg_max_num_queued_reqs=64),
+                           waited).verdict == report.NOT_HELD
+
+
+def test_blocks_alone_never_decide_in_vllm_032():
+    tiny = pd.Series({"peak_running": 4, "engine_max_num_seqs": 128})
+    assert ch3.blocks_only_claim(tiny, admitted=4).verdict == report.PARTLY  # blocks capped, but a seat cap exists
+    assert ch3.blocks_only_claim(pd.Series({"peak_running": 6, "engine_max_num_seqs": 128}), 4).verdict == report.NOT_HELD

@@ -17,7 +17,7 @@ MODEL_PATH = "/models/m"
 NON_DEFAULT = {
     "model": "someone/some-model", "max_model_len": 1024, "gpu_memory_utilization": 0.4, "block_size": 64,
     "max_num_seqs": 8, "max_num_batched_tokens": 1024, "enable_chunked_prefill": False,
-    "long_prefill_token_threshold": 256,
+    "long_prefill_token_threshold": 256, "max_num_queued_reqs": 16,
     "enable_prefix_caching": False, "num_gpu_blocks_override": 100, "enforce_eager": False,
     "compilation_config": {"mode": 3}, "kv_cache_memory_bytes": 2**26, "kv_cache_dtype": "fp8", "dtype": "float16",
     "quantization": "awq", "tensor_parallel_size": 2, "pipeline_parallel_size": 2, "data_parallel_size": 2,
