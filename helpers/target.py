@@ -15,7 +15,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, replace
 
-from helpers import sizes
+from helpers import sizes, tuning
 from helpers.config import ConfigError
 from helpers.load import Load
 from helpers.slo import SLO, knee
@@ -24,8 +24,6 @@ SYSTEM_PROMPT, QUESTION, ANSWER = 384, 64, 32  # tokens
 TTFT_HEADROOM, TPOT_HEADROOM = 4.0, 2.0  # the target: this many times the unloaded median
 SHARE = 0.9  # of requests that must meet the target
 RATE_STEPS = {"smoke": (1, 2, 4, 8), "full": (1, 1.5, 2, 3, 4, 6, 8)}  # × the one-at-a-time rate
-ADVISOR_SHARE = 0.9  # the capstone passes at this share of the advisor's goodput…
-BASELINE_MARGIN = 1.2  # …or at this many times the baseline's
 
 
 def service_load(rate: float = math.inf) -> Load:
@@ -118,20 +116,22 @@ class Verdict:
     text: str
 
 
-def capstone_verdict(mine: dict, baseline: dict, advised: dict, slo: SLO, *, same_as_baseline: bool = False) -> Verdict:
-    """Does the learner's row pass? Goodput at the target at least ADVISOR_SHARE of the
-    advisor's, or at least BASELINE_MARGIN times the baseline's; with at least one setting
-    changed (the baseline itself is not an answer)."""
+def capstone_verdict(mine: dict, baseline: dict, advised: dict, slo: SLO, *, same_as_baseline: bool = False,
+                     same_as_advised: bool = False) -> Verdict:
+    """Does the learner's row pass? It must be a configuration of their own (neither the baseline
+    nor the advisor's change) and beat the better of the two references on goodput at the target
+    beyond the run-to-run noise: chapter 6's "helped" (`tuning.verdict`)."""
     g = lambda row: slo.goodput(row) or 0.0  # noqa: E731
     m, b, a = g(mine), g(baseline), g(advised)
-    figures = (f"your goodput {m:.2f} req/s; the baseline's {b:.2f}; the advisor's {a:.2f} "
-               f"(needed: ≥ {ADVISOR_SHARE:.0%} of the advisor's = {ADVISOR_SHARE * a:.2f}, "
-               f"or ≥ ×{BASELINE_MARGIN:g} the baseline's = {BASELINE_MARGIN * b:.2f})")
+    name, ref = ("the advisor's", advised) if a > b else ("the baseline's", baseline)
+    figures = f"your goodput {m:.2f} req/s; the baseline's {b:.2f}; the advisor's {a:.2f}"
     if same_as_baseline:
         return Verdict(False, m, b, a, "This is the baseline configuration: change at least one setting. " + figures)
-    by_advisor = a > 0 and m >= ADVISOR_SHARE * a
-    by_margin = m > 0 and m >= BASELINE_MARGIN * b
-    if by_advisor or by_margin:
-        how = "the advisor's share" if by_advisor else "the margin over the baseline"
-        return Verdict(True, m, b, a, f"Passed on {how}: " + figures)
-    return Verdict(False, m, b, a, "Not yet: " + figures)
+    if same_as_advised:
+        return Verdict(False, m, b, a, "This is the advisor's own change: the lab asks you to beat it. " + figures)
+    judged, ratio = tuning.verdict(ref, mine, slo)
+    needed = f" (needed: above {name} {max(a, b):.2f} by more than the run-to-run noise)"
+    if judged == tuning.HELPED:
+        return Verdict(True, m, b, a, f"Passed: ×{ratio:.2f} {name} goodput, beyond the noise. " + figures)
+    why = "within the noise of" if judged == tuning.NOTHING else "below"
+    return Verdict(False, m, b, a, f"Not yet: {why} {name} goodput. " + figures + needed)

@@ -51,3 +51,13 @@ def test_backfire_claims():
     # the tight cache loses its hits; the high fraction does not; more seats were faster; tiny chunks slower
     assert [x.verdict for x in ch6.backfire_claims(rows)] == [report.HELD, report.NOT_HELD, report.NOT_HELD, report.HELD]
     assert len(ch6.backfire_claims({ch6.BUDGET: rows[ch6.BUDGET]})) == 0  # a pair is needed
+
+
+def test_the_kept_configuration_is_judged_on_fresh_prompts():
+    base, lucky, fresh = _row(3), _row(6), _row(3)
+    records = [{"step": "baseline", "row": base, "kept": True},
+               {"step": "budget", "row": lucky, "kept": True, "verdict": "helped"}]
+    advised = {"baseline": base, "row": base}
+    assert ch6.tuning_claims(records, advised, "a", {}, SLO_)[0].verdict == report.HELD
+    judged = ch6.tuning_claims(records, advised, "a", {}, SLO_, fresh=fresh)[0]
+    assert judged.verdict == report.NOISE and "fresh run" in judged.evidence  # the lucky row does not count
