@@ -45,12 +45,15 @@ def test_backfire_claims():
     rows = {ch6.ROOMY: {"prefix_cache_hit_rate": 0.6, "median_ttft_ms": 100, "kv_cache_tokens": 1000},
             ch6.TIGHT: {"prefix_cache_hit_rate": 0.1, "median_ttft_ms": 300},
             ch6.HIGH_FRACTION: {"prefix_cache_hit_rate": 0.6, "cfg_gpu_memory_utilization": 0.5, "kv_cache_tokens": 2000},
-            ch6.SEATS_HIGH: {"request_throughput": 10.0, "peak_running": 64},
-            ch6.SEATS_FEW: {"request_throughput": 8.0, "peak_running": 8},
+            ch6.SEATS_HIGH: {"request_throughput": 10.0, "peak_running": 200, "engine_max_num_seqs": 256},
+            ch6.SEATS_DEFAULT: {"request_throughput": 8.0, "peak_running": 128, "engine_max_num_seqs": 128},
             ch6.BUDGET: {"median_ttft_ms": 1000.0}, ch6.TINY: {"median_ttft_ms": 1600.0}}
     # the tight cache loses its hits; the high fraction does not; more seats were faster; tiny chunks slower
     assert [x.verdict for x in ch6.backfire_claims(rows)] == [report.HELD, report.NOT_HELD, report.NOT_HELD, report.HELD]
     assert len(ch6.backfire_claims({ch6.BUDGET: rows[ch6.BUDGET]})) == 0  # a pair is needed
+    rows[ch6.SEATS_HIGH]["peak_running"] = 128  # the flood never used the extra seats
+    assert ch6.backfire_claims(rows)[2].verdict == report.UNTESTED
+    assert ch6.very_many_seats(128, full=False) == 256 and ch6.very_many_seats(1024, full=True) == 2048
 
 
 def test_the_kept_configuration_is_judged_on_fresh_prompts():
@@ -61,3 +64,14 @@ def test_the_kept_configuration_is_judged_on_fresh_prompts():
     assert ch6.tuning_claims(records, advised, "a", {}, SLO_)[0].verdict == report.HELD
     judged = ch6.tuning_claims(records, advised, "a", {}, SLO_, fresh=fresh)[0]
     assert judged.verdict == report.NOISE and "fresh run" in judged.evidence  # the lucky row does not count
+
+
+def test_order_claim_compares_the_two_paths():
+    base, good, worse = _row(3), _row(6), _row(4)
+    forward = [{"step": "baseline", "row": base, "kept": True, "goodput": 0.75},
+               {"step": "budget", "row": good, "kept": True, "goodput": 1.5}]
+    reverse = [{"step": "baseline", "row": base, "kept": True, "goodput": 0.75},
+               {"step": "INT8 weights", "row": worse, "kept": True, "goodput": 1.0}]
+    assert ch6.order_claim(forward, reverse, SLO_).verdict == report.HELD
+    assert ch6.order_claim(reverse, forward, SLO_).verdict == report.NOT_HELD
+    assert ch6.order_claim(forward, None, SLO_).verdict == report.UNTESTED
