@@ -14,6 +14,8 @@ from typing import Callable
 
 import ipywidgets as W
 
+from helpers.config import ConfigError
+
 
 class Panel:
     def __init__(self, title: str, controls: dict[str, W.ValueWidget], run: Callable[..., dict],
@@ -86,6 +88,9 @@ class Panel:
             how = "reused a stored result" if row.get("reused") else f"measured in {time.monotonic() - t0:.0f} s"
             self._redraw()
             self._say("done", f"{how}: {row.get('config_label')} — {len(self.rows)} run(s) shown")
+        except ConfigError as e:  # a choice this machine or build cannot run: the reason, not a traceback
+            self._say("refused", f"<b>cannot run here</b> ({e.setting}): see the reason below")
+            self.out.append_stdout(str(e) + "\n")
         except Exception as e:  # noqa: BLE001 - shown to the learner, kernel keeps going
             self._say("error", f"<b>failed:</b> {type(e).__name__}")
             self.out.append_stdout(str(e) + "\n")

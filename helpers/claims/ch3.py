@@ -118,6 +118,7 @@ def chunking_claims(chunked: pd.DataFrame, long_prompt: int) -> list[Claim]:
 def long_docs_claim(small, default) -> Claim:
     """The article's 'long documents want a bigger budget': the same long prompts, alone, at the
     smallest budget and at vLLM's default."""
+    small, default = pd.Series(small), pd.Series(default)
     return report.judge_change(
         "3.1 Long documents want a bigger max_num_batched_tokens", small, default, "mean_ttft_ms", better="lower",
         held_at=1.0,
@@ -144,6 +145,7 @@ def blocks_only_claim(tiny, admitted: int) -> Claim:
 def queue_claim(capped, waited) -> Claim:
     """max_num_queued_reqs (vLLM 0.32): the API server answers HTTP 503 beyond the cap, so the
     requests it takes wait less than the same load with no cap."""
+    capped, waited = pd.Series(capped), pd.Series(waited)
     refused = (report.number(capped, "failed") or 0) > 0
     sooner = (capped["p99_ttft_ms"] < waited["p99_ttft_ms"]
               and not report.within_noise(waited, capped, "p99_ttft_ms"))

@@ -135,3 +135,9 @@ def test_blocks_alone_never_decide_in_vllm_032():
     tiny = pd.Series({"peak_running": 4, "engine_max_num_seqs": 128})
     assert ch3.blocks_only_claim(tiny, admitted=4).verdict == report.PARTLY  # blocks capped, but a seat cap exists
     assert ch3.blocks_only_claim(pd.Series({"peak_running": 6, "engine_max_num_seqs": 128}), 4).verdict == report.NOT_HELD
+
+
+def test_long_docs_and_queue_take_plain_rows():
+    small = {"repeats": 1, "engine_max_num_batched_tokens": 256, "mean_ttft_ms": 5000, "output_throughput": 20}
+    default = {**small, "engine_max_num_batched_tokens": 2048, "mean_ttft_ms": 3000}
+    assert ch3.long_docs_claim(small, default).verdict == report.HELD  # dicts, as measure returns them

@@ -62,3 +62,15 @@ def test_a_static_page_gets_the_last_chart_and_a_line_not_the_repr(monkeypatch):
     assert "application/vnd.jupyter.widget-view+json" in bundle  # JupyterLab: the live panel
     assert "VBox" not in bundle["text/plain"] and "Chunked prefill" in bundle["text/plain"]
     assert any(book.VEGALITE.fullmatch(m) for m in bundle)  # the book renders this one to SVG
+
+
+def test_a_choice_that_cannot_run_here_shows_the_reason():
+    from helpers.config import ConfigError
+
+    def run(force=False, progress=True):
+        raise ConfigError("tensor_parallel_size", "(2) must divide the model's 9 attention heads.", "one of [1, 3, 9].")
+
+    panel = widgets.Panel("t", {}, run, _chart, rows=[{"config_label": "first", "value": 2.0}])
+    panel._clicked()
+    assert _wait(panel, "refused")
+    assert "must divide" in panel.out.outputs[-1]["text"] and not panel.button.disabled
