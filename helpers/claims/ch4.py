@@ -51,6 +51,33 @@ def one_token_claim(hits: dict, block: int) -> Claim:
              "hashes predict: the blocks before the change are still found")
 
 
+FIRST, OTHER, FIRST_AGAIN = "prompt A", "prompt B (needs blocks)", "prompt A again"
+
+
+def eviction_prompts(block: int, usable: int, seed: int = 1) -> tuple[dict[str, list[int]], int]:
+    """3 prompts for a cache of `usable` blocks (at least 10): A (usable − 4 full blocks and a partial
+    one), then B, unrelated, which needs more blocks than are free, so some of A's cached blocks are
+    evicted, then A again. Returns the prompts and the tokens A should find the second time if cached
+    blocks go tail first (`SingleTypeKVCacheManager.free` frees in reverse; `BlockPool.free_blocks`
+    puts unhashed blocks in front, hashed ones at the back)."""
+    rng = random.Random(seed)
+    a_full, b_blocks = usable - 4, usable - 5  # B: usable − 6 full blocks and a partial one
+    a = [rng.randrange(1000, 20000) for _ in range(a_full * block + 8)]
+    b = [rng.randrange(20000, 40000) for _ in range((b_blocks - 1) * block + 8)]
+    never_used = usable - (a_full + 1)
+    evicted = b_blocks - 1 - never_used  # B takes A's partial block and the unused ones first
+    return {FIRST: a, OTHER: b, FIRST_AGAIN: a}, (a_full - evicted) * block
+
+
+def eviction_claim(hits: dict, predicted: int, block: int) -> Claim:
+    found = hits[FIRST_AGAIN]
+    return report.judge(
+        "4.2 A cached prefix is evicted from its tail: its start survives longest", found == predicted,
+        f"prompt A found {found:,} tokens ({found // block} blocks) the second time, after prompt B needed blocks; "
+        f"tail-first eviction predicts {predicted:,}, head-first 0",
+        rule="held: exactly the blocks before the evicted tail were found (the rule of BlockPool.free_blocks)")
+
+
 def share_saved(row) -> float:
     """Share of the prompt tokens the engine did not have to compute: prefix-cache hits are
     counted in tokens (vllm:prefix_cache_hits), prompts in tokens too."""
@@ -186,8 +213,11 @@ def logging_claim(logging: pd.DataFrame) -> Claim:
                               f"with debug level and per-request logs ({info.load_max_concurrency:.0f} in flight)")
 
 
-def claims(samples, beam, prefix, stale, compiled, logging, device: str = "cpu", one_token: dict | None = None) -> list[Claim]:
+def claims(samples, beam, prefix, stale, compiled, logging, device: str = "cpu", one_token: dict | None = None,
+           eviction: tuple[dict, int] | None = None) -> list[Claim]:
+    """`eviction`: (experiment.prefix_hits row of `eviction_prompts`, the predicted hits)."""
     block = int(prefix.loc[FIXED, "block_size"])
     changed = [one_token_claim(one_token["hits"], block)] if one_token else []
-    return [*sample_claims(samples), beam_claim(beam), *prefix_claims(prefix), *changed, stale_claim(stale),
+    evicted = [eviction_claim(eviction[0]["hits"], eviction[1], block)] if eviction else []
+    return [*sample_claims(samples), beam_claim(beam), *prefix_claims(prefix), *changed, stale_claim(stale), *evicted,
             *compile_claims(compiled, device), logging_claim(logging)]

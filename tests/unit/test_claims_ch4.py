@@ -89,3 +89,12 @@ def test_logging_claim():
     assert ch4.logging_claim(logs).verdict == HELD
     logs.loc["debug", "output_throughput"] = 97
     assert ch4.logging_claim(logs).verdict == NOISE
+
+
+def test_eviction_prompts_predict_tail_first():
+    prompts, predicted = ch4.eviction_prompts(block=128, usable=12)
+    a, b = prompts[ch4.FIRST], prompts[ch4.OTHER]
+    assert len(a) == 8 * 128 + 8 and len(b) == 6 * 128 + 8 and prompts[ch4.FIRST_AGAIN] == a
+    assert predicted == 5 * 128  # A's 8 full blocks, its last 3 evicted by B
+    assert ch4.eviction_claim({ch4.FIRST_AGAIN: 640}, predicted, 128).verdict == HELD
+    assert ch4.eviction_claim({ch4.FIRST_AGAIN: 0}, predicted, 128).verdict == NOT_HELD  # head first
