@@ -24,7 +24,6 @@ DEFAULT, OFF = "default budget", "chunking off"
 # which decode happened to sit in the longest step (two identical runs gave 502 and 2,223 ms); the
 # P99 of a few hundred gaps counts every stalled one and changes little between runs.
 GAP = "short_p99_itl_ms"
-STEP_BOUNDS = (1, 8, 16, 32, 64, 128, 256, 512, 1024, 2048, 4096, 8192, 16384)  # vLLM's step-size histogram
 FULL_CACHE_PCT = 95.0  # peak KV usage at or above this counts as "the cache ran out"
 
 
@@ -81,21 +80,14 @@ def concurrency_claims(sweep: pd.DataFrame) -> list[Claim]:
     ]
 
 
-def bucket(tokens: float) -> float:
-    """The step-size histogram's bucket (its upper bound) that a step of `tokens` falls in."""
-    return float(next((b for b in STEP_BOUNDS if tokens <= b), float("inf")))
-
-
-def chunking_claims(chunked: pd.DataFrame, long_prompt: int) -> list[Claim]:
+def chunking_claims(chunked: pd.DataFrame) -> list[Claim]:
     """Each budget is compared with chunking off on its own, so the data can say where the
-    article's claim holds (a small budget) and where it does not (a large one); the scheduler's
-    rule is checked directly on the size of the engine's steps."""
+    article's claim holds (a small budget) and where it does not (a large one)."""
     small_name = smallest_budget(chunked)
     small, default, off = chunked.loc[small_name], chunked.loc[DEFAULT], chunked.loc[OFF]
     gaps = (f"{{}}: short requests' P99 token gap {{:.0f}} ms vs {off[GAP]:.0f} ms "
             f"with chunking off (budget {_budget(off)})")
     return [
-        step_claim(small, off, long_prompt),
         report.judge_change(
             f"3.2 Chunked prefill with a small budget ({_budget(small)}) keeps short requests moving", off, small,
             GAP, better="lower", held_at=1.0, evidence=gaps.format(f"budget {_budget(small)}", small[GAP])),
@@ -113,6 +105,49 @@ def chunking_claims(chunked: pd.DataFrame, long_prompt: int) -> list[Claim]:
             evidence=f"output throughput {default.output_throughput:.0f} tokens/s (chunking on, budget "
                      f"{_budget(default)}) vs {off.output_throughput:.0f} (off)"),
     ]
+
+
+def long_docs_claim(small, default) -> Claim:
+    """The article's 'long documents want a bigger budget': the same long prompts, alone, at the
+    smallest budget and at vLLM's default."""
+    small, default = pd.Series(small), pd.Series(default)
+    return report.judge_change(
+        "3.1 Long documents want a bigger max_num_batched_tokens", small, default, "mean_ttft_ms", better="lower",
+        held_at=1.0,
+        evidence=f"long prompts alone: mean TTFT {small.mean_ttft_ms:.0f} ms at budget {_budget(small)} vs "
+                 f"{default.mean_ttft_ms:.0f} ms at {_budget(default)}; output throughput "
+                 f"{small.output_throughput:.0f} vs {default.output_throughput:.0f} tokens/s")
+
+
+def blocks_only_claim(tiny, admitted: int) -> Claim:
+    """The article: with max_num_seqs unset, concurrency comes entirely from the KV blocks. vLLM
+    0.32 never leaves it unset: EngineArgs picks a default (128 for a CPU API server)."""
+    seats = report.number(tiny, "engine_max_num_seqs")
+    capped = tiny["peak_running"] <= admitted
+    return report.judge(
+        "3.3 Without max_num_seqs set, concurrency comes entirely from the KV blocks", capped and not seats, (
+            f"max_num_seqs left unset: at most {tiny['peak_running']:.0f} ran at once, what the blocks admit "
+            f"({admitted}); yet the engine set max_num_seqs={seats:.0f} itself, a seat cap that binds whenever the "
+            "cache has room for more") if seats else f"at most {tiny['peak_running']:.0f} ran at once; blocks admit {admitted}",
+        partly=capped,
+        rule="held: the blocks capped concurrency and no seat cap existed; partly: the blocks capped it here, but vLLM "
+             "set a seat cap of its own (EngineArgs._set_default_max_num_seqs_and_batched_tokens_args)")
+
+
+def queue_claim(capped, waited) -> Claim:
+    """max_num_queued_reqs (vLLM 0.32): the API server answers HTTP 503 beyond the cap, so the
+    requests it takes wait less than the same load with no cap."""
+    capped, waited = pd.Series(capped), pd.Series(waited)
+    refused = (report.number(capped, "failed") or 0) > 0
+    sooner = (capped["p99_ttft_ms"] < waited["p99_ttft_ms"]
+              and not report.within_noise(waited, capped, "p99_ttft_ms"))
+    return report.judge(
+        "3.3 A queue cap answers 'busy' instead of letting requests wait", refused and sooner,
+        f"max_num_queued_reqs={capped['cfg_max_num_queued_reqs']:.0f}: {capped['failed']:.0f} of "
+        f"{capped['failed'] + capped['completed']:.0f} refused (HTTP 503); P99 TTFT of the rest "
+        f"{capped['p99_ttft_ms']:.0f} ms vs {waited['p99_ttft_ms']:.0f} ms with no cap",
+        partly=refused, rule="held: some requests were refused and the accepted ones' P99 TTFT fell beyond noise; "
+                             "partly: refused only")
 
 
 def long_docs_claim(small, default) -> Claim:
@@ -212,11 +247,11 @@ def block_claims(tiny, flood_requests: int) -> list[Claim]:
 
 
 def claims(sweep: pd.DataFrame, chunked: pd.DataFrame, seqs: pd.DataFrame, tiny, flood_requests: int, *,
-           long_prompt: int, long_docs: dict, admitted: int, queue: dict) -> list[Claim]:
+           long_docs: dict, admitted: int, queue: dict) -> list[Claim]:
     """`long_docs`: the long prompts alone, {"small": row, "default": row}; `queue`: the crowd load
     {"capped": row with max_num_queued_reqs, "waited": the same engine without the cap}."""
     return [*concurrency_claims(sweep), seqs_claim(seqs), long_docs_claim(long_docs["small"], long_docs["default"]),
-            *chunking_claims(chunked, long_prompt), *block_claims(tiny, flood_requests),
+            *chunking_claims(chunked), *block_claims(tiny, flood_requests),
             blocks_only_claim(tiny, admitted), queue_claim(queue["capped"], queue["waited"])]
 
 
@@ -225,11 +260,6 @@ def claims(sweep: pd.DataFrame, chunked: pd.DataFrame, seqs: pd.DataFrame, tiny,
 def smallest_gap(chunked: pd.DataFrame) -> str:
     """Exercise 1: the configuration whose short requests' P99 token gap was smallest."""
     return str(chunked[GAP].idxmin())
-
-
-def largest_step(chunked: pd.DataFrame) -> str:
-    """The configuration whose largest engine step was biggest (vllm:iteration_tokens)."""
-    return str(chunked["largest_step_tokens"].idxmax())
 
 
 def budget_for(chunked: pd.DataFrame, max_gap_ms: float) -> str:

@@ -25,20 +25,10 @@ TRACKED = {
 }
 
 
-STEP_TOKENS = "vllm:iteration_tokens"  # a histogram of the tokens each engine step computed
-STEP_PREFIX = "step_le_"  # its cumulative bucket counts, as step_le_<bound>
-
-
 def parse(text: str) -> dict:
-    """Tracked values, summed over engines, and the step-size histogram's cumulative buckets."""
+    """Tracked values, summed over engines."""
     values: dict = {name: 0.0 for name in TRACKED.values()}
     for family in text_string_to_metric_families(text):
-        if family.name.startswith(STEP_TOKENS):
-            for s in family.samples:
-                if s.name.endswith("_bucket"):
-                    key = STEP_PREFIX + s.labels["le"]
-                    values[key] = values.get(key, 0.0) + s.value
-            continue
         key = TRACKED.get(family.name)
         if key is None:
             continue
@@ -46,19 +36,6 @@ def parse(text: str) -> dict:
             if s.name in (family.name, family.name + "_total"):
                 values[key] += s.value
     return values
-
-
-def largest_step(first: dict, last: dict) -> float | None:
-    """The upper bound of the histogram bucket that holds the largest engine step between two
-    scrapes, in tokens (e.g. 256: no step computed more than 256 tokens); None without the
-    histogram or without a step. Exact for the mechanism: a prompt computed whole lands above the budget."""
-    bounds = sorted((float(k[len(STEP_PREFIX):]), k) for k in last if k.startswith(STEP_PREFIX))
-    if not bounds:
-        return None
-    total = last[bounds[-1][1]] - first.get(bounds[-1][1], 0.0)  # the +Inf bucket counts every step
-    if total <= 0:
-        return None
-    return next(b for b, k in bounds if last[k] - first.get(k, 0.0) >= total)
 
 
 def scrape(base_url: str, timeout: float = 5, headers: dict | None = None) -> dict:
@@ -103,7 +80,7 @@ class MetricsSampler:
 
     def frame(self) -> pd.DataFrame:
         """Time series; counters are turned into increases since the start of the run."""
-        df = pd.DataFrame([{k: v for k, v in r.items() if not k.startswith(STEP_PREFIX)} for r in self.rows])
+        df = pd.DataFrame(self.rows)
         if df.empty:
             return df
         for col in ("prefix_cache_queries", "prefix_cache_hits", "preemptions", "prompt_tokens", "generation_tokens"):
@@ -121,5 +98,4 @@ class MetricsSampler:
                 "prefix_cache_hit_rate": (h / q) if q else 0.0,
                 "preemptions": float(df["preemptions"].iloc[-1]),
                 "peak_kv_cache_usage_pct": float(df["kv_cache_usage_pct"].max()),
-                "peak_running": float(df["running"].max()), "peak_waiting": float(df["waiting"].max()),
-                "largest_step_tokens": largest_step(self.rows[0], self.rows[-1])}
+                "peak_running": float(df["running"].max()), "peak_waiting": float(df["waiting"].max())}

@@ -21,9 +21,8 @@ def default_dir() -> Path:
 
 
 # Bumped whenever the way a figure is measured changes, so older stored rows stop matching.
-MEASUREMENT_VERSION = 6  # 3: warm-up after each start, repeats with fresh prompts; 4: prefix cache emptied before each run;
-# 5: per-request TPOT as vLLM's benchmark computes it ((latency - TTFT) / (tokens - 1)), not the mean chunk gap;
-# 6: each run keeps the largest engine step (vllm:iteration_tokens_total), which chapter 3 judges
+MEASUREMENT_VERSION = 5  # 3: warm-up after each start, repeats with fresh prompts; 4: prefix cache emptied before each run;
+# 5: per-request TPOT as vLLM's benchmark computes it ((latency - TTFT) / (tokens - 1)), not the mean chunk gap
 
 
 def result_key(config: dict, load: dict | None, env_id: str, kind: str = "load") -> str:

@@ -11,36 +11,28 @@ def rows(**named) -> pd.DataFrame:
     return pd.DataFrame(list(named.values()), index=list(named))
 
 
-def mixed_row(budget, chunking, gap, ttft, repeats=1, step=None, throughput=100.0):
+def mixed_row(budget, chunking, gap, ttft, repeats=1, throughput=100.0):
     return {"engine_max_num_batched_tokens": budget, "engine_enable_chunked_prefill": chunking,
             "short_p99_itl_ms": gap, "short_p99_itl_ms_min": gap, "short_p99_itl_ms_max": gap,
             "long_mean_ttft_ms": ttft, "long_mean_ttft_ms_min": ttft, "long_mean_ttft_ms_max": ttft,
-            "output_throughput": throughput, "largest_step_tokens": step, "repeats": repeats}
+            "output_throughput": throughput, "repeats": repeats}
 
 
 # Shaped like a 2-core AVX-512 EPYC smoke run (one run each): the default budget stalled answers
 # longer than chunking off.
-RECORDED = {"budget 256": mixed_row(256, True, 547, 5100, step=256.0, throughput=80),
-            "default budget": mixed_row(2048, True, 3596, 3800, step=2048.0, throughput=120),
-            "chunking off": mixed_row(2048, False, 2441, 5000, step=2048.0, throughput=100)}
+RECORDED = {"budget 256": mixed_row(256, True, 547, 5100, throughput=80),
+            "default budget": mixed_row(2048, True, 3596, 3800, throughput=120),
+            "chunking off": mixed_row(2048, False, 2441, 5000, throughput=100)}
 
 
 def test_small_budget_held_default_budget_did_not():
-    steps, small, default, ttft, throughput = ch3.chunking_claims(pd.DataFrame(RECORDED).T, long_prompt=1200)
-    assert steps.verdict == report.HELD  # no step above 256 with the budget; a 1,200-token prompt whole without
+    small, default, ttft, throughput = ch3.chunking_claims(pd.DataFrame(RECORDED).T)
     assert "(256)" in small.text
     assert small.verdict == report.HELD
     assert default.verdict == report.NOT_HELD and "(2048)" in default.text
     assert ttft.verdict == report.HELD  # 5100 ms at 256 vs 3800 ms at the default
     assert throughput.verdict == report.HELD  # 120 vs 100 tokens/s, chunking on vs off
-    assert all(c.rule for c in (steps, small, default, ttft, throughput))
-
-
-def test_the_step_claim_fails_when_a_step_exceeds_the_budget():
-    broken = pd.DataFrame({**RECORDED, "budget 256": mixed_row(256, True, 547, 5100, step=512.0)}).T
-    assert ch3.chunking_claims(broken, long_prompt=1200)[0].verdict == report.NOT_HELD
-    unknown = pd.DataFrame({**RECORDED, "budget 256": mixed_row(256, True, 547, 5100, step=None)}).T
-    assert ch3.chunking_claims(unknown, long_prompt=1200)[0].verdict == report.UNTESTED
+    assert all(c.rule for c in (small, default, ttft, throughput))
 
 
 def test_the_smallest_budget_is_picked_by_the_engine_value():
@@ -52,7 +44,7 @@ def test_the_smallest_budget_is_picked_by_the_engine_value():
 def test_close_gaps_are_within_noise():
     chunked = rows(**{"budget 256": mixed_row(256, True, 2300, 5000), "default budget": mixed_row(2048, True, 2500, 3800),
                       "chunking off": mixed_row(2048, False, 2400, 5000)})
-    _, small, default, _, _ = ch3.chunking_claims(chunked, long_prompt=1200)
+    small, default, _, _ = ch3.chunking_claims(chunked)
     assert small.verdict == default.verdict == report.NOISE
 
 
@@ -106,8 +98,8 @@ def test_all_claims_have_rules():
     queue = {"capped": one(failed=12, completed=4, p99_ttft_ms=400, cfg_max_num_queued_reqs=4),
              "waited": one(failed=0, completed=16, p99_ttft_ms=4000)}
     claims = ch3.claims(sweep, pd.DataFrame(RECORDED).T, seqs, {**tiny(4, 4, 3, 100), "engine_max_num_seqs": 128}, 8,
-                        long_prompt=1200, long_docs=long_docs, admitted=4, queue=queue)
-    assert len(claims) == 13 and all(c.rule for c in claims)
+                        long_docs=long_docs, admitted=4, queue=queue)
+    assert len(claims) == 12 and all(c.rule for c in claims)
 
 
 def test_exercise_answers():
