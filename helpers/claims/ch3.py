@@ -150,66 +150,6 @@ def queue_claim(capped, waited) -> Claim:
                              "partly: refused only")
 
 
-def long_docs_claim(small, default) -> Claim:
-    """The article's 'long documents want a bigger budget': the same long prompts, alone, at the
-    smallest budget and at vLLM's default."""
-    small, default = pd.Series(small), pd.Series(default)
-    return report.judge_change(
-        "3.1 Long documents want a bigger max_num_batched_tokens", small, default, "mean_ttft_ms", better="lower",
-        held_at=1.0,
-        evidence=f"long prompts alone: mean TTFT {small.mean_ttft_ms:.0f} ms at budget {_budget(small)} vs "
-                 f"{default.mean_ttft_ms:.0f} ms at {_budget(default)}; output throughput "
-                 f"{small.output_throughput:.0f} vs {default.output_throughput:.0f} tokens/s")
-
-
-def blocks_only_claim(tiny, admitted: int) -> Claim:
-    """The article: with max_num_seqs unset, concurrency comes entirely from the KV blocks. vLLM
-    0.32 never leaves it unset: EngineArgs picks a default (128 for a CPU API server)."""
-    seats = report.number(tiny, "engine_max_num_seqs")
-    capped = tiny["peak_running"] <= admitted
-    return report.judge(
-        "3.3 Without max_num_seqs set, concurrency comes entirely from the KV blocks", capped and not seats, (
-            f"max_num_seqs left unset: at most {tiny['peak_running']:.0f} ran at once, what the blocks admit "
-            f"({admitted}); yet the engine set max_num_seqs={seats:.0f} itself, a seat cap that binds whenever the "
-            "cache has room for more") if seats else f"at most {tiny['peak_running']:.0f} ran at once; blocks admit {admitted}",
-        partly=capped,
-        rule="held: the blocks capped concurrency and no seat cap existed; partly: the blocks capped it here, but vLLM "
-             "set a seat cap of its own (EngineArgs._set_default_max_num_seqs_and_batched_tokens_args)")
-
-
-def queue_claim(capped, waited) -> Claim:
-    """max_num_queued_reqs (vLLM 0.32): the API server answers HTTP 503 beyond the cap, so the
-    requests it takes wait less than the same load with no cap."""
-    capped, waited = pd.Series(capped), pd.Series(waited)
-    refused = (report.number(capped, "failed") or 0) > 0
-    sooner = (capped["p99_ttft_ms"] < waited["p99_ttft_ms"]
-              and not report.within_noise(waited, capped, "p99_ttft_ms"))
-    return report.judge(
-        "3.3 A queue cap answers 'busy' instead of letting requests wait", refused and sooner,
-        f"max_num_queued_reqs={capped['cfg_max_num_queued_reqs']:.0f}: {capped['failed']:.0f} of "
-        f"{capped['failed'] + capped['completed']:.0f} refused (HTTP 503); P99 TTFT of the rest "
-        f"{capped['p99_ttft_ms']:.0f} ms vs {waited['p99_ttft_ms']:.0f} ms with no cap",
-        partly=refused, rule="held: some requests were refused and the accepted ones' P99 TTFT fell beyond noise; "
-                             "partly: refused only")
-
-
-def step_claim(small, off, long_prompt: int) -> Claim:
-    """The mechanism, read from vllm:iteration_tokens (the tokens each step computed): with chunking
-    on no step exceeds the budget; with it off a step carries a whole long prompt."""
-    cut, whole = report.number(small, "largest_step_tokens"), report.number(off, "largest_step_tokens")
-    budget = float(small["engine_max_num_batched_tokens"])
-    if cut is None or whole is None or cut != cut or whole != whole:
-        return report.untested("3.2 A small budget cuts every step to the budget; chunking off runs a prompt whole",
-                               "these rows have no step-size histogram (stored before the guide read it)")
-    held = cut <= bucket(budget) and whole >= bucket(long_prompt)
-    return report.judge(
-        "3.2 A small budget cuts every step to the budget; chunking off runs a prompt whole", held,
-        f"largest step at most {cut:.0f} tokens with budget {budget:.0f}; at most {whole:.0f} with chunking off "
-        f"(a long prompt is {long_prompt} tokens)",
-        rule=f"held: every step in the histogram's bucket of the budget (≤ {bucket(budget):.0f}) with chunking on, and a "
-             f"step in the long prompt's bucket (≤ {bucket(long_prompt):.0f}) or above with it off")
-
-
 def seqs_claim(seqs: pd.DataFrame) -> Claim:
     small_n = min(n for n in seqs.index if n != "default")
     small, base = seqs.loc[small_n], seqs.loc["default"]
