@@ -35,6 +35,11 @@ def test_small_budget_held_default_budget_did_not():
     assert all(c.rule for c in (small, default, ttft, throughput))
 
 
+def test_chunking_that_lowers_throughput_did_not_hold():
+    slower = pd.DataFrame({**RECORDED, "default budget": mixed_row(2048, True, 3596, 3800, throughput=70)}).T
+    assert ch3.chunking_claims(slower)[3].verdict == report.NOT_HELD  # 70 vs 100 tokens/s with chunking off
+
+
 def test_the_smallest_budget_is_picked_by_the_engine_value():
     chunked = rows(**{"budget 1024": mixed_row(1024, True, 900, 4000), "budget 256": mixed_row(256, True, 500, 5000),
                       "default budget": mixed_row(2048, True, 3000, 3800), "chunking off": mixed_row(2048, False, 2400, 5000)})

@@ -50,6 +50,8 @@ def test_prefix_claims_from_hits_and_ttft():
     assert ch4.prefix_claims(prefix)[0].verdict == PARTLY
     prefix.loc[ch4.FIXED, "median_ttft_ms"] = 3400
     assert ch4.prefix_claims(prefix)[0].verdict == NOISE
+    prefix.loc[ch4.FIXED, "median_ttft_ms"] = 4500  # caching on, yet the first token came later
+    assert ch4.prefix_claims(prefix)[0].verdict == NOT_HELD
     prefix.loc[ch4.SHORT, "prefix_cache_hits"] = 64
     assert ch4.prefix_claims(prefix)[2].verdict == NOT_HELD
     assert math.isclose(ch4.share_saved(prefix.loc[ch4.FIXED]), 7680 / 9216)
