@@ -8,8 +8,9 @@ object), `engine/` (server processes, the one-engine lock, checks before a start
 facts an engine reports), `load/` (loads from vLLM's benchmark code, /metrics sampling), `results/`
 (fingerprint, append-only store, pooling a room), `charts` (Altair), `experiment` (the flow config →
 server → load → row → store), `slo` (latency targets, goodput, the knee of a rate sweep), `advisor`
-(the next setting to try, from a run's rows), `tuning` (a path of one-at-a-time changes judged on
-goodput), `target` (chapter 6's service and the capstone's pass rule), `capstone` (the capstone
+(the next setting to try, from a run's rows), `tuning` (judging one-at-a-time changes on goodput),
+`target` (chapter 6's service and the capstone's pass rule), `runners` (the rate sweep, the tuning
+walk and the service's preparation: loops that measure and judge, above both), `capstone` (the capstone
 lab's check, hint and panel), `report` (computed verdicts), `widgets`, `correctness`, `models`, `doctor`, `exercises`,
 `course` and `book` (the guide as executed HTML).
 
@@ -20,17 +21,17 @@ they start through helpers/engine/_launch.py, run by path.
 import importlib
 
 _EXPORTS = {
-    "EngineConfig": "helpers.config", "ConfigError": "helpers.config",
+    "EngineConfig": "helpers.config", "ConfigError": "helpers.errors",
     "EngineBusyError": "helpers.engine", "EngineStartError": "helpers.engine", "stop_all": "helpers.engine",
     "capacity": "helpers.experiment", "engine_for": "helpers.experiment", "measure": "helpers.experiment",
     "measure_each": "helpers.experiment", "stop": "helpers.experiment", "table": "helpers.experiment", "samples": "helpers.experiment",
-    "numbered": "helpers.experiment", "goodput": "helpers.experiment", "fraction_for": "helpers.experiment",
+    "numbered": "helpers.experiment", "goodput": "helpers.slo", "fraction_for": "helpers.experiment",
     "Load": "helpers.load", "LoadError": "helpers.load",
     "pick": "helpers.sizes", "set_size": "helpers.sizes", "size": "helpers.sizes",
 }
 _MODULES = {"book", "charts", "report", "widgets", "correctness", "models", "doctor", "exercises", "experiment",
             "config", "settings", "engine", "load", "results", "sizes", "hardware", "course", "claims", "quantize",
-            "advisor", "slo", "tuning", "target", "capstone"}
+            "advisor", "slo", "tuning", "target", "runners", "errors", "capstone"}
 __all__ = sorted(_EXPORTS) + sorted(_MODULES)
 
 

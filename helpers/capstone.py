@@ -2,7 +2,7 @@
 and the self-check, hints and solution, in the manner of `helpers.exercises`.
 
 Everything here judges rows measured on this machine: the service (load, target, rate) comes
-from `target.prepare`, the pass rule from `target.capstone_verdict`, the hint from the
+from `runners.prepare_service`, the pass rule from `target.capstone_verdict`, the hint from the
 advisor's diagnosis of the learner's last row. Chapter 6 calls the same functions with the same
 config, so after notebook 06 (one results store) preparing the lab starts no engine, and
 checking the unchanged baseline never does.
@@ -13,7 +13,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Callable
 
-from helpers import advisor, target
+from helpers import advisor, runners, target
 from helpers.config import ConfigError, EngineConfig
 from helpers.slo import SLO, knee
 
@@ -115,7 +115,7 @@ class Capstone:
         Rows stored by notebook 06 (same config, same loads) are reused."""
         if measure is None:
             from helpers.experiment import measure
-        service = target.prepare(base, slo=slo, tag=tag, measure=measure, sweep=sweep, say=say)
+        service = runners.prepare_service(base, slo=slo, tag=tag, measure=measure, sweep=sweep, say=say)
         baseline = measure(base, service.load, tag=tag)
         advice = advisor.advise(baseline, base, service.slo)
         advised = measure(advice.apply(base), service.load, tag=tag) if advice.change else baseline

@@ -16,6 +16,7 @@ import os
 from dataclasses import dataclass, field
 
 from helpers import hardware
+from helpers.errors import ConfigError  # noqa: F401 - also importable from here
 # The value lists and memory fractions are declared in helpers.settings (and still importable here).
 from helpers.settings import (BY_NAME, CPU_DEFAULT_MEMORY_FRACTION, CPU_QUANTIZATION, DEVICES, DTYPES,  # noqa: F401
                               GPU_DEFAULT_MEMORY_FRACTION, KV_CACHE_DTYPES, LOG_LEVELS, SETTINGS)
@@ -24,17 +25,6 @@ from helpers.settings import (BY_NAME, CPU_DEFAULT_MEMORY_FRACTION, CPU_QUANTIZA
 # 3 vLLM's own) and CUDAGraphMode.
 COMPILATION_MODES = (0, 1, 2, 3)
 CUDAGRAPH_MODES = ("NONE", "PIECEWISE", "FULL", "FULL_DECODE_ONLY", "FULL_AND_PIECEWISE")
-
-# Chart-legend names for settings (declared in helpers.settings).
-SHORT_NAMES = {s.name: s.short for s in SETTINGS if s.short}
-
-
-class ConfigError(ValueError):
-    """A setting is wrong. The message names it, says why, and what to try."""
-
-    def __init__(self, setting: str, problem: str, fix: str):
-        self.setting, self.problem, self.fix = setting, problem, fix
-        super().__init__(f"{setting}: {problem} Try: {fix}")
 
 
 @dataclass(frozen=True)
@@ -247,7 +237,7 @@ class EngineConfig:
                                "turns torch.compile on, which is what the CPU backend can speed up.")
         if self.model == "embedded-int4" and self.dtype == "float32":
             from helpers import quantize
-            return ConfigError("dtype", quantize.float32_problem(quantize._quant_config("int4")),
+            return ConfigError("dtype", quantize.float32_problem(quantize.scheme_config("int4")),
                                'dtype="bfloat16" (emulated where the CPU lacks AVX512-BF16: slow, but it runs), or '
                                'model="embedded-int8".')
         if self.distributed_executor_backend == "ray":

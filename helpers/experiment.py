@@ -27,7 +27,6 @@ from helpers.load.direct import cached_tokens_each, timed_completions
 from helpers.load.metrics import scrape
 from helpers.results import ResultStore, fingerprint, result_key
 from helpers.results.store import MEASUREMENT_VERSION
-from helpers.slo import goodput  # noqa: F401 - notebooks call H.goodput(row, ttft, tpot)
 
 def engine_for(config: EngineConfig, progress: bool = True) -> Server | remote.Endpoint:
     """The running server for this config: the machine's engine when it already runs this

@@ -17,11 +17,12 @@ import sys
 import time
 from pathlib import Path
 
-from helpers.config import ConfigError
+from helpers import quantize
+from helpers.errors import ConfigError
 
 EMBEDDED = "embedded"
 SYNTHETIC = "synthetic-tp"
-QUANTIZED = ("embedded-int8", "embedded-int4")  # made here from the embedded model: helpers/quantize.py
+QUANTIZED = tuple(quantize.SCHEMES)  # made here from the embedded model: prepare_quantized
 GGUF_NAME = "SmolLM2-135M-Instruct.Q4_1.gguf"
 
 
@@ -48,8 +49,7 @@ def resolve(model: str) -> str:
     if model == SYNTHETIC:
         return str(prepare_synthetic())
     if model in QUANTIZED:
-        from helpers import quantize
-        return str(quantize.prepare(model))
+        return str(prepare_quantized(model))
     path = Path(model).expanduser()
     looks_like_path = model.startswith(("/", ".", "~")) or path.exists() or model.count("/") != 1
     if looks_like_path:
@@ -83,6 +83,13 @@ def shape(path: str) -> dict | None:
         "max_position_embeddings": c.get("max_position_embeddings"),
         "torch_dtype": c.get("torch_dtype") or c.get("dtype"),
     }
+
+
+def prepare_quantized(name: str, force: bool = False) -> Path:
+    """The embedded model with quantized weights ("embedded-int8", "embedded-int4"), written once."""
+    scheme = quantize.SCHEMES[name]
+    out = cache_dir() / "models" / f"SmolLM2-135M-Instruct-{scheme}"
+    return quantize.write_copy(prepare_embedded(), out, scheme, force=force)
 
 
 def quant_config(path: str) -> dict | None:

@@ -27,12 +27,8 @@ GROUP = 64  # inputs per INT4 scale; SmolLM2's 576 and 1536 inputs are multiples
 _LINEAR = ("q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj")
 
 
-def folder(name: str) -> Path:
-    from helpers import models
-    return models.cache_dir() / "models" / f"SmolLM2-135M-Instruct-{SCHEMES[name]}"
-
-
-def _quant_config(scheme: str) -> dict:
+def scheme_config(scheme: str) -> dict:
+    """The compressed-tensors `quantization_config` the guide writes for "int8" or "int4"."""
     if scheme == "int8":
         group = {"targets": ["Linear"],
                  "weights": {"num_bits": 8, "type": "int", "symmetric": True, "strategy": "channel",
@@ -91,21 +87,18 @@ def dequantize(q, scale, group: int | None = None):
     return (q.float().reshape(rows, cols // group, group) * scale.unsqueeze(2)).reshape(rows, cols)
 
 
-def prepare(name: str, force: bool = False) -> Path:
-    """Write the quantized folder once (a few seconds) and return it."""
+def write_copy(src: Path, out: Path, scheme: str, force: bool = False) -> Path:
+    """Write a quantized copy of the bf16 folder `src` into `out` once (a few seconds) and return
+    it. `scheme`: "int8" or "int4". Takes its folders as arguments, so this module needs nothing
+    else of the guide's (helpers.models.prepare_quantized names them for the embedded model)."""
     import torch
     from compressed_tensors.compressors.pack_quantized.helpers import pack_to_int32
     from safetensors.torch import load_file, save_file
 
-    from helpers import models
-
-    out = folder(name)
     if (out / "model.safetensors").exists() and not force:
         return out
-    scheme = SCHEMES[name]
-    src = models.prepare_embedded()
     t0 = time.time()
-    _say(f"making the {scheme.upper()} copy of the embedded model (one time, a few seconds)")
+    _say(f"making the {scheme.upper()} copy of {src.name} (one time, a few seconds)")
     tensors, written = load_file(str(src / "model.safetensors")), {}
     for key, value in tensors.items():
         if not key.endswith(tuple(f"{p}.weight" for p in _LINEAR)):
@@ -128,9 +121,9 @@ def prepare(name: str, force: bool = False) -> Path:
         if f.name not in ("model.safetensors", "config.json") and f.is_file():
             shutil.copy2(f, tmp / f.name)
     config = json.loads((src / "config.json").read_text())
-    config["quantization_config"] = _quant_config(scheme)
+    config["quantization_config"] = scheme_config(scheme)
     (tmp / "config.json").write_text(json.dumps(config, indent=2))
-    (tmp / "README.md").write_text(f"SmolLM2-135M-Instruct, weights quantized to {scheme.upper()} by the guide "
+    (tmp / "README.md").write_text(f"{src.name}, weights quantized to {scheme.upper()} by the guide "
                                    "(helpers/quantize.py, round-to-nearest), compressed-tensors format.\n")
     shutil.rmtree(out, ignore_errors=True)
     tmp.rename(out)

@@ -13,7 +13,7 @@ from __future__ import annotations
 import statistics
 from dataclasses import dataclass
 
-from helpers.config import ConfigError
+from helpers.errors import ConfigError
 
 
 @dataclass(frozen=True)
@@ -119,31 +119,3 @@ def overloaded(row: dict, slo: SLO, factor: float = 4.0) -> bool:
     rates only queue more (the rows measured so far are kept)."""
     ttft = row.get("median_ttft_ms")
     return ttft is not None and ttft > factor * slo.ttft_ms
-
-
-def sweep(config, load, rates: list[float], slo: SLO, *, force: bool = False, tag: str = "sweep",
-          measure=None, say=print) -> list[dict]:
-    """Measure `load` at each offered request rate (requests arrive as a Poisson process at that
-    rate, vLLM's benchmark's `--request-rate`), lowest first, and stop early once the server is
-    overloaded (median TTFT far past the target) or a run fails: higher rates would only queue
-    more, for minutes. Every row measured so far is stored and returned."""
-    import dataclasses
-
-    if measure is None:
-        from helpers.experiment import measure
-    if not rates or any(r <= 0 for r in rates):
-        raise ConfigError("rates", f"must be positive request rates (req/s), got {rates!r}.", "rates=[0.5, 1, 2, 4].")
-    rows = []
-    for rate in sorted(rates):
-        try:
-            row = measure(config, dataclasses.replace(load, request_rate=float(rate)), force=force, tag=tag)
-        except Exception as e:  # noqa: BLE001 - keep what was measured, say why the sweep stopped
-            say(f"stopped at {rate:g} req/s: the run failed ({str(e).splitlines()[0][:200]}); "
-                f"{len(rows)} rate(s) kept")
-            break
-        rows.append(row)
-        if overloaded(row, slo):
-            say(f"stopped after {rate:g} req/s: median TTFT {row['median_ttft_ms']:,.0f} ms, far past the "
-                f"{slo.ttft_ms:g} ms target; higher rates would only queue longer")
-            break
-    return rows

@@ -16,7 +16,7 @@ import math
 from dataclasses import dataclass, replace
 
 from helpers import sizes, tuning
-from helpers.config import ConfigError
+from helpers.errors import ConfigError
 from helpers.load import Load
 from helpers.slo import SLO, knee
 
@@ -92,19 +92,6 @@ class Service:
     @property
     def load(self) -> Load:
         return service_load(self.rate)
-
-
-def prepare(config, *, slo: SLO | None = None, tag: str = "ch6", measure=None, sweep=None, say=print) -> Service:
-    """Unloaded latency → target (unless `slo` is given) → rate sweep → the rate to tune at.
-    Stored rows are reused, so after notebook 06 this starts no engine."""
-    if measure is None:
-        from helpers.experiment import measure
-    if sweep is None:
-        from helpers.slo import sweep
-    unloaded = measure(config, unloaded_load(), tag=tag)
-    slo = slo or slo_for(unloaded)
-    rows = sweep(config, service_load(), rates_for(unloaded), slo, tag=tag, say=say)
-    return Service(slo, tuning_rate(rows, slo), unloaded, rows)
 
 
 @dataclass(frozen=True)

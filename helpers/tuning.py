@@ -52,39 +52,3 @@ def verdict(before: dict, after: dict, slo: SLO) -> tuple[str, float]:
     if abs(ratio - 1) <= noise:
         return NOTHING, ratio
     return (HELPED if ratio > 1 else HURT), ratio
-
-
-def walk(config: EngineConfig, load, slo: SLO, steps: list[Step], *, force: bool = False, measure=None,
-         also: dict | None = None, say=print) -> list[dict]:
-    """Measure the baseline, then each step on top of the best config so far. Returns one
-    record per step: its row, goodput, the verdict against the config it changed, and whether
-    it was kept. `also` ({step name or "baseline": [loads]}) runs other loads on a step's engine
-    while it is up, so a later cell reads them from the store instead of starting it again."""
-    if measure is None:
-        from helpers.experiment import measure
-    also = also or {}
-
-    def extra(name, cfg):
-        for other in also.get(name, []):
-            measure(cfg, other, force=force, tag="tuning")
-
-    best_cfg = config
-    best = measure(config, load, force=force, tag="tuning")
-    extra("baseline", config)
-    records = [{"step": "baseline", "chapter": 1, "change": {}, "row": best, "goodput": slo.goodput(best),
-                "verdict": None, "ratio": 1.0, "kept": True, "config": config}]
-    for step in steps:
-        try:
-            cfg = best_cfg.replace(**step.change)
-            row = measure(cfg, load, force=force, tag="tuning")
-        except ConfigError as e:  # a step this machine cannot take: say so and go on
-            say(f"{step.name}: skipped, {e}")
-            continue
-        extra(step.name, cfg)
-        judged, ratio = verdict(best, row, slo)
-        kept = judged == HELPED
-        records.append({"step": step.name, "chapter": step.chapter, "change": step.change, "row": row,
-                        "goodput": slo.goodput(row), "verdict": judged, "ratio": ratio, "kept": kept, "config": cfg})
-        if kept:
-            best_cfg, best = cfg, row
-    return records

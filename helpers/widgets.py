@@ -14,7 +14,7 @@ from typing import Callable
 
 import ipywidgets as W
 
-from helpers.config import ConfigError
+from helpers.errors import ConfigError
 
 
 class Panel:

@@ -79,7 +79,11 @@ def test_bad_value_names_the_setting(setting, kwargs):
     {"log_level": "debug"},
 ])
 def test_good_values_are_accepted(kwargs):
-    EngineConfig(device="cpu", **kwargs)
+    config = EngineConfig(device="cpu", **kwargs)
+    # Kept as given (a value equal to vLLM's CPU default is stored as None, its one spelling).
+    for name, value in kwargs.items():
+        assert getattr(config, name) in (value, None), name
+    assert config.cannot_run_here() is None
 
 
 @pytest.mark.parametrize("setting", ["max_model_len", "tensor_parallel_size", "cpu_offload_gb", "seed"])
@@ -158,7 +162,10 @@ def test_tp2_on_embedded_names_the_heads(monkeypatch):
 @needs_embedded
 def test_tp3_on_embedded_divides_the_heads(monkeypatch):
     monkeypatch.setattr(hardware, "describe", _machine(cpu_cores=8))
-    preflight.check(EngineConfig(device="cpu", model="embedded", tensor_parallel_size=3))
+    assert preflight.check(EngineConfig(device="cpu", model="embedded", tensor_parallel_size=3)) is None
+    with pytest.raises(ConfigError) as err:  # and the same check refuses 2, which does not divide 9 heads
+        preflight.check(EngineConfig(device="cpu", model="embedded", tensor_parallel_size=2))
+    assert err.value.setting == "tensor_parallel_size"
 
 
 @needs_embedded
@@ -170,7 +177,9 @@ def test_max_model_len_beyond_model_context():
 
 @needs_embedded
 def test_default_config_passes_machine_check():
-    preflight.check(EngineConfig(device="cpu"))
+    config = EngineConfig(device="cpu")
+    assert config.cannot_run_here() is None
+    assert preflight.check(config) is None  # returns quietly: nothing to refuse
 
 
 def test_missing_model_folder(tmp_path):

@@ -1,9 +1,9 @@
 """The lab's self-checks: the kept-apart solutions pass, known wrong answers are explained."""
-from helpers import exercises, models
-from helpers.exercises import Question
-
-
 import pytest
+
+from helpers import models
+from helpers.exercises import Question
+from tests.solutions import run_solution
 
 
 @pytest.mark.parametrize("auto, second, second_tokens", [
@@ -20,7 +20,7 @@ def test_solution_files_pass_their_checks(capsys, auto, second, second_tokens):
     env = {"models": models, "MODEL": MODEL, "auto_row": auto_row, "second_row": second_row,
            "first_bytes": models.kv_bytes_per_number(auto_row), "second_bytes": models.kv_bytes_per_number(second_row)}
     for name in ("lab01_q1.py", "lab01_q2.py", "lab01_q3.py"):
-        exec((exercises.SOLUTIONS / name).read_text(), env)
+        run_solution(name, env)
     assert env["bytes_per_token"] == 23040
     assert Question("q2", lambda: auto_row["max_concurrency"], 0.01, "", "lab01_q2.py").check(env["max_sequences"])
     assert Question("q3", lambda: second_row["kv_cache_tokens"], 0.05, "", "lab01_q3.py").check(env["second_tokens"])

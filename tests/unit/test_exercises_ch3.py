@@ -3,17 +3,16 @@ import math
 
 import pandas as pd
 
-from helpers import exercises
 from helpers.claims import ch3
 from helpers.exercises import Choice, Question
 from helpers.load import Load
 from helpers.scheduler_rule import step_plan
+from tests.solutions import run_solution
 from tests.unit.test_claims_ch3 import RECORDED, sweep_row
 
 
 def run(name: str, env: dict):
-    exec(exercises.solution_path(name).read_text(), env)
-    return env["answer"]
+    return run_solution(name, env)["answer"]
 
 
 def test_q1_the_rule_by_hand_predicts_the_recorded_smoothest_stream(capsys):

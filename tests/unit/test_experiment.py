@@ -51,7 +51,7 @@ def test_answer_rows_carry_run_id_time_and_machine(tmp_path, monkeypatch):
 
 
 def test_goodput_counts_requests_within_both_targets():
-    from helpers.experiment import goodput
+    from helpers.slo import goodput
     runs = [{"duration": 2.0, "request_ttft_ms": [100, 900, 200, 150], "request_tpot_ms": [20, 20, 80, 30]},
             {"duration": 4.0, "request_ttft_ms": [100, 100], "request_tpot_ms": [10, 10]}]
     assert goodput({"runs": runs[:1]}, 500, 50) == 1.0          # 2 of 4 requests in 2 s

@@ -23,9 +23,11 @@ def test_bad_load(kwargs):
 
 
 def test_good_loads():
-    Load(max_concurrency=None)
-    Load(kind="prefix", prefix_len=64)
-    Load(kind="mixed")
+    assert Load(max_concurrency=None).max_concurrency is None  # all at once
+    prefix = Load(kind="prefix", prefix_len=64)
+    assert prefix.longest_prompt() == 64 + prefix.input_len + prefix.output_len
+    mixed = Load(kind="mixed")
+    assert mixed.longest_prompt() >= mixed.long_input_len
 
 
 def _value(argv, flag):

@@ -44,5 +44,10 @@ def test_an_exited_engine_s_last_child_is_waited_for(tmp_path):
     path = tmp_path / "engine.lock"
     holder = _hold(path, 2, {"pid": _dead_pid(), "server_pid": _dead_pid(), "what": "guide default"})
     got = EngineLock(path).acquire("next", wait_s=0)  # within the grace period, not an error
-    got.release()
-    holder.wait()
+    try:
+        assert got.fd is not None
+        assert json.loads(path.read_text())["what"] == "next"  # the lock now names its new holder
+        assert holder.poll() is not None  # the old holder had let go (its sleep ended), not been overtaken
+    finally:
+        got.release()
+        holder.wait()

@@ -32,7 +32,7 @@ def test_server_entry_point_imports_only_the_standard_library():
 
 
 def test_config_does_not_import_models():
-    # models imports config (ConfigError); the checks that need model files live in
+    # models imports errors (ConfigError), not config; the checks that need model files live in
     # engine/preflight.py, so the two never import each other.
     code = "import sys, helpers.config; print('helpers.models' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout

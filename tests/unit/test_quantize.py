@@ -21,15 +21,15 @@ def test_int4_groups_stay_in_range_and_round_trip():
 
 
 def test_configs_name_the_compressed_tensors_formats():
-    assert quantize._quant_config("int8")["format"] == "int-quantized"
-    four = quantize._quant_config("int4")
+    assert quantize.scheme_config("int8")["format"] == "int-quantized"
+    four = quantize.scheme_config("int4")
     assert four["format"] == "pack-quantized" and four["config_groups"]["group_0"]["weights"]["group_size"] == 64
     assert four["ignore"] == ["lm_head"]
 
 
 def test_four_bit_weights_are_refused_in_float32_before_a_start(tmp_path):
     from helpers.config import EngineConfig
-    four, eight = quantize._quant_config("int4"), quantize._quant_config("int8")
+    four, eight = quantize.scheme_config("int4"), quantize.scheme_config("int8")
     assert "cpu_gemm_wna16" in quantize.float32_problem(four)
     assert quantize.float32_problem(eight) is None and quantize.float32_problem(None) is None
     why = EngineConfig(device="cpu", model="embedded-int4", dtype="float32").cannot_run_here()
@@ -46,7 +46,7 @@ def test_preflight_reads_a_folders_quantization_config(tmp_path):
     from helpers.config import ConfigError, EngineConfig
     from helpers.engine import preflight
     (tmp_path / "config.json").write_text(json.dumps({
-        "num_attention_heads": 8, "num_hidden_layers": 2, "quantization_config": quantize._quant_config("int4")}))
+        "num_attention_heads": 8, "num_hidden_layers": 2, "quantization_config": quantize.scheme_config("int4")}))
     with pytest.raises(ConfigError) as err:
         preflight._check_model(EngineConfig(device="cpu", model=str(tmp_path), dtype="float32"))
     assert err.value.setting == "dtype"

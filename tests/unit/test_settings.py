@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from helpers import charts
-from helpers.config import SHORT_NAMES, ConfigError, EngineConfig
+from helpers.config import ConfigError, EngineConfig
 from helpers.settings import BY_NAME, SETTINGS, dig, resolved_values
 
 DATA = Path(__file__).resolve().parents[1] / "data"
@@ -197,7 +197,7 @@ def test_budget_below_vllms_default_max_num_seqs_is_caught_early():
 # -- labels and chart titles ------------------------------------------------------------------
 
 def test_short_names_and_titles_come_from_the_table():
-    assert SHORT_NAMES["max_num_batched_tokens"] == "budget" and SHORT_NAMES["enable_prefix_caching"] == "prefix cache"
+    assert BY_NAME["max_num_batched_tokens"].label == "budget" and BY_NAME["enable_prefix_caching"].label == "prefix cache"
     assert EngineConfig(device="cpu", max_num_batched_tokens=512).label() == "budget=512"
     assert charts.title("cfg_max_num_batched_tokens") == "max_num_batched_tokens (tokens)"
     assert charts.title("cfg_gpu_memory_utilization") == "gpu_memory_utilization (fraction)"

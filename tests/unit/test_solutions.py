@@ -1,15 +1,10 @@
 """Each chapter's kept-apart solution, run on recorded rows, passes that chapter's check."""
 import pytest
 
-from helpers import exercises
 from helpers.exercises import Choice, Question
-from helpers.experiment import goodput
+from helpers.slo import goodput
 from helpers.load import Load
-
-
-def run_solution(name: str, env: dict) -> dict:
-    exec(exercises.solution_path(name).read_text(), env)
-    return env
+from tests.solutions import run_solution
 
 
 def test_chapter0_solutions():

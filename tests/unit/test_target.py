@@ -2,7 +2,7 @@ import math
 
 import pytest
 
-from helpers import sizes, target
+from helpers import runners, sizes, target
 from helpers.config import ConfigError
 from helpers.slo import SLO
 
@@ -51,7 +51,7 @@ def test_prepare_reuses_what_it_is_given():
     def sweep(config, load, rates, slo, tag="", say=print):
         return [_row(r, [100] * 4, [20] * 4) if r < 8 else _row(r, [9000] * 4, [20] * 4) for r in rates]
 
-    service = target.prepare(object(), measure=measure, sweep=sweep)
+    service = runners.prepare_service(object(), measure=measure, sweep=sweep)
     assert service.slo.ttft_ms == 400 and service.slo.tpot_ms == 40
     assert service.rate == min(r["load_request_rate"] for r in service.sweep if r["median_ttft_ms"] > 1000)
     assert service.load.request_rate == service.rate and calls[0].max_concurrency == 1

@@ -2,7 +2,8 @@ import pytest
 
 from helpers.config import ConfigError, EngineConfig
 from helpers.slo import SLO
-from helpers.tuning import HELPED, HURT, NOTHING, Step, verdict, walk
+from helpers.runners import walk
+from helpers.tuning import HELPED, HURT, NOTHING, Step, verdict
 
 SLO_ = SLO(ttft_ms=1000, tpot_ms=50, share=0.5)
 

@@ -1,0 +1,9 @@
+"""The one error a learner's setting raises, at the bottom of the package so every layer can use it."""
+
+
+class ConfigError(ValueError):
+    """A setting is wrong. The message names it, says why, and what to try."""
+
+    def __init__(self, setting: str, problem: str, fix: str):
+        self.setting, self.problem, self.fix = setting, problem, fix
+        super().__init__(f"{setting}: {problem} Try: {fix}")

@@ -1,0 +1,83 @@
+"""Runners: loops of measurements that judge as they go. They sit above both the measuring
+(`experiment`) and the judging (`slo`, `tuning`, `target`: pure functions of rows), so neither of
+those imports the other. `measure` (and `sweep`) can be handed in, so tests run them on recorded rows.
+"""
+from __future__ import annotations
+
+import dataclasses
+
+from helpers import experiment, target, tuning
+from helpers.config import EngineConfig
+from helpers.errors import ConfigError
+from helpers.slo import SLO, overloaded
+
+
+def rate_sweep(config, load, rates: list[float], slo: SLO, *, force: bool = False, tag: str = "sweep",
+               measure=None, say=print) -> list[dict]:
+    """Measure `load` at each offered request rate (requests arrive as a Poisson process at that
+    rate, vLLM's benchmark's `--request-rate`), lowest first, and stop early once the server is
+    overloaded (median TTFT far past the target) or a run fails: higher rates would only queue
+    more, for minutes. Every row measured so far is stored and returned."""
+    measure = measure or experiment.measure
+    if not rates or any(r <= 0 for r in rates):
+        raise ConfigError("rates", f"must be positive request rates (req/s), got {rates!r}.", "rates=[0.5, 1, 2, 4].")
+    rows = []
+    for rate in sorted(rates):
+        try:
+            row = measure(config, dataclasses.replace(load, request_rate=float(rate)), force=force, tag=tag)
+        except Exception as e:  # noqa: BLE001 - keep what was measured, say why the sweep stopped
+            say(f"stopped at {rate:g} req/s: the run failed ({str(e).splitlines()[0][:200]}); "
+                f"{len(rows)} rate(s) kept")
+            break
+        rows.append(row)
+        if overloaded(row, slo):
+            say(f"stopped after {rate:g} req/s: median TTFT {row['median_ttft_ms']:,.0f} ms, far past the "
+                f"{slo.ttft_ms:g} ms target; higher rates would only queue longer")
+            break
+    return rows
+
+
+def walk(config: EngineConfig, load, slo: SLO, steps: list[tuning.Step], *, force: bool = False, measure=None,
+         also: dict | None = None, say=print) -> list[dict]:
+    """Measure the baseline, then each step on top of the best config so far. Returns one
+    record per step: its row, goodput, the verdict against the config it changed, and whether
+    it was kept. `also` ({step name or "baseline": [loads]}) runs other loads on a step's engine
+    while it is up, so a later cell reads them from the store instead of starting it again."""
+    measure = measure or experiment.measure
+    also = also or {}
+
+    def extra(name, cfg):
+        for other in also.get(name, []):
+            measure(cfg, other, force=force, tag="tuning")
+
+    best_cfg = config
+    best = measure(config, load, force=force, tag="tuning")
+    extra("baseline", config)
+    records = [{"step": "baseline", "chapter": 1, "change": {}, "row": best, "goodput": slo.goodput(best),
+                "verdict": None, "ratio": 1.0, "kept": True, "config": config}]
+    for step in steps:
+        try:
+            cfg = best_cfg.replace(**step.change)
+            row = measure(cfg, load, force=force, tag="tuning")
+        except ConfigError as e:  # a step this machine cannot take: say so and go on
+            say(f"{step.name}: skipped, {e}")
+            continue
+        extra(step.name, cfg)
+        judged, ratio = tuning.verdict(best, row, slo)
+        kept = judged == tuning.HELPED
+        records.append({"step": step.name, "chapter": step.chapter, "change": step.change, "row": row,
+                        "goodput": slo.goodput(row), "verdict": judged, "ratio": ratio, "kept": kept, "config": cfg})
+        if kept:
+            best_cfg, best = cfg, row
+    return records
+
+
+def prepare_service(config, *, slo: SLO | None = None, tag: str = "ch6", measure=None, sweep=None,
+                    say=print) -> target.Service:
+    """Unloaded latency → target (unless `slo` is given) → rate sweep → the rate to tune at.
+    Stored rows are reused, so after notebook 06 this starts no engine."""
+    measure, sweep = measure or experiment.measure, sweep or rate_sweep
+    unloaded = measure(config, target.unloaded_load(), tag=tag)
+    slo = slo or target.slo_for(unloaded)
+    rows = sweep(config, target.service_load(), target.rates_for(unloaded), slo, tag=tag, say=say)
+    return target.Service(slo, target.tuning_rate(rows, slo), unloaded, rows)

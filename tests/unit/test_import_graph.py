@@ -1,0 +1,87 @@
+"""The package's structure, read from its imports (those inside functions too): no module imports
+one that imports it back, and the functions that judge rows never reach for an engine."""
+import ast
+from pathlib import Path
+
+import helpers
+
+ROOT = Path(helpers.__file__).parent
+JUDGING = ("helpers.slo", "helpers.tuning", "helpers.target", "helpers.advisor", "helpers.report")
+RUNNING = ("helpers.experiment", "helpers.runners", "helpers.engine")
+
+
+def _module_name(path: Path) -> str:
+    parts = path.relative_to(ROOT.parent).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def _modules() -> dict[str, Path]:
+    return {_module_name(p): p for p in ROOT.rglob("*.py")}
+
+
+def imports_of(path: Path, known: set[str]) -> set[str]:
+    """The guide's modules that `path` imports, anywhere in the file. `from helpers.x import y`
+    counts as helpers.x.y where that is a module, else helpers.x."""
+    found = set()
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.Import):
+            names = [a.name for a in node.names]
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            names = [f"{node.module}.{a.name}" if f"{node.module}.{a.name}" in known else node.module
+                     for a in node.names]
+        else:
+            continue
+        found |= {n for n in names if n in known}
+    return found - {"helpers"}  # the package's face: lazy names only, imports nothing at load
+
+
+def graph() -> dict[str, set[str]]:
+    mods = _modules()
+    return {name: imports_of(path, set(mods)) - {name} for name, path in mods.items()}
+
+
+def circles(g: dict[str, set[str]]) -> list[list[str]]:
+    """Strongly connected groups of more than one module (Tarjan)."""
+    index, low, stack, on, out = {}, {}, [], set(), []
+
+    def visit(v):
+        index[v] = low[v] = len(index)
+        stack.append(v)
+        on.add(v)
+        for w in g.get(v, ()):
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in on:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            group = []
+            while True:
+                w = stack.pop()
+                on.discard(w)
+                group.append(w)
+                if w == v:
+                    break
+            if len(group) > 1:
+                out.append(sorted(group))
+
+    for v in sorted(g):
+        if v not in index:
+            visit(v)
+    return out
+
+
+def test_the_reader_finds_a_circle_where_there_is_one():
+    assert circles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
+    assert circles({"a": {"b"}, "b": set()}) == []
+
+
+def test_no_module_imports_one_that_imports_it_back():
+    assert circles(graph()) == []
+
+
+def test_judging_rows_never_reaches_for_an_engine():
+    g = graph()
+    for judge in JUDGING:
+        reached = {m for m in g[judge] if m.startswith(RUNNING)}
+        assert not reached, f"{judge} imports {reached}: judging is a function of rows"
