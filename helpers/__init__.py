@@ -25,7 +25,7 @@ _EXPORTS = {
     "EngineBusyError": "helpers.engine", "EngineStartError": "helpers.engine", "stop_all": "helpers.engine",
     "capacity": "helpers.experiment", "engine_for": "helpers.experiment", "measure": "helpers.experiment",
     "measure_each": "helpers.experiment", "stop": "helpers.experiment", "table": "helpers.experiment", "samples": "helpers.experiment",
-    "numbered": "helpers.experiment", "goodput": "helpers.slo", "fraction_for": "helpers.experiment",
+    "numbered": "helpers.experiment", "goodput": "helpers.slo",
     "Load": "helpers.load", "LoadError": "helpers.load",
     "pick": "helpers.sizes", "set_size": "helpers.sizes", "size": "helpers.sizes",
 }

@@ -125,10 +125,6 @@ class Capstone:
     def slo(self) -> SLO:
         return self.service.slo
 
-    def label(self, config: EngineConfig) -> str:
-        """config.label() (it names the weights where they differ from the guide's default)."""
-        return config.label()
-
     # -- what the learner reads first ---------------------------------------------------------
     def describe(self) -> str:
         """How the load, the target and the rate were derived, from this machine's rows."""
@@ -152,7 +148,7 @@ class Capstone:
             f"Baseline ({self.base.label()}): goodput {b:.2f} req/s, {self.slo.met_share(self.baseline) or 0:.0%} of "
             f"requests within the target{_how(self.baseline)}.",
             f"Advisor: {self.advice.text()}",
-            f"Advised ({self.label(self.advice.apply(self.base))}): goodput {a:.2f} req/s, "
+            f"Advised ({self.advice.apply(self.base).label()}): goodput {a:.2f} req/s, "
             f"{self.slo.met_share(self.advised) or 0:.0%} within the target{_how(self.advised)}.",
             f"To pass: a configuration of your own (not the baseline, not the advisor's change) whose goodput beats "
             f"the better of the two ({max(a, b):.2f} req/s) by more than the run-to-run noise.",
@@ -188,7 +184,7 @@ class Capstone:
         v = self.verdict(config, row)
         how = "a stored row, reused" if row.get("reused") else f"measured now in {time.monotonic() - t0:.0f} s"
         print(f"{'✓' if v.passed else '✗'} {v.text}")
-        print(f"  ({self.label(config)}: {how}, {row[MET]:.0%} of requests within the target)")
+        print(f"  ({config.label()}: {how}, {row[MET]:.0%} of requests within the target)")
         return v.passed
 
     def summary(self, rows: list[dict]) -> str:
@@ -205,7 +201,7 @@ class Capstone:
         chapter that explains each lever it points at."""
         config, row = self.tried[-1] if self.tried else (self.base, self.baseline)
         found = advisor.diagnose(row, config, self.slo)
-        whose = ("the baseline" if config == self.base else "your last run") + f" ({self.label(config)})"
+        whose = ("the baseline" if config == self.base else "your last run") + f" ({config.label()})"
         print(f"Hint, from {whose}:")
         for a in found:
             levers = list(a.change) or [k for k, ch in LEVERS.items() if ch == a.chapter]

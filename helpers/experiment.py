@@ -284,20 +284,6 @@ def combine(runs: list[dict]) -> dict:
     return out
 
 
-def fraction_for(row, kv_tokens: float) -> float | None:
-    """The memory fraction that would give a KV cache of `kv_tokens`, from what an engine with
-    the same model and settings reported: its non-KV memory, its bytes per KV token and the
-    memory the fraction applies to (CPU: the NUMA node). None where the row lacks those figures."""
-    try:
-        per_token = float(row["kv_cache_gib"]) / float(row["kv_cache_tokens"])
-        node, non_kv = float(row["node_memory_gib"]), float(row["non_kv_gib"])
-    except (KeyError, TypeError, ValueError, ZeroDivisionError):
-        return None
-    if not node or node != node or non_kv != non_kv:
-        return None
-    return round((non_kv + kv_tokens * per_token) / node, 3)
-
-
 def table(rows: list[dict] | dict[str, dict]) -> pd.DataFrame:
     """Rows as a DataFrame, without the bulky time series and per-repeat lists. Given a dict
     of named rows ({"chunking off": row, ...}), the names become the index, so a notebook

@@ -7,12 +7,25 @@ from dataclasses import dataclass
 import pandas as pd
 
 from helpers import report
-from helpers.experiment import fraction_for
 from helpers.load import Load
 
 ARTICLE_FACTOR = 2.0  # the article: P99 latency more than twice as bad with the stock settings
 FULL_PCT = 80  # a cache this full (peak KV usage, %) is what limits admission
 RULE_TESTED = f"tested only when the smallest cache filled (≥ {FULL_PCT} %) and ran fewer sequences than the largest"
+
+
+def fraction_for(row, kv_tokens: float) -> float | None:
+    """The memory fraction that would give a KV cache of `kv_tokens`, from what an engine with
+    the same model and settings reported: its non-KV memory, its bytes per KV token and the
+    memory the fraction applies to (CPU: the NUMA node). None where the row lacks those figures."""
+    try:
+        per_token = float(row["kv_cache_gib"]) / float(row["kv_cache_tokens"])
+        node, non_kv = float(row["node_memory_gib"]), float(row["non_kv_gib"])
+    except (KeyError, TypeError, ValueError, ZeroDivisionError):
+        return None
+    if not node or node != node or non_kv != non_kv:
+        return None
+    return round((non_kv + kv_tokens * per_token) / node, 3)
 
 
 @dataclass(frozen=True)

@@ -141,10 +141,3 @@ def parallel_claims(parallel: pd.DataFrame, device: str = "cpu") -> list[Claim]:
 
 def claims(weights, kv, drift, parallel, device: str = "cpu") -> list[Claim]:
     return [*weight_claims(weights), *kv_claims(kv, drift), *parallel_claims(parallel, device)]
-
-
-def predicted_kv_tokens(kv_gib: float, layers: int, kv_heads: int, head_dim: int, bytes_per_number: int) -> int:
-    """KV tokens that fit in `kv_gib`: each token keeps a key and a value vector per KV head
-    and layer."""
-    per_token = 2 * layers * kv_heads * head_dim * bytes_per_number
-    return int(kv_gib * 2**30 // per_token)

@@ -3,7 +3,7 @@ three combinations of settings that backfire) and the rule that judges each from
 notebook measured.
 
 The notebook passes:
-  checks    6.1: startup_log.explain(...) records (figure, engine, computed, agree)
+  checks    6.1: explain(...) records (figure, engine, computed, agree)
   share     6.1: the KV cache's share of the memory budget (0–1), and the service row measured on
                  that engine (its peak KV usage and preemptions say whether concurrency was short)
   records   6.2: runners.walk(...) records; `advised` the advisor's row and the baseline it changed;
@@ -183,3 +183,49 @@ def backfire_claims(rows: dict) -> list[Claim]:
             "6.3c A tiny prefill chunk with many long prompts raises TTFT", budget, tiny, "median_ttft_ms",
             better="higher", held_at=1.1, unit="ms"))
     return out
+
+
+# -- 6.1: each figure of the report, cross-checked ----------------------------------------------
+# The article's reading of the KV cache's share of the engine's memory (its own rule of thumb,
+# from load tests): (upper bound of the band, what it says). Chapter 6 tests it on this machine.
+KV_SHARE_BANDS = ((0.20, "low: the weights take most of the memory; quantize, or add devices"),
+                  (0.40, "between the article's bands"),
+                  (0.60, "reasonable: tune max_model_len and the concurrency cap next"),
+                  (0.70, "between the article's bands"),
+                  (1.01, "high: plenty of concurrency; watch long sequences for overflow"))
+
+
+def kv_share_band(share: float) -> str:
+    """The article's reading of the KV cache's share of the device's memory (0–1)."""
+    return next(text for top, text in KV_SHARE_BANDS if share < top)
+
+
+def explain(row: dict, shape: dict, bytes_per_number: int, max_model_len: int, fraction: float) -> list[dict]:
+    """Each capacity figure the engine reported, beside what the harness computes from the
+    model's config.json and the settings, and whether the two agree (within `tolerance`).
+    Figures the engine did not report (a GPU log has no node memory) are left out."""
+    per_token = 2 * shape["num_hidden_layers"] * shape["num_key_value_heads"] * shape["head_dim"] * bytes_per_number
+    g = lambda k: row.get(k)  # noqa: E731
+    checks = []
+
+    def add(figure, reported, computed, how, tolerance=0.02):
+        if reported is None or computed is None:
+            return
+        ok = abs(float(reported) - float(computed)) <= tolerance * max(abs(float(computed)), 1e-9)
+        checks.append({"figure": figure, "engine": reported, "computed": computed, "how": how, "agree": ok})
+
+    if g("kv_cache_gib") is not None:
+        blocks = int(g("kv_cache_gib") * 2**30 // (per_token * (g("block_size") or 1)))
+        add("KV cache tokens", g("kv_cache_tokens"), blocks * (g("block_size") or 1),
+            f"KV GiB ÷ {per_token:,} bytes per token, in whole blocks", tolerance=0.01)
+    if g("num_blocks") and g("block_size"):
+        add("KV cache tokens (blocks)", g("kv_cache_tokens"), g("num_blocks") * g("block_size"), "blocks × block size", 0)
+    if g("kv_cache_tokens"):
+        add("max concurrency", g("max_concurrency"), g("kv_cache_tokens") / max_model_len,
+            f"KV tokens ÷ max_model_len ({max_model_len})")
+    if g("node_memory_gib") is not None:
+        add("memory budget (GiB)", g("memory_budget_gib"), fraction * g("node_memory_gib"),
+            f"gpu_memory_utilization ({fraction}) × the node's memory")
+    if g("memory_budget_gib") is not None and g("non_kv_gib") is not None:
+        add("KV cache (GiB)", g("kv_cache_gib"), g("memory_budget_gib") - g("non_kv_gib"), "budget − non-KV memory")
+    return checks

@@ -153,7 +153,6 @@ def test_every_lever_has_a_chapter_and_the_solution_exists(capsys):
     assert "lab04_solution.ipynb" in capsys.readouterr().out
 
 
-def test_labels_name_the_weights(lab):
-    lab, _ = lab
-    assert lab.label(ADVISED_CFG.replace(model="embedded-int8")) == "weights=int8, budget=256"
-    assert lab.label(ADVISED_CFG) == "budget=256"
+def test_labels_name_the_weights():
+    assert ADVISED_CFG.replace(model="embedded-int8").label() == "weights=int8, budget=256"
+    assert ADVISED_CFG.label() == "budget=256"

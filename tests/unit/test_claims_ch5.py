@@ -44,8 +44,3 @@ def test_parallel_claims():
     offload, split, slower = ch5.parallel_claims(rows)
     assert offload.verdict == UNTESTED and (split.verdict, slower.verdict) == (HELD, HELD)
     assert len(ch5.parallel_claims(rows, device="cuda")) == 2
-
-
-def test_predicted_kv_tokens():
-    # SmolLM2: 30 layers, 3 KV heads of 64 → 23,040 bytes per token in bf16.
-    assert ch5.predicted_kv_tokens(23040 * 1000 / 2**30, 30, 3, 64, 2) == 1000

@@ -29,7 +29,7 @@ def test_chapter1_solutions():
     assert env["setting"] == "max_num_batched_tokens"
     ref = pd.Series({"kv_cache_gib": 2.0, "kv_cache_tokens": 100_000, "node_memory_gib": 20.0, "non_kv_gib": 3.0})
     env = run_solution("ch01_q3.py", {"ref": ref, "need_tokens": 50_000})
-    from helpers.experiment import fraction_for
+    from helpers.claims.ch1 import fraction_for
     assert Question("k", lambda: fraction_for(ref, 50_000), 0.03, "", "ch01_q3.py").check(env["knee_fraction"])
 
 
