@@ -96,7 +96,7 @@ def _stalls(row: dict, config: EngineConfig) -> Advice | None:
     if config.enable_chunked_prefill is False:
         return Advice("Long prefills stall decoding", evidence, {"enable_chunked_prefill": True},
                       "with chunking on, a long prompt is cut into pieces that share steps with running decodes", 3)
-    seats = _num(row, "engine_max_num_seqs") or config._value_or_default("max_num_seqs") or 0  # as the engine resolved it
+    seats = _num(row, "engine_max_num_seqs") or config.effective("max_num_seqs") or 0  # as the engine resolved it
     small = max(SMALL_BUDGET, int(seats))  # vLLM refuses a budget below max_num_seqs
     if budget is None or budget > small:
         return Advice("Long prefills stall decoding", evidence, {"max_num_batched_tokens": small},

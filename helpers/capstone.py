@@ -14,19 +14,15 @@ from dataclasses import dataclass, field
 from typing import Callable
 
 from helpers import advisor, runners, target
-from helpers.config import ConfigError, EngineConfig
+from helpers.config import BY_NAME, SETTINGS, ConfigError, EngineConfig
 from helpers.slo import SLO, knee
 
 SOLUTION = "lab04_solution.ipynb"
 GOODPUT, MET = "goodput at the target (req/s)", "requests within the target (share)"
 
-# Which chapter explains each lever the panel offers (and the advisor may name).
-LEVERS = {
-    "max_model_len": 2, "gpu_memory_utilization": 2, "block_size": 2,
-    "max_num_seqs": 3, "max_num_batched_tokens": 3, "enable_chunked_prefill": 3, "long_prefill_token_threshold": 3,
-    "enable_prefix_caching": 4, "enforce_eager": 4,
-    "kv_cache_dtype": 5, "model": 5,
-}
+# Which chapter explains each lever the panel offers (and the advisor may name): the settings'
+# own declarations (helpers/config.py, `declare(..., panel=..., chapter=...)`).
+LEVERS = {s.name: s.chapter for s in SETTINGS if s.chapter is not None}
 TOPICS = {2: "memory: the memory fraction, max_model_len and block size decide how many KV tokens fit",
           3: "batching: the token budget per step, chunked prefill, the prefill cap and the sequence cap",
           4: "server-side settings: prefix caching for a repeated prompt start, compiling instead of eager",
@@ -42,17 +38,7 @@ def chapter_file(chapter: int) -> str:
     return f"chapter {chapter}"
 
 
-WEIGHTS = ("embedded", "embedded-int8", "embedded-int4")  # bf16 (or this CPU's dtype), INT8 W8A8, INT4 W4A16
-CHOICES = {  # the panel's values besides the base's own; a bad combination gets the harness's ConfigError
-    "max_model_len": [512, 1024, 2048, 4096, 8192],
-    "gpu_memory_utilization": [0.1, 0.15, 0.25, 0.35, 0.5],
-    "max_num_seqs": [1, 2, 4, 8, 16, 32, 64, 128, 256],
-    "max_num_batched_tokens": [64, 128, 256, 512, 1024, 2048, 4096, 8192],
-    "enable_chunked_prefill": [True, False],
-    "long_prefill_token_threshold": [0, 64, 128, 256, 512],
-    "enable_prefix_caching": [True, False],
-    "block_size": [16, 32, 64, 128],
-}
+EAGER = {True: "eager (no compile)", False: "compiled (longer start)"}
 
 
 def _named(value) -> str:
@@ -60,27 +46,28 @@ def _named(value) -> str:
 
 
 def panel_options(base: EngineConfig) -> dict[str, list]:
-    """Every setting of chapters 2 to 5 the panel offers, as (label, value) pairs: vLLM's default
-    (None) named with what it resolves to here; the fp8 KV cache and the quantized weights only
-    where this machine runs them (`cannot_run_here`)."""
-    from helpers.settings import BY_NAME
+    """Every setting a chapter teaches, as (label, value) pairs from its declared panel values:
+    vLLM's default (None) named with what it resolves to here, the base's own value, and of the
+    rest only what runs here beside the base's other settings (`EngineConfig.runs_here`: no
+    fp8 KV cache on an AVX2 CPU, no INT4 weights in float32, no 16-token blocks on a CPU); a
+    combination of two changed choices that does not work gets the harness's ConfigError
+    when Run is pressed."""
     out = {}
-    for name, values in CHOICES.items():
-        default = BY_NAME[name].default_for(base)
-        pairs = [(f"default ({_named(default)})" if default is not None else "default", None)] \
-            if BY_NAME[name].nullable and name != "gpu_memory_utilization" else []
+    for name in LEVERS:
+        s, own = BY_NAME[name], getattr(base, name)
+        default = s.default_for(base)
         if name == "gpu_memory_utilization":
-            pairs = [(f"guide default ({base.memory_fraction:g})", None)]
-        own = getattr(base, name)
-        for v in sorted(set(values) | ({own} if own is not None else set()), key=float):
-            if v != default and not (name == "gpu_memory_utilization" and v == base.memory_fraction):
-                pairs.append((_named(v), v))
+            pairs, default = [(f"guide default ({base.memory_fraction:g})", None)], base.memory_fraction
+        elif s.nullable:
+            pairs = [(f"default ({_named(default)})" if default is not None else "default", None)]
+        else:
+            pairs = []
+        values = [v for v in s.panel if v not in (own, default)]
+        values = sorted({*base.runs_here(name, values), *([own] if own is not None else [])},
+                        key=lambda v: s.panel.index(v) if v in s.panel else float(v))
+        pairs += [(EAGER.get(v, _named(v)) if name == "enforce_eager" else _named(v), v)
+                  for v in values if v != default]
         out[name] = pairs
-    out["enforce_eager"] = [("eager (no compile)", True), ("compiled (longer start)", False)]
-    out["kv_cache_dtype"] = [(k, k) for k in ("auto", "fp8", "fp8_e5m2")
-                             if k == base.kv_cache_dtype or base.replace(kv_cache_dtype=k).cannot_run_here() is None]
-    models = WEIGHTS if base.model in WEIGHTS else (base.model,)
-    out["model"] = [(m, m) for m in models if m == base.model or base.replace(model=m).cannot_run_here() is None]
     return out
 
 

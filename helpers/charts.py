@@ -10,7 +10,7 @@ from pathlib import Path
 import altair as alt
 import pandas as pd
 
-from helpers import settings
+from helpers import config
 
 WIDTH, HEIGHT = 420, 260
 COLOR = "config_label"
@@ -33,7 +33,7 @@ TITLES = {
     "perplexity": "perplexity of the reference text (lower is better)",
     "token_agreement": "greedy tokens matching the reference (share)",
     "t_s": "time since load start (s)", "load_max_concurrency": "client concurrency (requests in flight)",
-    **settings.chart_titles(),  # cfg_<setting> and engine_<setting>, with units
+    **config.chart_titles(),  # cfg_<setting> and engine_<setting>, with units
 }
 
 

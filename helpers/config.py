@@ -4,22 +4,25 @@ A notebook builds an `EngineConfig`, changes one field at a time with `.replace(
 hands it to the harness. Validation happens here, before any process starts, so a bad value
 is reported with the setting's name and a fix instead of a crashed server.
 
-What each setting is (flag, kind, range, unit, label, vLLM's CPU default) is declared once in
-`helpers.settings`; this module holds the values and the checks that the table cannot
-express (several settings at once). Checks that need the machine or the model files run at
-start: `helpers/engine/preflight.py`.
+Each setting is declared once, on its field here (`declare`: flag, range, unit, label, vLLM's
+CPU default, panel values, chapter; `helpers.settings` says what those mean); `SETTINGS` is
+read from the fields. This module also holds the checks a declaration cannot express
+(several settings at once, this machine). Checks that need the model files run at start:
+`helpers/engine/preflight.py`.
 """
 from __future__ import annotations
 
 import dataclasses
 import os
+import typing
 from dataclasses import dataclass, field
 
 from helpers import hardware
 from helpers.errors import ConfigError  # noqa: F401 - also importable from here
 # The value lists and memory fractions are declared in helpers.settings (and still importable here).
-from helpers.settings import (BY_NAME, CPU_DEFAULT_MEMORY_FRACTION, CPU_QUANTIZATION, DEVICES, DTYPES,  # noqa: F401
-                              GPU_DEFAULT_MEMORY_FRACTION, KV_CACHE_DTYPES, LOG_LEVELS, SETTINGS)
+from helpers.settings import (CPU_DEFAULT_MEMORY_FRACTION, CPU_QUANTIZATION, DEVICES, DTYPES,  # noqa: F401
+                              EXECUTOR_BACKENDS, GPU_DEFAULT_MEMORY_FRACTION, KV_CACHE_DTYPES, LOG_LEVELS, Setting,
+                              cpu_max_num_batched_tokens, cpu_max_num_seqs, declare, dig)
 
 # vllm/config/compilation.py: CompilationMode (0 none, 1 stock torch.compile, 2 one Dynamo trace,
 # 3 vLLM's own) and CUDAGraphMode.
@@ -44,35 +47,111 @@ class EngineConfig:
     (`memory_fraction`).
     """
 
-    model: str = "embedded"  # "embedded", "synthetic-tp", a local folder, or a hub id
-    max_model_len: int = 2048
-    gpu_memory_utilization: float | None = None  # None: the guide's default for this device
-    block_size: int | None = None
-    max_num_seqs: int | None = None
-    max_num_batched_tokens: int | None = None
-    enable_chunked_prefill: bool | None = None
-    long_prefill_token_threshold: int | None = None
-    max_num_queued_reqs: int | None = None  # in-flight cap (waiting + running); beyond it HTTP 503
-    enable_prefix_caching: bool | None = None
-    num_gpu_blocks_override: int | None = None
-    # The guide starts eager by default: compiling costs ~90 s per start on 2 cores.
-    enforce_eager: bool = True
-    compilation_config: dict | None = None
-    kv_cache_memory_bytes: int | None = None
-    kv_cache_dtype: str = "auto"
+    # Each field declares its setting once (helpers.settings.declare): flag or env, range,
+    # unit and label, where the engine reports its value, vLLM's CPU default, panel values.
+    # "embedded", "synthetic-tp", a local folder, or a hub id; a panel offers the embedded model's
+    # quantized copies (bf16 or this CPU's dtype, INT8 W8A8, INT4 W4A16).
+    model: str = declare("embedded", 'model="embedded" (SmolLM2-135M, no download).', flag="--model",
+                         what="a name or a folder", panel=("embedded", "embedded-int8", "embedded-int4"), chapter=5)
+    max_model_len: int = declare(2048, "max_model_len=2048.", flag="--max-model-len", unit="tokens", short="len",
+                                 minimum=16, resolved=("model_config", "max_model_len"),
+                                 panel=(512, 1024, 2048, 4096, 8192), chapter=2)
+    # None: the guide's fraction for the device (memory_fraction); always sent.
+    gpu_memory_utilization: float | None = declare(
+        None, f"a value such as {CPU_DEFAULT_MEMORY_FRACTION} on CPU or {GPU_DEFAULT_MEMORY_FRACTION} on a GPU.",
+        flag="--gpu-memory-utilization", unit="fraction", short="mem", above=0, maximum=1,
+        resolved=("cache_config", "gpu_memory_utilization"), panel=(0.1, 0.15, 0.25, 0.35, 0.5), chapter=2)
+    # Power of two, and a multiple of 32 on CPU: checked by hand (_check_together).
+    # vllm/platforms/cpu.py, CpuPlatform.check_and_update_config: 128 unless the user set it
+    # (16 for MLA models, 256 for DeepSeek-V4).
+    block_size: int | None = declare(None, "block_size=16, 32, 64 or 128.", flag="--block-size", unit="tokens",
+                                     short="block", minimum=1, resolved=("cache_config", "block_size"),
+                                     cpu_default=128, panel=(16, 32, 64, 128), chapter=2)
+    max_num_seqs: int | None = declare(None, "max_num_seqs=16.", flag="--max-num-seqs", unit="sequences",
+                                       short="seqs", minimum=1, resolved=("scheduler_config", "max_num_seqs"),
+                                       cpu_default=cpu_max_num_seqs, panel=(1, 2, 4, 8, 16, 32, 64, 128, 256),
+                                       chapter=3)
+    max_num_batched_tokens: int | None = declare(
+        None, "max_num_batched_tokens=2048.", flag="--max-num-batched-tokens", unit="tokens", short="budget",
+        minimum=1, resolved=("scheduler_config", "max_num_batched_tokens"), cpu_default=cpu_max_num_batched_tokens,
+        panel=(64, 128, 256, 512, 1024, 2048, 4096, 8192), chapter=3)
+    # arg_utils._set_default_chunked_prefill_and_prefix_caching_args: on for generative models
+    # (ModelConfig.is_chunked_prefill_supported / is_prefix_caching_supported); off on RISC-V.
+    enable_chunked_prefill: bool | None = declare(
+        None, "enable_chunked_prefill=True.", flag="--enable-chunked-prefill", short="chunked",
+        resolved=("scheduler_config", "enable_chunked_prefill"), cpu_default=True, panel=(True, False), chapter=3)
+    # config/scheduler.py: 0 (off) unless set. While other requests are running or waiting,
+    # Scheduler.schedule() gives one request at most this many prompt tokens per step.
+    long_prefill_token_threshold: int | None = declare(
+        None, "long_prefill_token_threshold=256 (or 0: off).", flag="--long-prefill-token-threshold", unit="tokens",
+        short="prefill cap", minimum=0, resolved=("scheduler_config", "long_prefill_token_threshold"),
+        cpu_default=0, panel=(0, 64, 128, 256, 512), chapter=3)
+    # In-flight cap (waiting + running); beyond it HTTP 503.
+    max_num_queued_reqs: int | None = declare(
+        None, "max_num_queued_reqs=None (no cap), or at least max_num_seqs.", flag="--max-num-queued-reqs",
+        unit="requests", short="queue cap", minimum=1, resolved=("scheduler_config", "max_num_queued_reqs"))
+    enable_prefix_caching: bool | None = declare(
+        None, "enable_prefix_caching=True.", flag="--enable-prefix-caching", short="prefix cache",
+        resolved=("cache_config", "enable_prefix_caching"), cpu_default=True, panel=(True, False), chapter=4)
+    # Fixes the KV cache at this many blocks, whatever the memory fraction says: a way to
+    # make the cache overflow on purpose (queueing, preemption) with a small model.
+    num_gpu_blocks_override: int | None = declare(
+        None, "num_gpu_blocks_override=None (size the cache from the memory fraction).",
+        flag="--num-gpu-blocks-override", unit="blocks", short="blocks", minimum=1,
+        resolved=("cache_config", "num_gpu_blocks_override"))
+    # The guide starts eager by default: compiling costs ~90 s per start on 2 cores. There are
+    # no CUDA graphs on CPU; there this switch turns torch.compile on or off.
+    enforce_eager: bool = declare(True, "enforce_eager=True.", flag="--enforce-eager", short="eager",
+                                  resolved=("model_config", "enforce_eager"), panel=(True, False), chapter=4)
+    # The resolved object is large; facts.py reads its `mode` as engine_compilation_mode.
+    compilation_config: dict | None = declare(None, "compilation_config=None (vLLM's default).",
+                                              flag="--compilation-config", short="compile",
+                                              what="a dict such as {'mode': 3}")
+    # A fixed KV-cache size in bytes, whatever the memory fraction says: the way to compare KV
+    # dtypes at equal memory (CPU worker: "Explicitly set (…) GiB for KV cache").
+    kv_cache_memory_bytes: int | None = declare(
+        None, "kv_cache_memory_bytes=None (size the cache from the memory fraction).", flag="--kv-cache-memory-bytes",
+        unit="bytes", short="kv bytes", minimum=1, resolved=("cache_config", "kv_cache_memory_bytes"))
+    kv_cache_dtype: str = declare("auto", 'kv_cache_dtype="fp8" to halve KV memory, or "auto".',
+                                  flag="--kv-cache-dtype", short="kv", choices=KV_CACHE_DTYPES,
+                                  resolved=("cache_config", "cache_dtype"), panel=("auto", "fp8", "fp8_e5m2"),
+                                  chapter=5)
     # None: the dtype this machine computes fastest (hardware.cpu_dtype(): float32 where the CPU
-    # only emulates bf16, bf16 where AVX512-BF16/AMX exist; vLLM's "auto" on a GPU). "auto" is
-    # vLLM's own rule: the model's dtype (bf16 for the embedded model), emulated or not.
-    dtype: str | None = None
-    quantization: str | None = None
-    tensor_parallel_size: int = 1
-    pipeline_parallel_size: int = 1
-    data_parallel_size: int = 1
-    distributed_executor_backend: str | None = None  # None: vLLM's choice ("mp" on one machine)
-    cpu_offload_gb: float = 0.0
-    enable_log_requests: bool = False
-    log_level: str = "info"
-    seed: int = 0
+    # only emulates bf16, bf16 where AVX512-BF16/AMX exist; vLLM's "auto" on a GPU), resolved in
+    # __post_init__. "auto" is vLLM's own rule: the model's dtype (bf16 for the embedded model),
+    # emulated or not.
+    dtype: str | None = declare(None, 'dtype="auto".', flag="--dtype", choices=DTYPES,
+                                resolved=("model_config", "dtype"))
+    # The CPU's kernels (CPU_QUANTIZATION) are checked before a start (engine/preflight.py).
+    quantization: str | None = declare(None, "quantization=None (the checkpoint's own).", flag="--quantization",
+                                       resolved=("model_config", "quantization"))
+    tensor_parallel_size: int = declare(1, "tensor_parallel_size=1.", flag="--tensor-parallel-size", unit="ranks",
+                                        short="tp", minimum=1, resolved=("parallel_config", "tensor_parallel_size"))
+    # Splits the layers into stages, one rank each; checked against the model's layers and the
+    # cores before a start (engine/preflight.py).
+    pipeline_parallel_size: int = declare(1, "pipeline_parallel_size=1.", flag="--pipeline-parallel-size",
+                                          unit="ranks", short="pp", minimum=1,
+                                          resolved=("parallel_config", "pipeline_parallel_size"))
+    # Replicas of the whole engine behind one API server (vLLM balances requests between them);
+    # for a dense model each replica is an independent engine core with its own KV cache.
+    data_parallel_size: int = declare(1, "data_parallel_size=1.", flag="--data-parallel-size", unit="replicas",
+                                      short="dp", minimum=1, resolved=("parallel_config", "data_parallel_size"))
+    # None: vLLM's choice. vllm/platforms/cpu.py, CpuPlatform.check_and_update_config turns
+    # "uni" (one rank) into "mp" on CPU, and ParallelConfig.__post_init__ picks "mp" for more
+    # ranks unless the engine runs inside a Ray placement group (never, as the harness starts
+    # it). "ray" needs the ray package (engine/preflight.py checks it).
+    distributed_executor_backend: str | None = declare(
+        None, 'distributed_executor_backend="mp" (one machine) or "ray".', flag="--distributed-executor-backend",
+        short="executor", choices=EXECUTOR_BACKENDS, resolved=("parallel_config", "distributed_executor_backend"),
+        cpu_default="mp")
+    cpu_offload_gb: float = declare(0.0, "cpu_offload_gb=0.", flag="--cpu-offload-gb", unit="GiB", minimum=0,
+                                    devices=("cuda",), resolved=("offload_config", "uva", "cpu_offload_gb"))
+    # The API server's per-request log lines (vLLM's --enable-log-requests): off unless asked for.
+    enable_log_requests: bool = declare(False, "enable_log_requests=False.", flag="--enable-log-requests",
+                                        short="log requests")
+    log_level: str = declare("info", 'log_level="info" (the start-up report needs it).', env="VLLM_LOGGING_LEVEL",
+                             choices=LOG_LEVELS)
+    seed: int = declare(0, "seed=0.", flag="--seed", resolved=("model_config", "seed"))
     device: str = field(default_factory=hardware.default_device)  # "cpu" or "cuda"
 
     # -- building -------------------------------------------------------------------------
@@ -118,8 +197,9 @@ class EngineConfig:
             return max(on_cpu, self.memory_fraction)
         return round((1 + self.memory_fraction) / 2, 2)
 
-    def _value_or_default(self, name: str):
-        """The setting's value, or what vLLM turns None into here where that is declared."""
+    def effective(self, name: str):
+        """The setting's value, or what vLLM turns None into here where that is declared
+        (None where neither is known: a GPU's defaults)."""
         value = getattr(self, name)
         return value if value is not None else BY_NAME[name].default_for(self)
 
@@ -176,7 +256,7 @@ class EngineConfig:
         if cap is not None and cap > self.max_model_len:
             raise ConfigError("long_prefill_token_threshold", f"({cap}) is larger than max_model_len "
                               f"({self.max_model_len}); vLLM refuses that.", f"long_prefill_token_threshold <= {self.max_model_len}.")
-        budget, seqs = self._value_or_default("max_num_batched_tokens"), self._value_or_default("max_num_seqs")
+        budget, seqs = self.effective("max_num_batched_tokens"), self.effective("max_num_seqs")
         if budget is None:
             return
         said = str(budget) if self.max_num_batched_tokens is not None else f"vLLM's default here, {budget}"
@@ -224,7 +304,7 @@ class EngineConfig:
         Cheap: no model files, no process; notebooks and tests use it to skip a part with the
         reason, and the engine start refuses it (engine/preflight.py)."""
         for s in SETTINGS:
-            value, default = getattr(self, s.name), EngineConfig.__dataclass_fields__[s.name].default
+            value, default = getattr(self, s.name), s.default
             if self.device not in s.devices and value not in (None, default):
                 return ConfigError(s.name, f"({value!r}) applies on {' or '.join(s.devices)} only; "
                                    f"this config runs on {self.device}.", f"{s.name}={default!r} on {self.device}.")
@@ -266,6 +346,22 @@ class EngineConfig:
                                'kv_cache_dtype="auto" here; fp8 KV runs on an AVX-512/AMX CPU or a GPU.')
         return None
 
+    def runs_here(self, name: str, values=None) -> list:
+        """Which `values` of one setting (its declared panel values when None) this config can
+        run with on this machine, in order; `refusals` says why not the others."""
+        return [v for v, why in self.refusals(name, values).items() if why is None]
+
+    def refusals(self, name: str, values=None) -> dict:
+        """{value: None where this config runs with `name` set to it here, else the ConfigError}."""
+        values = BY_NAME[name].panel if values is None else values
+        out = {}
+        for v in values:
+            try:
+                out[v] = self.replace(**{name: v}).cannot_run_here()
+            except ConfigError as refused:  # a value the other settings rule out
+                out[v] = refused
+        return out
+
     # -- turning into a server command ----------------------------------------------------
     def server_args(self, model_path: str, port: int) -> list[str]:
         """The api_server command-line arguments for this config (one rule: Setting.flags)."""
@@ -299,3 +395,23 @@ class EngineConfig:
     def ranks(self) -> int:
         """Worker processes of the engine: tensor × pipeline parallel size."""
         return self.tensor_parallel_size * self.pipeline_parallel_size
+
+
+# Every setting, in field order, read from the fields' declarations.
+SETTINGS: tuple[Setting, ...] = tuple(
+    Setting.from_field(f, hint) for f in dataclasses.fields(EngineConfig)
+    if "setting" in f.metadata for hint in [typing.get_type_hints(EngineConfig)[f.name]])
+BY_NAME: dict[str, Setting] = {s.name: s for s in SETTINGS}
+
+
+def resolved_values(vllm_config: dict) -> dict:
+    """{setting: the value the engine chose} from /server_info's `vllm_config` (None where absent)."""
+    return {s.name: dig(vllm_config, s.resolved) for s in SETTINGS if s.resolved}
+
+
+def chart_titles() -> dict[str, str]:
+    """Axis titles for the settings' columns in result rows: cfg_* (asked) and engine_* (resolved)."""
+    titles = {f"cfg_{s.name}": s.title for s in SETTINGS}
+    titles.update({f"engine_{s.name}": f"{s.name}, engine's value" + (f" ({s.unit})" if s.unit else "")
+                   for s in SETTINGS if s.resolved})
+    return titles

@@ -10,6 +10,7 @@ import sys
 from importlib import metadata
 
 from helpers import hardware, models
+from helpers.config import EngineConfig
 
 NEEDED = ["vllm", "torch", "transformers", "jupyterlab", "ipywidgets", "pandas", "altair",
           "prometheus_client", "vl_convert", "gguf"]
@@ -36,8 +37,9 @@ def checks() -> list[tuple[str, str, str | None]]:
         why = ("bf16 runs natively here" if hardware.native_bf16()
                else "this CPU only emulates bf16 (about 4-5x slower), so the guide computes in float32")
         out.append(("dtype the guide uses", f"{hardware.cpu_dtype()} ({why}; dtype=... overrides it)", None))
-        out.append(("fp8 KV cache", "available" if hardware.has_avx512() else
-                    "not on this CPU (needs AVX-512 or AMX): the fp8 parts of the guide are skipped", None))
+        why_not = EngineConfig(device="cpu").refusals("kv_cache_dtype", ["fp8"])["fp8"]
+        out.append(("fp8 KV cache", "available" if why_not is None else
+                    f"not on this CPU ({why_not.problem}): the fp8 parts of the guide are skipped", None))
     out.append(("RAM", f"{hw['ram_gib']} GiB total, {hardware.available_ram_gib()} GiB free",
                 None if hw["ram_gib"] >= 8 else "8 GiB or more is needed for the embedded model"))
     out.append(("GPU", ", ".join(hw["gpu_names"]) or "none (the CPU path is the default)", None))

@@ -1,29 +1,32 @@
-"""Every engine setting the guide covers, declared once.
+"""What a setting is: how it travels to vLLM, what it may be, how it is named and read back.
 
-Each `Setting` says how the value travels to vLLM (a command-line flag or an environment
-variable), what it may be (kind, range, choices), how charts name it (legend label, axis
-title with unit), where the engine reports the value it resolved (a path into
-/server_info's `vllm_config`), which devices it applies to, and what vLLM turns `None` into
-on the CPU backend. `EngineConfig`'s checks, `server_args`, `server_env`, `label`, the
-`cfg_*`/`engine_*` chart titles and the resolved-settings columns are all generated from
-this table, so a setting is spelled in one place (as vLLM's own `EngineArgs` does).
+Each engine setting is declared once, on its `EngineConfig` field (helpers/config.py), with
+`declare(default, fix, ...)`: the field gives the name, the kind and whether None is allowed
+(from its type, as vLLM's `EngineArgs.get_kwargs` reads a dataclass field); the `Setting` in
+its metadata gives the rest: how the value travels (a command-line flag or an environment
+variable), range and choices, how charts name it (legend label, axis title with unit), where
+the engine reports the value it resolved (a path into /server_info's `vllm_config`), which
+devices it applies to, what vLLM turns `None` into on the CPU backend, the values a panel
+offers and the chapter that teaches it. Validation, `server_args`, `server_env`, `label`,
+the `cfg_*`/`engine_*` chart titles, the resolved-settings columns, the capstone's panel and
+`EngineConfig.runs_here` are all generated from those declarations.
 
 Adding an engine setting:
-  1. Append a `Setting(...)` to `SETTINGS` below. Give `cpu_default` only where vLLM
+  1. Add a field to `EngineConfig` with `declare(...)`. Give `cpu_default` only where vLLM
      resolves `None` to a fixed value on CPU, with the vLLM source line in a comment, and
      check it against tests/data/server_info_cpu.json; declare no GPU default (it differs by
      GPU and entry point).
-  2. Add a field of the same name to `EngineConfig` (helpers/config.py) with the guide's
-     default; tests/unit/test_settings.py checks the two lists agree.
-  3. Give the setting a non-default value in `NON_DEFAULT` in tests/unit/test_settings.py;
+  2. Give the setting a non-default value in `NON_DEFAULT` in tests/unit/test_settings.py;
      the tests then check it reaches the command line (or the environment), that vLLM's
      parser accepts it, and that its resolved path exists in the recorded /server_info.
-  4. Checks that involve other settings, the machine or the model files stay hand-written:
-     `EngineConfig._check_together` (other settings), `helpers/engine/preflight.py` (machine).
+  3. Checks that involve other settings, the machine or the model files stay hand-written:
+     `EngineConfig._check_together` (other settings), `EngineConfig.cannot_run_here` (this
+     machine, cheaply), `helpers/engine/preflight.py` (machine and model files, at start).
 """
 from __future__ import annotations
 
 import json
+import dataclasses
 from dataclasses import dataclass
 from typing import Any
 
@@ -48,10 +51,9 @@ _WHAT = {int: "a whole number", float: "a number", bool: "True or False", str: "
 
 @dataclass(frozen=True)
 class Setting:
-    """One engine setting: how it travels, what it may be, how it is named and read back."""
+    """One engine setting: how it travels, what it may be, how it is named and read back.
+    `name`, `kind`, `nullable` and `default` come from the EngineConfig field that declares it."""
 
-    name: str
-    kind: type  # int, float, bool, str or dict
     fix: str  # what to try when a value is refused (the "Try:" of ConfigError)
     flag: str | None = None  # api_server flag; None: it travels as `env` instead
     env: str | None = None  # environment variable that carries it instead of a flag
@@ -62,12 +64,26 @@ class Setting:
     minimum: float | None = None
     maximum: float | None = None
     above: float | None = None  # exclusive lower bound
-    nullable: bool = True  # None allowed: "vLLM's default" (or the guide's, see EngineConfig)
     resolved: tuple[str, ...] | None = None  # path in /server_info's vllm_config
     devices: tuple[str, ...] = DEVICES
     # What vLLM turns None into on the CPU backend: a value, or a function of the config for
     # defaults that depend on other settings. None: no fixed value (or not nullable).
     cpu_default: Any = None
+    panel: tuple = ()  # the values a panel offers (besides the config's own and vLLM's default)
+    chapter: int | None = None  # the chapter that teaches it, where a panel offers it
+    # From the field (filled in by `from_field`):
+    name: str = ""
+    kind: type = object  # int, float, bool, str or dict
+    nullable: bool = True  # None allowed: "vLLM's default" (or the guide's, see EngineConfig)
+    default: Any = None  # the guide's default
+
+    @classmethod
+    def from_field(cls, f: dataclasses.Field, hint) -> "Setting":
+        """The field's Setting with its name, kind, None-ness and default filled in from the field."""
+        kinds = tuple(k for k in (getattr(hint, "__args__", None) or (hint,)))
+        kind = next(k for k in kinds if k is not type(None))
+        return dataclasses.replace(f.metadata["setting"], name=f.name, kind=kind,
+                                   nullable=type(None) in kinds, default=f.default)
 
     @property
     def label(self) -> str:
@@ -112,6 +128,11 @@ class Setting:
         return ("1" if value else "0") if isinstance(value, bool) else str(value)
 
 
+def declare(default, fix: str, **facts) -> Any:
+    """An EngineConfig field that carries its `Setting` (see the module docstring)."""
+    return dataclasses.field(default=default, metadata={"setting": Setting(fix=fix, **facts)})
+
+
 def _is_kind(value, kind: type) -> bool:
     if isinstance(value, bool):
         return kind is bool
@@ -145,108 +166,15 @@ def _ranks(config) -> int:
     return config.tensor_parallel_size * config.pipeline_parallel_size
 
 
-def _cpu_max_num_seqs(config) -> int:
+def cpu_max_num_seqs(config) -> int:
     return 128 * _ranks(config)
 
 
-def _cpu_max_num_batched_tokens(config) -> int:
+def cpu_max_num_batched_tokens(config) -> int:
     """2048 per rank; with chunked prefill off at least max_model_len
     (EngineArgs._set_default_max_num_seqs_and_batched_tokens_args)."""
     budget = 2048 * _ranks(config)
     return max(budget, config.max_model_len) if config.enable_chunked_prefill is False else budget
-
-
-SETTINGS: tuple[Setting, ...] = (
-    Setting("model", str, 'model="embedded" (SmolLM2-135M, no download).', flag="--model",
-            what="a name or a folder", nullable=False),
-    Setting("max_model_len", int, "max_model_len=2048.", flag="--max-model-len", unit="tokens", short="len",
-            minimum=16, nullable=False, resolved=("model_config", "max_model_len")),
-    # None means the guide's fraction for the device (EngineConfig.memory_fraction); always sent.
-    Setting("gpu_memory_utilization", float,
-            f"a value such as {CPU_DEFAULT_MEMORY_FRACTION} on CPU or {GPU_DEFAULT_MEMORY_FRACTION} on a GPU.",
-            flag="--gpu-memory-utilization", unit="fraction", short="mem", above=0, maximum=1,
-            resolved=("cache_config", "gpu_memory_utilization")),
-    # Power of two, and a multiple of 32 on CPU: checked by hand (EngineConfig._check_together).
-    # vllm/platforms/cpu.py, CpuPlatform.check_and_update_config: 128 unless the user set it
-    # (16 for MLA models, 256 for DeepSeek-V4).
-    Setting("block_size", int, "block_size=16, 32, 64 or 128.", flag="--block-size", unit="tokens",
-            short="block", minimum=1, resolved=("cache_config", "block_size"), cpu_default=128),
-    Setting("max_num_seqs", int, "max_num_seqs=16.", flag="--max-num-seqs", unit="sequences", short="seqs",
-            minimum=1, resolved=("scheduler_config", "max_num_seqs"), cpu_default=_cpu_max_num_seqs),
-    Setting("max_num_batched_tokens", int, "max_num_batched_tokens=2048.", flag="--max-num-batched-tokens",
-            unit="tokens", short="budget", minimum=1, resolved=("scheduler_config", "max_num_batched_tokens"),
-            cpu_default=_cpu_max_num_batched_tokens),
-    # arg_utils._set_default_chunked_prefill_and_prefix_caching_args: on for generative models
-    # (ModelConfig.is_chunked_prefill_supported / is_prefix_caching_supported); off on RISC-V.
-    Setting("enable_chunked_prefill", bool, "enable_chunked_prefill=True.", flag="--enable-chunked-prefill",
-            short="chunked", resolved=("scheduler_config", "enable_chunked_prefill"), cpu_default=True),
-    # config/scheduler.py: 0 (off) unless set. While other requests are running or waiting,
-    # Scheduler.schedule() gives one request at most this many prompt tokens per step.
-    Setting("long_prefill_token_threshold", int, "long_prefill_token_threshold=256 (or 0: off).",
-            flag="--long-prefill-token-threshold", unit="tokens", short="prefill cap", minimum=0,
-            resolved=("scheduler_config", "long_prefill_token_threshold"), cpu_default=0),
-    Setting("max_num_queued_reqs", int, "max_num_queued_reqs=None (no cap), or at least max_num_seqs.",
-            flag="--max-num-queued-reqs", unit="requests", short="queue cap", minimum=1,
-            resolved=("scheduler_config", "max_num_queued_reqs")),
-    Setting("enable_prefix_caching", bool, "enable_prefix_caching=True.", flag="--enable-prefix-caching",
-            short="prefix cache", resolved=("cache_config", "enable_prefix_caching"), cpu_default=True),
-    # Fixes the KV cache at this many blocks, whatever the memory fraction says: a way to
-    # make the cache overflow on purpose (queueing, preemption) with a small model.
-    Setting("num_gpu_blocks_override", int, "num_gpu_blocks_override=None (size the cache from the memory fraction).",
-            flag="--num-gpu-blocks-override", unit="blocks", short="blocks", minimum=1,
-            resolved=("cache_config", "num_gpu_blocks_override")),
-    # There are no CUDA graphs on CPU; there this switch turns torch.compile on or off.
-    Setting("enforce_eager", bool, "enforce_eager=True.", flag="--enforce-eager", short="eager",
-            nullable=False, resolved=("model_config", "enforce_eager")),
-    # The resolved object is large; facts.py reads its `mode` as engine_compilation_mode.
-    Setting("compilation_config", dict, "compilation_config=None (vLLM's default).", flag="--compilation-config",
-            short="compile", what="a dict such as {'mode': 3}"),
-    # A fixed KV-cache size in bytes, whatever the memory fraction says: the way to compare KV
-    # dtypes at equal memory (CPU worker: "Explicitly set (…) GiB for KV cache").
-    Setting("kv_cache_memory_bytes", int, "kv_cache_memory_bytes=None (size the cache from the memory fraction).",
-            flag="--kv-cache-memory-bytes", unit="bytes", short="kv bytes", minimum=1,
-            resolved=("cache_config", "kv_cache_memory_bytes")),
-    Setting("kv_cache_dtype", str, 'kv_cache_dtype="fp8" to halve KV memory, or "auto".', flag="--kv-cache-dtype",
-            short="kv", choices=KV_CACHE_DTYPES, nullable=False, resolved=("cache_config", "cache_dtype")),
-    # None is resolved by EngineConfig to the dtype this machine computes fastest.
-    Setting("dtype", str, 'dtype="auto".', flag="--dtype", choices=DTYPES, resolved=("model_config", "dtype")),
-    # The CPU's kernels (CPU_QUANTIZATION) are checked before a start (engine/preflight.py).
-    Setting("quantization", str, "quantization=None (the checkpoint's own).", flag="--quantization",
-            resolved=("model_config", "quantization")),
-    Setting("tensor_parallel_size", int, "tensor_parallel_size=1.", flag="--tensor-parallel-size", unit="ranks",
-            short="tp", minimum=1, nullable=False, resolved=("parallel_config", "tensor_parallel_size")),
-    # Splits the layers into stages, one rank each; checked against the model's layers and the
-    # cores before a start (engine/preflight.py).
-    Setting("pipeline_parallel_size", int, "pipeline_parallel_size=1.", flag="--pipeline-parallel-size",
-            unit="ranks", short="pp", minimum=1, nullable=False,
-            resolved=("parallel_config", "pipeline_parallel_size")),
-    # Replicas of the whole engine behind one API server (vLLM balances requests between them);
-    # for a dense model each replica is an independent engine core with its own KV cache.
-    Setting("data_parallel_size", int, "data_parallel_size=1.", flag="--data-parallel-size", unit="replicas",
-            short="dp", minimum=1, nullable=False, resolved=("parallel_config", "data_parallel_size")),
-    # None: vLLM's choice. vllm/platforms/cpu.py, CpuPlatform.check_and_update_config turns
-    # "uni" (one rank) into "mp" on CPU, and ParallelConfig.__post_init__ picks "mp" for more
-    # ranks unless the engine runs inside a Ray placement group (never, as the harness starts
-    # it). "ray" needs the ray package (engine/preflight.py checks it).
-    Setting("distributed_executor_backend", str, 'distributed_executor_backend="mp" (one machine) or "ray".',
-            flag="--distributed-executor-backend", short="executor", choices=EXECUTOR_BACKENDS,
-            resolved=("parallel_config", "distributed_executor_backend"), cpu_default="mp"),
-    Setting("cpu_offload_gb", float, "cpu_offload_gb=0.", flag="--cpu-offload-gb", unit="GiB", minimum=0,
-            nullable=False, devices=("cuda",), resolved=("offload_config", "uva", "cpu_offload_gb")),
-    # The API server's per-request log lines (vLLM's --enable-log-requests): off unless asked for.
-    Setting("enable_log_requests", bool, "enable_log_requests=False.", flag="--enable-log-requests",
-            short="log requests", nullable=False),
-    Setting("log_level", str, 'log_level="info" (the start-up report needs it).', env="VLLM_LOGGING_LEVEL",
-            choices=LOG_LEVELS, nullable=False),
-    Setting("seed", int, "seed=0.", flag="--seed", nullable=False, resolved=("model_config", "seed")),
-)
-
-BY_NAME: dict[str, Setting] = {s.name: s for s in SETTINGS}
-
-
-def resolved_values(vllm_config: dict) -> dict:
-    """{setting: the value the engine chose} from /server_info's `vllm_config` (None where absent)."""
-    return {s.name: dig(vllm_config, s.resolved) for s in SETTINGS if s.resolved}
 
 
 def dig(tree: dict, path: tuple[str, ...]):
@@ -255,11 +183,3 @@ def dig(tree: dict, path: tuple[str, ...]):
             return None
         tree = tree.get(key)
     return tree
-
-
-def chart_titles() -> dict[str, str]:
-    """Axis titles for the settings' columns in result rows: cfg_* (asked) and engine_* (resolved)."""
-    titles = {f"cfg_{s.name}": s.title for s in SETTINGS}
-    titles.update({f"engine_{s.name}": f"{s.name}, engine's value" + (f" ({s.unit})" if s.unit else "")
-                   for s in SETTINGS if s.resolved})
-    return titles

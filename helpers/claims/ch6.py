@@ -42,7 +42,7 @@ def tuning_steps(base: EngineConfig, seats: int, engine_max_num_seqs: int, longe
     if full:
         steps = [Step("max_model_len", {"max_model_len": 1 << (longest_prompt - 1).bit_length()}, 2),
                  Step("memory fraction", {"gpu_memory_utilization": base.more_memory(0.4)}, 2), *steps]
-        if base.replace(kv_cache_dtype="fp8").cannot_run_here() is None:
+        if base.runs_here("kv_cache_dtype", ["fp8"]):
             steps.append(Step("fp8 KV cache", {"kv_cache_dtype": "fp8"}, 5))
     if base.device == "cuda":  # written from vLLM's source; not run where this guide was built
         steps.append(Step("CUDA graphs", {"enforce_eager": False}, 4))

@@ -15,8 +15,9 @@ import urllib.request
 
 from prometheus_client.parser import text_string_to_metric_families
 
+from helpers.config import SETTINGS, resolved_values
 from helpers.engine.startup_log import StartupReport
-from helpers.settings import SETTINGS, dig, resolved_values
+from helpers.settings import dig
 
 # Facts from /server_info that are not settings: {fact: path in vllm_config}.
 SERVER_INFO_FACTS = {

@@ -8,7 +8,7 @@ import pytest
 
 from helpers.engine import facts
 from helpers.engine.startup_log import parse_startup
-from helpers.settings import SETTINGS
+from helpers.config import SETTINGS
 
 DATA = Path(__file__).resolve().parents[1] / "data"
 

@@ -8,7 +8,8 @@ import pytest
 
 from helpers import charts
 from helpers.config import ConfigError, EngineConfig
-from helpers.settings import BY_NAME, SETTINGS, dig, resolved_values
+from helpers.config import BY_NAME, SETTINGS, resolved_values
+from helpers.settings import dig
 
 DATA = Path(__file__).resolve().parents[1] / "data"
 MODEL_PATH = "/models/m"
@@ -48,12 +49,45 @@ def _contains(args: list[str], words: list[str]) -> bool:
     return any(args[i:i + len(words)] == words for i in range(len(args)))
 
 
-# -- the table and EngineConfig agree ---------------------------------------------------------
+# -- each field declares its setting ----------------------------------------------------------
 
-def test_config_fields_are_the_declared_settings():
+def test_every_field_but_the_device_declares_its_setting():
     fields = [f.name for f in dataclasses.fields(EngineConfig) if f.name != "device"]
     assert fields == [s.name for s in SETTINGS]
     assert set(NON_DEFAULT) == set(BY_NAME), "give a new setting a non-default value in NON_DEFAULT"
+
+
+def test_kind_none_ness_and_default_come_from_the_field():
+    assert (BY_NAME["max_num_seqs"].kind, BY_NAME["max_num_seqs"].nullable) == (int, True)
+    assert (BY_NAME["enforce_eager"].kind, BY_NAME["enforce_eager"].nullable) == (bool, False)
+    assert (BY_NAME["compilation_config"].kind, BY_NAME["model"].default) == (dict, "embedded")
+    for s in SETTINGS:
+        assert getattr(EngineConfig(device="cuda"), s.name) == s.default or s.name == "dtype", s.name
+
+
+def test_panel_values_are_each_acceptable_and_name_their_chapter():
+    for s in SETTINGS:
+        assert bool(s.panel) == (s.chapter is not None), f"{s.name}: a panel value needs the chapter that teaches it"
+        for v in s.panel:
+            assert s.problem(v) is None, (s.name, v)
+
+
+def test_runs_here_drops_what_this_machine_refuses(monkeypatch):
+    from helpers import hardware
+    base = EngineConfig(device="cpu")
+    monkeypatch.setattr(hardware, "has_avx512", lambda: False)
+    assert base.runs_here("kv_cache_dtype") == ["auto"]
+    why = base.refusals("kv_cache_dtype")["fp8"]
+    assert isinstance(why, ConfigError) and why.setting == "kv_cache_dtype" and "AVX-512" in str(why)
+    monkeypatch.setattr(hardware, "has_avx512", lambda: True)
+    assert base.runs_here("kv_cache_dtype") == ["auto", "fp8", "fp8_e5m2"]
+    assert base.runs_here("kv_cache_dtype", ["fp8"]) == ["fp8"]
+
+
+def test_runs_here_names_a_value_the_other_settings_rule_out():
+    base = EngineConfig(device="cpu", max_num_seqs=16, max_num_batched_tokens=64)
+    assert base.runs_here("max_num_seqs") == [1, 2, 4, 8, 16, 32, 64]  # not 128 or 256 seats on a budget of 64
+    assert base.refusals("max_num_seqs", [128])[128].setting == "max_num_batched_tokens"
 
 
 def test_non_default_values_are_not_the_defaults():
