@@ -14,31 +14,37 @@ walk and the service's preparation: loops that measure and judge, above both), `
 lab's check, hint and panel), `report` (computed verdicts), `widgets`, `correctness`, `models`, `doctor`, `exercises`,
 `course` and `book` (the guide as executed HTML).
 
-Names are imported lazily, so that `import helpers` stays cheap (pandas and Altair load only
-when a chart or table is asked for). Server processes do not import this package at all:
-they start through helpers/engine/_launch.py, run by path.
+The imports below show the package's shape, lowest layer first (helpers/README.md draws it).
+Everything is imported when `helpers` is (about 0.5 s here, pandas included) except the three
+modules that load Altair (about 3.5 s more): `charts`, `widgets` and `book` load on first use.
+Server processes do not import this package at all: they start through
+helpers/engine/_launch.py, run by path.
 """
-import importlib
+# Settings and errors → one validated config → the engine → loads and results → a measurement
+# flow → runners (measure and judge) → judging (pure functions of rows) → chapter code.
+from helpers import errors, hardware, settings, sizes  # noqa: F401 - the lowest layer
+from helpers import config, models, quantize  # noqa: F401
+from helpers import engine, load, results  # noqa: F401
+from helpers import correctness, experiment, runners  # noqa: F401
+from helpers import advisor, report, scheduler_rule, slo, target, tuning  # noqa: F401
+from helpers import capstone, claims, course, doctor, exercises  # noqa: F401
+from helpers.config import EngineConfig
+from helpers.engine import EngineBusyError, EngineStartError, stop_all
+from helpers.errors import ConfigError
+from helpers.experiment import capacity, engine_for, measure, measure_each, numbered, samples, stop, table
+from helpers.load import Load, LoadError
+from helpers.sizes import pick, set_size, size
+from helpers.slo import goodput
 
-_EXPORTS = {
-    "EngineConfig": "helpers.config", "ConfigError": "helpers.errors",
-    "EngineBusyError": "helpers.engine", "EngineStartError": "helpers.engine", "stop_all": "helpers.engine",
-    "capacity": "helpers.experiment", "engine_for": "helpers.experiment", "measure": "helpers.experiment",
-    "measure_each": "helpers.experiment", "stop": "helpers.experiment", "table": "helpers.experiment", "samples": "helpers.experiment",
-    "numbered": "helpers.experiment", "goodput": "helpers.slo",
-    "Load": "helpers.load", "LoadError": "helpers.load",
-    "pick": "helpers.sizes", "set_size": "helpers.sizes", "size": "helpers.sizes",
-}
-_MODULES = {"book", "charts", "report", "widgets", "correctness", "models", "doctor", "exercises", "experiment",
-            "config", "settings", "engine", "load", "results", "sizes", "hardware", "course", "claims", "quantize",
-            "advisor", "slo", "tuning", "target", "runners", "errors", "capstone"}
-__all__ = sorted(_EXPORTS) + sorted(_MODULES)
+_WITH_ALTAIR = {"charts", "widgets", "book"}
+__all__ = ["EngineConfig", "ConfigError", "EngineBusyError", "EngineStartError", "stop_all", "capacity", "engine_for",
+           "measure", "measure_each", "numbered", "samples", "stop", "table", "Load", "LoadError", "pick", "set_size",
+           "size", "goodput"]
 
 
 def __getattr__(name):
-    if name in _EXPORTS:
-        return getattr(importlib.import_module(_EXPORTS[name]), name)
-    if name in _MODULES:
+    if name in _WITH_ALTAIR:
+        import importlib
         return importlib.import_module(f"helpers.{name}")
     raise AttributeError(f"module 'helpers' has no attribute {name!r}")
 

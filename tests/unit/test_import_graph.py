@@ -1,5 +1,6 @@
 """The package's structure, read from its imports (those inside functions too): no module imports
-one that imports it back, and the functions that judge rows never reach for an engine."""
+one that imports it back, no module imports one from a higher layer (helpers/README.md draws
+them), and the functions that judge rows never reach for an engine."""
 import ast
 from pathlib import Path
 
@@ -8,6 +9,19 @@ import helpers
 ROOT = Path(helpers.__file__).parent
 JUDGING = ("helpers.slo", "helpers.tuning", "helpers.target", "helpers.advisor", "helpers.report")
 RUNNING = ("helpers.experiment", "helpers.runners", "helpers.engine")
+# Lowest first. A module may import its own layer or a lower one; a new module gets a layer here.
+LAYERS = {
+    "settings and errors": ("errors", "settings", "hardware", "sizes", "quantize"),
+    "config": ("config", "models"),
+    "engine": ("engine",),
+    "loads and results": ("load", "results"),
+    "runs": ("experiment", "correctness"),
+    "judging rows": ("slo", "tuning", "target", "advisor", "report", "scheduler_rule"),
+    "presentation": ("charts", "widgets", "course", "exercises"),
+    "runners": ("runners",),
+    "chapter code": ("claims", "capstone"),
+    "tools": ("doctor", "book", "helpers"),
+}
 
 
 def _module_name(path: Path) -> str:
@@ -32,7 +46,7 @@ def imports_of(path: Path, known: set[str]) -> set[str]:
         else:
             continue
         found |= {n for n in names if n in known}
-    return found - {"helpers"}  # the package's face: lazy names only, imports nothing at load
+    return found - {"helpers"}  # the package's face imports the rest; no module imports it back
 
 
 def graph() -> dict[str, set[str]]:
@@ -85,3 +99,24 @@ def test_judging_rows_never_reaches_for_an_engine():
     for judge in JUDGING:
         reached = {m for m in g[judge] if m.startswith(RUNNING)}
         assert not reached, f"{judge} imports {reached}: judging is a function of rows"
+
+
+def layer_of(module: str) -> int:
+    name = module.removeprefix("helpers.").split(".")[0] if module != "helpers" else "helpers"
+    for i, members in enumerate(LAYERS.values()):
+        if name in members:
+            return i
+    raise AssertionError(f"{module} has no layer: add it to LAYERS in tests/unit/test_import_graph.py")
+
+
+def arrows_up(g: dict[str, set[str]]) -> list[str]:
+    return [f"{a} -> {b}" for a in sorted(g) for b in sorted(g[a]) if layer_of(b) > layer_of(a)]
+
+
+def test_the_reader_finds_an_arrow_up():
+    assert arrows_up({"helpers.config": {"helpers.experiment"}}) == ["helpers.config -> helpers.experiment"]
+    assert arrows_up({"helpers.experiment": {"helpers.config"}}) == []
+
+
+def test_no_module_imports_from_a_higher_layer():
+    assert arrows_up(graph()) == []
