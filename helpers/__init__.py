@@ -27,13 +27,14 @@ from helpers import config, models, quantize  # noqa: F401
 from helpers import engine, load, results  # noqa: F401
 from helpers import correctness, experiment, runners  # noqa: F401
 from helpers import advisor, report, scheduler_rule, slo, target, tuning  # noqa: F401
-from helpers import capstone, claims, course, doctor, exercises  # noqa: F401
+from helpers import capstone, claims, course, doctor, exercises, tables  # noqa: F401
 from helpers.config import EngineConfig
 from helpers.engine import EngineBusyError, EngineStartError, stop_all
 from helpers.errors import ConfigError
-from helpers.experiment import capacity, engine_for, measure, measure_each, numbered, samples, stop, table
+from helpers.experiment import capacity, engine_for, measure, measure_each, stop
 from helpers.load import Load, LoadError
 from helpers.sizes import pick, set_size, size
+from helpers.tables import numbered, samples, table
 from helpers.slo import goodput
 
 _WITH_ALTAIR = {"charts", "widgets", "book"}

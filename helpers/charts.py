@@ -1,6 +1,6 @@
 """Altair chart builders with one look: units in axis titles, configuration as colour.
 
-Every builder takes rows measured in this run (a DataFrame from `experiment.table`) and
+Every builder takes rows measured in this run (a DataFrame from `tables.table`) and
 returns a chart; nothing here invents data.
 """
 from __future__ import annotations

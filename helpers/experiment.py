@@ -13,15 +13,12 @@ from __future__ import annotations
 import contextlib
 import statistics
 import time
-import urllib.request
 import uuid
-
-import pandas as pd
 
 from helpers import sizes
 from helpers.config import ConfigError, EngineConfig
 from helpers.engine import Server, facts, remote, shared
-from helpers.engine.server import layout_for
+from helpers.engine.server import layout_for, reset_prefix_cache
 from helpers.load import Load, MetricsSampler, run_load
 from helpers.load.direct import cached_tokens_each, timed_completions
 from helpers.load.metrics import scrape
@@ -219,17 +216,6 @@ class LoadFailedError(RuntimeError):
         self.client_error, self.engine_line = client_error, engine
 
 
-def reset_prefix_cache(base_url: str, headers: dict | None = None) -> bool:
-    """Empty the engine's prefix cache. It is a dev endpoint (the harness starts its servers with
-    VLLM_SERVER_DEV_MODE=1); False where a server does not offer it, and rows record that."""
-    req = urllib.request.Request(base_url + "/reset_prefix_cache", data=b"", method="POST", headers=headers or {})
-    try:
-        with urllib.request.urlopen(req, timeout=30):
-            return True
-    except OSError:
-        return False
-
-
 def timed(config: EngineConfig, prompts: list[str], max_tokens: int, params: dict, *, force: bool = False,
           tag: str = "", store: ResultStore | None = None, progress: bool = True) -> dict:
     """Time plain, one-at-a-time completion requests sent with `params` (beam search is not
@@ -282,36 +268,3 @@ def combine(runs: list[dict]) -> dict:
         else:
             out[key] = next((v for v in values if v is not None), None)  # e.g. the first error text
     return out
-
-
-def table(rows: list[dict] | dict[str, dict]) -> pd.DataFrame:
-    """Rows as a DataFrame, without the bulky time series and per-repeat lists. Given a dict
-    of named rows ({"chunking off": row, ...}), the names become the index, so a notebook
-    picks a row by what it is (`df.loc["chunking off"]`) instead of matching settings, and
-    each label starts with its name, so chart legends read "stock · …" and "tuned · …"."""
-    names = list(rows) if isinstance(rows, dict) else None
-    rows = list(rows.values()) if isinstance(rows, dict) else rows
-    bulky = lambda k: k in ("timeseries", "runs") or k.endswith(("request_ttft_ms", "request_tpot_ms"))
-    df = pd.DataFrame([{k: v for k, v in r.items() if not bulky(k)} for r in rows], index=names)
-    if names is not None and "config_label" in df:  # legends say what each row is: "tuned · len=2048, …"
-        df["config_label"] = [lbl if str(n) == lbl else f"{n} · {lbl}" for n, lbl in zip(names, df.config_label)]
-    return df
-
-
-def numbered(rows: list[dict]) -> pd.DataFrame:
-    """`table(rows)` with each config label numbered in run order ("1. guide default", "2. …"),
-    so a panel's chart tells apart two runs of the same configuration."""
-    df = table(rows).reset_index(drop=True)
-    df["config_label"] = [f"{i + 1}. {label}" for i, label in enumerate(df["config_label"])]
-    return df
-
-
-def samples(rows: list[dict]) -> pd.DataFrame:
-    """The /metrics samples of each row, stacked, labelled by config."""
-    frames = []
-    for r in rows:
-        ts = pd.DataFrame(r.get("timeseries") or [])
-        if not ts.empty:
-            ts["config_label"], ts["run_id"] = r["config_label"], r["run_id"]
-            frames.append(ts)
-    return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()

@@ -351,3 +351,14 @@ def stop_private() -> None:
 
 
 atexit.register(stop_private)
+
+
+def reset_prefix_cache(base_url: str, headers: dict | None = None) -> bool:
+    """Empty the engine's prefix cache. It is a dev endpoint (the harness starts its servers with
+    VLLM_SERVER_DEV_MODE=1); False where a server does not offer it, and rows record that."""
+    req = urllib.request.Request(base_url + "/reset_prefix_cache", data=b"", method="POST", headers=headers or {})
+    try:
+        with urllib.request.urlopen(req, timeout=30):
+            return True
+    except OSError:
+        return False

@@ -1,7 +1,7 @@
 """Row helpers that notebooks used to copy into themselves."""
 import socket
 
-from helpers.experiment import numbered, samples, table
+from helpers.tables import numbered, samples, table
 
 
 def rows():
@@ -82,7 +82,7 @@ def test_peak_kv_tokens_rounds_each_request_to_blocks():
 
 
 def test_prefix_cache_reset_reports_a_server_without_the_endpoint():
-    from helpers.experiment import reset_prefix_cache
+    from helpers.engine.server import reset_prefix_cache
 
     with socket.socket() as s:  # a port nobody listens on
         s.bind(("127.0.0.1", 0))

@@ -17,7 +17,7 @@ LAYERS = {
     "loads and results": ("load", "results"),
     "runs": ("experiment", "correctness"),
     "judging rows": ("slo", "tuning", "target", "advisor", "report", "scheduler_rule"),
-    "presentation": ("charts", "widgets", "course", "exercises"),
+    "presentation": ("tables", "charts", "widgets", "course", "exercises"),
     "runners": ("runners",),
     "chapter code": ("claims", "capstone"),
     "tools": ("doctor", "book", "helpers"),
