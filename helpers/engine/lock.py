@@ -18,7 +18,7 @@ from pathlib import Path
 SHUTDOWN_GRACE_S = 60.0
 
 
-def _alive(pid: int) -> bool:
+def alive(pid: int) -> bool:
     """True for a running process; False for one that is gone or has exited (a zombie, possibly
     with a last thread still closing its files: that one releases the lock by itself)."""
     try:
@@ -108,8 +108,8 @@ class EngineLock:
         except (OSError, ValueError):
             return False
         if info.get("server_pid"):  # the server holds the lock; the process that started it may live on
-            return not _alive(info["server_pid"])
-        return bool(info.get("pid")) and not _alive(info["pid"])
+            return not alive(info["server_pid"])
+        return bool(info.get("pid")) and not alive(info["pid"])
 
     def _processes_holding(self) -> str:
         """'pid (command)' of each process with the lock file open, read from /proc (Linux)."""

@@ -22,7 +22,7 @@ from pathlib import Path
 from helpers import models
 from helpers.config import ConfigError, EngineConfig
 from helpers.engine import preflight, ray_local, startup_log, zygote
-from helpers.engine.lock import EngineLock, _alive
+from helpers.engine.lock import EngineLock, alive
 
 START_TIMEOUT_S = float(os.environ.get("GUIDE_START_TIMEOUT", 900))
 
@@ -132,7 +132,7 @@ class Server:
     def running(self) -> bool:
         if self.proc is not None:
             return self.proc.poll() is None
-        return self.pid is not None and _alive(self.pid)
+        return self.pid is not None and alive(self.pid)
 
     @classmethod
     def attach(cls, config: EngineConfig | None, record: dict) -> "Server":
@@ -192,9 +192,9 @@ class Server:
             except (ProcessLookupError, PermissionError):
                 break
             deadline = time.monotonic() + wait_s
-            while _alive(pid) and time.monotonic() < deadline:
+            while alive(pid) and time.monotonic() < deadline:
                 time.sleep(0.2)
-            if not _alive(pid):
+            if not alive(pid):
                 break
         try:
             os.killpg(pid, signal.SIGKILL)  # stragglers (engine core, workers) in the group

@@ -36,7 +36,7 @@ import time
 from pathlib import Path
 
 from helpers.config import EngineConfig
-from helpers.engine.lock import EngineBusyError, _alive, lock_path
+from helpers.engine.lock import EngineBusyError, alive, lock_path
 from helpers.engine import zygote
 from helpers.engine.server import Server, layout_for, stop_private
 
@@ -106,7 +106,7 @@ def _write_record(record: dict) -> None:
 def live_record() -> dict | None:
     """The record of the engine running now, or None (none started, or it has ended)."""
     rec = read_record()
-    if rec.get("server_pid") and _alive(rec["server_pid"]):
+    if rec.get("server_pid") and alive(rec["server_pid"]):
         return rec
     return None
 

@@ -23,7 +23,7 @@ from pathlib import Path
 import pandas as pd
 
 from helpers.results.fingerprint import fingerprint
-from helpers.results.store import _jsonable, _read, default_dir, load_all
+from helpers.results.store import default_dir, jsonable, load_all, read_rows
 
 FORMAT = "vllm-guide-results"
 SUFFIX = ".guide.json.gz"
@@ -57,7 +57,7 @@ def my_rows(folder: str | Path | None = None) -> list[dict]:
     in another file of the folder), and no one else's rows copied there."""
     me = fingerprint()["machine_id"]
     folder = Path(folder) if folder else default_dir()
-    return [r for p in sorted(folder.glob("*.jsonl")) for r in _read(p) if r.get("env_machine_id") == me]
+    return [r for p in sorted(folder.glob("*.jsonl")) for r in read_rows(p) if r.get("env_machine_id") == me]
 
 
 def pack(path: str | Path | None = None, folder: str | Path | None = None) -> Path:
@@ -73,7 +73,7 @@ def pack(path: str | Path | None = None, folder: str | Path | None = None) -> Pa
     blob = {"format": FORMAT, "format_version": 1, "packed": time.strftime("%Y-%m-%dT%H:%M:%S"),
             "fingerprint": clean({k: v for k, v in fp.items() if k != "python"}), "rows": rows}
     with gzip.open(path, "wt") as f:
-        json.dump(blob, f, default=_jsonable)
+        json.dump(blob, f, default=jsonable)
     return path
 
 
@@ -100,11 +100,11 @@ def unpack(path: str | Path, folder: str | Path) -> list[Path]:
     written = []
     for env, rows in by_env.items():
         target = folder / f"{env}.jsonl"
-        seen = {r.get("run_id") for r in _read(target)}
+        seen = {r.get("run_id") for r in read_rows(target)}
         with open(target, "a") as f:
             for r in rows:
                 if r.get("run_id") is None or r["run_id"] not in seen:
-                    f.write(json.dumps(r, default=_jsonable) + "\n")
+                    f.write(json.dumps(r, default=jsonable) + "\n")
         written.append(target)
     return written
 

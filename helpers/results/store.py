@@ -41,7 +41,7 @@ class ResultStore:
 
     def append(self, row: dict) -> None:
         self.folder.mkdir(parents=True, exist_ok=True)
-        line = json.dumps(row, default=_jsonable)
+        line = json.dumps(row, default=jsonable)
         with open(self.path, "ab+") as f:
             f.seek(0, os.SEEK_END)
             if f.tell():  # after a torn last line (a crash mid-write), start a fresh line
@@ -54,7 +54,7 @@ class ResultStore:
 
     def rows(self) -> list[dict]:
         """This machine's rows, oldest first; a torn last line (a crash mid-write) is skipped."""
-        return _read(self.path)
+        return read_rows(self.path)
 
     def get(self, key: str) -> dict | None:
         """The newest stored row for a key, or None."""
@@ -71,11 +71,12 @@ class ResultStore:
 def load_all(folder: str | Path | None = None) -> pd.DataFrame:
     """Every machine's rows in a folder, for pooling a workshop's results."""
     folder = Path(folder) if folder else default_dir()
-    rows = [r for p in sorted(folder.glob("*.jsonl")) for r in _read(p)]
+    rows = [r for p in sorted(folder.glob("*.jsonl")) for r in read_rows(p)]
     return pd.DataFrame(rows)
 
 
-def _read(path: Path) -> list[dict]:
+def read_rows(path: Path) -> list[dict]:
+    """The rows of one store file, oldest first; a torn line (a crash mid-write) is skipped."""
     if not path.exists():
         return []
     rows = []
@@ -91,7 +92,8 @@ def _read(path: Path) -> list[dict]:
     return rows
 
 
-def _jsonable(x):
+def jsonable(x):
+    """json.dump's `default` for rows: numpy/pandas numbers and arrays as plain values, anything else as text."""
     if hasattr(x, "tolist"):
         return x.tolist()
     if hasattr(x, "item"):

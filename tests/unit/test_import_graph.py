@@ -120,3 +120,12 @@ def test_the_reader_finds_an_arrow_up():
 
 def test_no_module_imports_from_a_higher_layer():
     assert arrows_up(graph()) == []
+
+
+def test_no_module_imports_another_modules_private_name():
+    private = []
+    for name, path in _modules().items():
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("helpers"):
+                private += [f"{name}: {node.module}.{a.name}" for a in node.names if a.name.startswith("_")]
+    assert private == [], "make it public (no leading underscore) or keep it in its module"
