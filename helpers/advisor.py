@@ -21,7 +21,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from helpers import hardware
+from helpers.results import rows
 from helpers.config import EngineConfig
 
 KV_FULL_PCT = 90.0  # peak KV-cache usage (%) that counts as full
@@ -69,7 +69,7 @@ def _kv_full(row: dict, config: EngineConfig) -> Advice | None:
     if config.device == "cpu" and fraction < CPU_MAX_FRACTION:
         return Advice("KV cache full", evidence, {"gpu_memory_utilization": round(min(CPU_MAX_FRACTION, fraction * 1.5), 2)},
                       "a larger memory fraction leaves more room for KV blocks, so fewer requests are preempted", 2)
-    if config.kv_cache_dtype == "auto" and (config.device == "cuda" or hardware.has_avx512()):
+    if config.kv_cache_dtype == "auto" and config.runs_here("kv_cache_dtype", ["fp8"]):
         return Advice("KV cache full", evidence, {"kv_cache_dtype": "fp8"},
                       "an fp8 cache holds about twice the tokens in the same memory", 5)
     return Advice("KV cache full", evidence, {"max_num_seqs": max(1, int(_num(row, "peak_running", 2)) // 2)},
@@ -77,7 +77,7 @@ def _kv_full(row: dict, config: EngineConfig) -> Advice | None:
 
 
 def _queueing(row: dict, config: EngineConfig) -> Advice | None:
-    seats = _num(row, "engine_max_num_seqs") or _num(row, "cfg_max_num_seqs")
+    seats = float(rows.setting(row, "max_num_seqs") or 0)
     running, waiting = _num(row, "peak_running"), _num(row, "peak_waiting")
     if not seats or running < seats or waiting == 0:
         return None
@@ -96,7 +96,7 @@ def _stalls(row: dict, config: EngineConfig) -> Advice | None:
     if config.enable_chunked_prefill is False:
         return Advice("Long prefills stall decoding", evidence, {"enable_chunked_prefill": True},
                       "with chunking on, a long prompt is cut into pieces that share steps with running decodes", 3)
-    seats = _num(row, "engine_max_num_seqs") or config.effective("max_num_seqs") or 0  # as the engine resolved it
+    seats = rows.setting(row, "max_num_seqs") or config.effective("max_num_seqs") or 0  # as the engine ran it
     small = max(SMALL_BUDGET, int(seats))  # vLLM refuses a budget below max_num_seqs
     if budget is None or budget > small:
         return Advice("Long prefills stall decoding", evidence, {"max_num_batched_tokens": small},

@@ -19,9 +19,8 @@ from dataclasses import dataclass, field
 
 from helpers import hardware
 from helpers.errors import ConfigError  # noqa: F401 - also importable from here
-# The value lists and memory fractions are declared in helpers.settings (and still importable here).
-from helpers.settings import (CPU_DEFAULT_MEMORY_FRACTION, CPU_QUANTIZATION, DEVICES, DTYPES,  # noqa: F401
-                              EXECUTOR_BACKENDS, GPU_DEFAULT_MEMORY_FRACTION, KV_CACHE_DTYPES, LOG_LEVELS, Setting,
+from helpers.settings import (CPU_DEFAULT_MEMORY_FRACTION, DEVICES, DTYPES, EXECUTOR_BACKENDS,
+                              GPU_DEFAULT_MEMORY_FRACTION, KV_CACHE_DTYPES, LOG_LEVELS, Setting,
                               cpu_max_num_batched_tokens, cpu_max_num_seqs, declare, dig)
 
 # vllm/config/compilation.py: CompilationMode (0 none, 1 stock torch.compile, 2 one Dynamo trace,

@@ -191,14 +191,3 @@ if __name__ == "__main__":
         print(prepare_embedded(a.force))
     if a.which in ("synthetic", "all"):
         print(prepare_synthetic(a.force))
-
-
-def kv_bytes_per_number(row) -> int:
-    """Bytes one number of KV cache takes in an engine, from its resolved settings in a
-    result row: fp8 KV 1; otherwise the compute dtype's (bf16/fp16 2, float32 4)."""
-    kv = str(row.get("engine_kv_cache_dtype") or row.get("cfg_kv_cache_dtype") or "auto")
-    if kv.startswith("fp8"):
-        return 1
-    if kv not in ("auto", "None"):
-        return 4 if "float32" in kv else 2
-    return 4 if "float32" in str(row.get("engine_dtype") or row.get("cfg_dtype")) else 2

@@ -13,7 +13,7 @@ import statistics
 from dataclasses import dataclass, field
 
 from helpers import report
-from helpers.config import ConfigError, EngineConfig
+from helpers.config import ConfigError
 from helpers.slo import SLO
 
 HELPED, NOTHING, HURT = "helped", "within noise", "hurt"

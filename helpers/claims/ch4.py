@@ -194,7 +194,7 @@ def compile_claims(compiled: pd.DataFrame, device: str = "cpu") -> list[Claim]:
             f"4.3 {what} makes the engine start slower", eager, comp, "start_seconds", better="higher", held_at=1.5,
             evidence=f"start {eager.start_seconds:.0f} s eager vs {comp.start_seconds:.0f} s compiled"),
         report.judge_change(
-            f"4.3 …and cuts the time per token of small batches", eager, comp, "mean_tpot_ms", better="lower",
+            "4.3 …and cuts the time per token of small batches", eager, comp, "mean_tpot_ms", better="lower",
             held_at=1.0, evidence=f"mean TPOT at {conc}: {eager.mean_tpot_ms:.1f} ms eager vs "
                                   f"{comp.mean_tpot_ms:.1f} ms compiled"),
     ]

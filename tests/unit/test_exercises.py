@@ -2,6 +2,7 @@
 import pytest
 
 from helpers import models
+from helpers.results import rows
 from helpers.exercises import Question
 from tests.solutions import run_solution
 
@@ -18,7 +19,7 @@ def test_solution_files_pass_their_checks(capsys, auto, second, second_tokens):
     auto_row = {"kv_cache_tokens": 53888, "cfg_max_model_len": 2048, "max_concurrency": 26.31, "kv_cache_gib": 1.16, **auto}
     second_row = {"kv_cache_tokens": second_tokens, "kv_cache_gib": 1.16, **second}
     env = {"models": models, "MODEL": MODEL, "auto_row": auto_row, "second_row": second_row,
-           "first_bytes": models.kv_bytes_per_number(auto_row), "second_bytes": models.kv_bytes_per_number(second_row)}
+           "first_bytes": rows.kv_bytes_per_number(auto_row), "second_bytes": rows.kv_bytes_per_number(second_row)}
     for name in ("lab01_q1.py", "lab01_q2.py", "lab01_q3.py"):
         run_solution(name, env)
     assert env["bytes_per_token"] == 23040
@@ -33,7 +34,15 @@ def test_solution_files_pass_their_checks(capsys, auto, second, second_tokens):
     ({"cfg_dtype": "float32", "cfg_kv_cache_dtype": "auto"}, 4),
 ])
 def test_kv_bytes_per_number(row, n):
-    assert models.kv_bytes_per_number(row) == n
+    assert rows.kv_bytes_per_number(row) == n
+
+
+def test_a_setting_is_the_engines_value_where_the_row_has_it():
+    assert rows.setting({"engine_max_num_seqs": 128, "cfg_max_num_seqs": None}, "max_num_seqs") == 128
+    assert rows.setting({"engine_max_num_seqs": None, "cfg_max_num_seqs": 8}, "max_num_seqs") == 8
+    assert rows.setting({"engine_enable_prefix_caching": False, "cfg_enable_prefix_caching": True},
+                        "enable_prefix_caching") is False
+    assert rows.setting({}, "max_num_seqs") is None
 
 
 def test_known_wrong_answer_is_explained(capsys):

@@ -1,0 +1,26 @@
+"""Reading one result row: a setting's value as the engine ran it, and what follows from it.
+
+A row carries each setting twice: `cfg_<name>` (what the guide asked for) and, where the
+engine reports it, `engine_<name>` (what it resolved: vLLM's default, its CPU rules). Code that
+needs "the value it ran with" asks `setting(row, name)` instead of merging the two itself."""
+from __future__ import annotations
+
+
+def setting(row: dict, name: str):
+    """The engine's resolved value of a setting where the row has it, else the value asked for
+    (None where neither is known, e.g. a GPU default of a row from a server that did not say)."""
+    for key in (f"engine_{name}", f"cfg_{name}"):
+        if row.get(key) is not None:
+            return row[key]
+    return None
+
+
+def kv_bytes_per_number(row: dict) -> int:
+    """Bytes one number of KV cache takes in the engine that measured `row`: fp8 KV 1;
+    otherwise the compute dtype's (bf16/fp16 2, float32 4)."""
+    kv = str(setting(row, "kv_cache_dtype") or "auto")
+    if kv.startswith("fp8"):
+        return 1
+    if kv not in ("auto", "None"):
+        return 4 if "float32" in kv else 2
+    return 4 if "float32" in str(setting(row, "dtype")) else 2
