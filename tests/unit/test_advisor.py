@@ -1,6 +1,6 @@
 """Each diagnosis of the tuning advisor, on rows shaped like the harness's (figures, resolved
 settings, /metrics peaks)."""
-from helpers import advisor
+from helpers import advisor, hardware
 from helpers.config import EngineConfig
 
 CPU = EngineConfig(device="cpu")
@@ -28,9 +28,9 @@ def test_a_fixed_cache_is_released_before_anything_else():
 
 def test_at_the_memory_ceiling_fp8_or_fewer_seats(monkeypatch):
     cfg = CPU.replace(gpu_memory_utilization=0.5)
-    monkeypatch.setattr(advisor.hardware, "has_avx512", lambda: True)
+    monkeypatch.setattr(hardware, "has_avx512", lambda: True)
     assert advisor.advise(_row(preemptions=1.0), cfg).change == {"kv_cache_dtype": "fp8"}
-    monkeypatch.setattr(advisor.hardware, "has_avx512", lambda: False)
+    monkeypatch.setattr(hardware, "has_avx512", lambda: False)
     assert advisor.advise(_row(preemptions=1.0, peak_running=8.0), cfg).change == {"max_num_seqs": 4}
 
 
