@@ -17,7 +17,7 @@ import uuid
 
 from helpers import sizes
 from helpers.config import ConfigError, EngineConfig
-from helpers.engine import Server, facts, remote, shared
+from helpers.engine import EngineStartError, Server, facts, preflight, remote, shared
 from helpers.engine.server import layout_for, reset_prefix_cache
 from helpers.load import Load, MetricsSampler, run_load
 from helpers.load.direct import cached_tokens_each, timed_completions
@@ -33,6 +33,37 @@ def engine_for(config: EngineConfig, progress: bool = True) -> Server | remote.E
     if (endpoint := remote_for(config)) is not None:
         return endpoint
     return shared.engine(config, progress)
+
+
+def try_start(config: EngineConfig) -> EngineStartError | None:
+    """Start an engine for `config` and stop it again: None when it started, else the
+    EngineStartError carrying vLLM's own line (chapter 2's failure on purpose)."""
+    try:
+        engine_for(config)
+    except EngineStartError as failed:
+        return failed
+    stop()
+    return None
+
+
+def measure_or_why(config: EngineConfig, load: Load, **kwargs) -> tuple[dict | None, str | None]:
+    """(row, None), or (None, why) where this machine refuses `config` before a start or the
+    engine fails to start or serve it (vLLM's own first line): for optional parts of a chapter
+    that go on without it (a compilation mode, a parallel layout)."""
+    if (why := preflight.refusal(config)) is not None:
+        return None, why.problem
+    try:
+        return measure(config, load, **kwargs), None
+    except (EngineStartError, LoadFailedError) as failed:
+        return None, str(failed).splitlines()[0][:300]
+
+
+def start_log(config: EngineConfig, rows: list[dict]) -> str:
+    """The running engine's start-up log, for what it printed (core binding, per-rank memory);
+    "" when every row came from the store, so no engine had to start."""
+    if all(r.get("reused") for r in rows):
+        return ""
+    return getattr(engine_for(config, progress=False), "log_text", lambda: "")()
 
 
 def turn_for(config: EngineConfig, what: str):

@@ -21,6 +21,16 @@ def check(config: EngineConfig) -> None:
     _check_model(config)
 
 
+def refusal(config: EngineConfig) -> ConfigError | None:
+    """Why this machine or model cannot start `config` (the ConfigError `check` would raise), or
+    None: a notebook skips a part with the reason instead of catching the error itself."""
+    try:
+        check(config)
+    except ConfigError as why:
+        return why
+    return None
+
+
 def _check_machine(config: EngineConfig) -> None:
     hw = hardware.describe()
     if config.device == "cuda" and hw["gpu_count"] == 0:

@@ -223,3 +223,25 @@ def hint_for(log: str) -> tuple[str, str] | None:
         if needle.lower() in log.lower():
             return setting, fix
     return None
+
+
+# -- per rank: memory and cores -----------------------------------------------------------------
+_BIND = re.compile(r"\((\w+) pid=\d+\).*local_rank=(\d+), core ids=\[([\d, ]*)\]")  # utils/ompmultiprocessing.py
+_RESERVED = re.compile(r"reserved_cpus=\[([\d, ]*)\]")
+
+
+def rank_memory(lines: list[str] | str) -> list[dict]:
+    """One dict per CPU rank's "Auto set" line (cpu_worker.determine_available_memory), in the
+    order printed: KV GiB, the node's GiB, the GiB the fraction requested, non-KV GiB. A GPU
+    engine prints none of these ("Available KV cache memory" instead)."""
+    text = lines if isinstance(lines, str) else "\n".join(lines or [])
+    return [{"kv_gib": _num(m.group(1)), "node_gib": _num(m.group(2)), "requested_gib": _num(m.group(3)),
+             "non_kv_gib": _num(m.group(4))} for m in _PATTERNS["cpu_kv"].finditer(text)]
+
+
+def core_binding(log: str) -> tuple[list[str], list[str]]:
+    """Who computes on which cores ("Worker rank 0 on core(s) [0]"), and the cores kept free for
+    the server and scheduler (VLLM_CPU_NUM_OF_RESERVED_CPU), as vLLM printed them at start."""
+    computes = sorted(f"{proc} rank {rank} on core(s) [{cores}]" for proc, rank, cores in _BIND.findall(log))
+    kept = sorted({c for found in _RESERVED.findall(log) for c in found.replace(" ", "").split(",") if c})
+    return computes, kept

@@ -24,3 +24,9 @@ def kv_bytes_per_number(row: dict) -> int:
     if kv not in ("auto", "None"):
         return 4 if "float32" in kv else 2
     return 4 if "float32" in str(setting(row, "dtype")) else 2
+
+
+def kv_bytes_per_token(row: dict) -> float:
+    """Bytes of KV cache per token in the engine that measured `row`, from its own report: its KV
+    GiB over its KV tokens (per rank, for a tensor-parallel engine)."""
+    return row["kv_cache_gib"] * 2**30 / row["kv_cache_tokens"]

@@ -129,7 +129,8 @@ def test_lab3_capacity_solutions(capsys):
     q2 = run_solution("lab03_q2.py", dict(env))["answer"]
     assert Question("q2", lambda: rows["fp8"]["kv_cache_tokens"], 0.05, "", "lab03_q2.py").check(q2)
     q3 = run_solution("lab03_q3.py", dict(env))["heads_per_rank"]
-    heads = per_token(rows["tp2"]) / (2 * LAB3_SYN["num_hidden_layers"] * LAB3_SYN["head_dim"] * per_number)
+    from helpers.claims import lab3
+    heads = lab3.kv_heads_per_rank(rows["tp2"], LAB3_SYN, per_number)  # what the lab checks Q3 against
     assert q3 == 2 and Question("q3", lambda: heads, 0.05, "", "lab03_q3.py").check(q3)
     q4 = run_solution("lab03_q4.py", dict(env))["tp2_tokens"]
     assert Question("q4", lambda: rows["tp2"]["kv_cache_tokens"], 0.10, "", "lab03_q4.py").check(q4)
@@ -155,6 +156,9 @@ def test_lab3_choice_solutions(capsys, figures, one_user, eight_users):
                 for option, (tpot, tput) in figures.items() for target in ("one user", "eight users")}
     options = [*figures, "too close to call"]
     env = {"measured": measured, "report": report, "LAYOUTS": dict.fromkeys(figures)}
+    from helpers.claims import lab3
+    assert (lab3.winner(measured, list(figures), "one user"), lab3.winner(measured, list(figures), "eight users")) \
+        == (one_user, eight_users)  # the lab's own rule agrees with the solution files
     got = run_solution("lab03_q5.py", dict(env))["one_user_choice"]
     assert Choice("q5", options, lambda: one_user, "", "lab03_q5.py").check(got)
     got = run_solution("lab03_q6.py", dict(env))["eight_users_choice"]

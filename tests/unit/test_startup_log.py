@@ -229,3 +229,12 @@ def test_phases_of_a_start_from_the_log_timestamps():
     assert got["engine_core_import"] > 0 and got["worker_import"] > 0 and got["model"] > 0
     assert abs(sum(got.values()) - 36) < 0.01
     assert phases("no markers here", spawned, spawned + 5) is None
+
+
+def test_rank_memory_and_core_binding_from_a_recorded_log(ok_log):
+    from helpers.engine.startup_log import core_binding, rank_memory
+    assert rank_memory(ok_log) == [{"kv_gib": 1.16, "node_gib": 8.96, "requested_gib": 2.24, "non_kv_gib": 1.08}]
+    assert rank_memory(parse_startup(ok_log).startup_lines) == rank_memory(ok_log)
+    assert rank_memory(["GPU KV cache size: 1,000 tokens"]) == []
+    assert core_binding(ok_log) == (["EngineCore rank 0 on core(s) [0]"], ["1"])
+    assert core_binding("") == ([], [])

@@ -1,0 +1,70 @@
+"""Lab 3 (fit and split): the figures its questions are checked against and the rule that
+picks a layout, from the rows the lab measured. No engine starts here."""
+from __future__ import annotations
+
+from helpers import report
+from helpers.engine.startup_log import core_binding, rank_memory
+from helpers.results.rows import kv_bytes_per_token
+
+TOO_CLOSE = "too close to call"
+# Each question's target: the figure that decides it, and which way is better.
+TARGETS = {"one user": ("median_tpot_ms", "lower"), "eight users": ("output_throughput", "higher")}
+
+
+def kv_heads_per_rank(row: dict, shape: dict, bytes_per_number: int) -> float:
+    """KV heads one rank holds: its bytes per token (the engine's own figures) over the bytes one
+    KV head takes per token in all layers (key and value)."""
+    return kv_bytes_per_token(row) / (2 * shape["num_hidden_layers"] * shape["head_dim"] * bytes_per_number)
+
+
+def ranked(measured: dict, layouts: list[str], target: str) -> list[str]:
+    """The layouts, best first on the target's figure; `measured` maps (layout, target) to a row."""
+    metric, better = TARGETS[target]
+    return sorted(layouts, key=lambda o: measured[(o, target)][metric], reverse=better == "higher")
+
+
+def winner(measured: dict, layouts: list[str], target: str) -> str:
+    """The best layout, or "too close to call" when the best two differ by no more than the
+    run-to-run noise (report.within_noise)."""
+    best, second = ranked(measured, layouts, target)[:2]
+    metric, _ = TARGETS[target]
+    return TOO_CLOSE if report.within_noise(measured[(best, target)], measured[(second, target)], metric) else best
+
+
+def why(measured: dict, layouts: list[str], target: str) -> str:
+    """The figures the choice was made on, and the noise allowance."""
+    metric, _ = TARGETS[target]
+    rows = [measured[(o, target)] for o in layouts]
+    return (f"{metric}: " + ", ".join(f"{o} {measured[(o, target)][metric]:,.1f}" for o in layouts)
+            + f"; noise allowance {report.noise(rows, metric):.0%}")
+
+
+def binding_lines(logs: dict[str, str]) -> list[str]:
+    """One line per layout whose start-up log is at hand: who computed on which cores, and the
+    cores kept free (a log is empty when the rows came from the store)."""
+    lines = []
+    for layout, log in logs.items():
+        if log:
+            computes, kept = core_binding(log)
+            lines.append(f"- {layout}: " + ", ".join(computes)
+                         + (f"; core(s) {', '.join(kept)} kept free for the server and scheduler" if kept else
+                            "; no core kept free: the server and scheduler share the ranks' cores"))
+    return lines
+
+
+def rank_memory_lines(tp1: dict, tp2: dict) -> list[str]:
+    """What the TP=2 engine's per-rank "Auto set" lines say, beside the one-rank engine."""
+    ranks = rank_memory(tp2["startup_lines"])
+    if not ranks:  # a GPU reports "Available KV cache memory" instead, per device
+        return ["No per-rank `Auto set` lines in this engine's report (they are the CPU backend's)."]
+    reserved, node = sum(r["requested_gib"] for r in ranks), ranks[0]["node_gib"]
+    return [f"- The TP=2 engine printed {len(ranks)} `Auto set` lines, one per rank: "
+            + "; ".join(f"rank line {i + 1}: {r['kv_gib']} GiB KV, {r['non_kv_gib']} GiB non-KV, "
+                        f"{r['requested_gib']} GiB reserved" for i, r in enumerate(ranks)) + ".",
+            f"- Together the ranks reserved {reserved:.2f} GiB of the node's {node} GiB "
+            f"({reserved / node:.0%}), with `gpu_memory_utilization` = {tp2['cfg_gpu_memory_utilization']}: "
+            "the fraction is per rank on the CPU backend, so the whole engine takes the fraction times the ranks.",
+            f"- KV tokens: {tp1['kv_cache_tokens']:,} at TP=1, {tp2['kv_cache_tokens']:,} at TP=2 "
+            f"(×{tp2['kv_cache_tokens'] / tp1['kv_cache_tokens']:.2f}). Each rank's non-KV memory was "
+            f"{tp2['non_kv_gib']} GiB against {tp1['non_kv_gib']} GiB for the single rank (it holds half of "
+            f"the weights), so each rank had {tp2['kv_cache_gib']} GiB for KV against {tp1['kv_cache_gib']}."]
