@@ -25,7 +25,7 @@ helpers/engine/_launch.py, run by path.
 from helpers import errors, hardware, settings, sizes  # noqa: F401 - the lowest layer
 from helpers import config, models, quantize  # noqa: F401
 from helpers import engine, load, results  # noqa: F401
-from helpers import correctness, experiment, runners  # noqa: F401
+from helpers import correctness, experiment, panels, runners  # noqa: F401
 from helpers import advisor, report, scheduler_rule, slo, target, tuning  # noqa: F401
 from helpers import capstone, claims, course, doctor, exercises, tables  # noqa: F401
 from helpers.config import EngineConfig

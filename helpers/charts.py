@@ -94,6 +94,20 @@ def compare(df: pd.DataFrame, metrics: list[str], chart_title: str = "") -> alt.
                          for m in metrics]).properties(title=chart_title)
 
 
+def panel_runs(metrics: list[str], chart_title: str = "Your runs", label_with: str | None = None,
+               label_format: str = "{}"):
+    """The chart function of a control panel: one bar per run, numbered in run order, for each
+    metric. `label_with` adds a row column to each label ("2. budget=256 · mixed"), written with
+    `label_format` (e.g. "{:.0f} in flight")."""
+    def chart(rows: list[dict]) -> alt.HConcatChart:
+        from helpers.tables import numbered
+        df = numbered(rows)
+        if label_with:
+            df["config_label"] = df.config_label + " · " + df[label_with].map(label_format.format)
+        return compare(df, metrics, chart_title)
+    return chart
+
+
 def sweep(df: pd.DataFrame, x: str, y: str, color: str = COLOR, chart_title: str | None = None,
           log_x: bool = False) -> alt.Chart:
     """A measured curve: y against the swept setting x, one line per configuration."""

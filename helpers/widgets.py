@@ -144,3 +144,23 @@ def choice(description: str, options, value) -> W.Dropdown:
 def number(description: str, value: int, lo: int, hi: int, step: int = 1) -> W.BoundedIntText:
     return W.BoundedIntText(value=value, min=lo, max=hi, step=step, description=description,
                             style={"description_width": "170px"}, layout=W.Layout(width="360px"))
+
+
+def values(controls: dict[str, W.ValueWidget]) -> dict:
+    """The controls' current values, by name: a panel's first run, made in a plain cell."""
+    return {name: w.value for name, w in controls.items()}
+
+
+def measuring(base, load=None, tag: str = "", presets: dict[str, dict] | None = None) -> Callable[..., dict]:
+    """The run function of a panel whose controls are named after EngineConfig fields: Run
+    measures `base` with those fields changed, on `load` (its capacity report when load is None).
+    A control named `preset` picks one of `presets` (a name → settings), e.g. a parallel layout.
+    A choice this machine cannot run raises ConfigError before a start; the panel shows why."""
+    from helpers import experiment
+
+    def run(force: bool = False, progress=True, preset: str | None = None, **settings) -> dict:
+        cfg = base.replace(**(presets or {}).get(preset, {}), **settings)
+        if load is None:
+            return experiment.capacity(cfg, force=force, progress=progress, tag=tag)
+        return experiment.measure(cfg, load, force=force, progress=progress, tag=tag)
+    return run

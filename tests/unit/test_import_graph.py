@@ -18,7 +18,7 @@ LAYERS = {
     "runs": ("experiment", "correctness"),
     "judging rows": ("slo", "tuning", "target", "advisor", "report", "scheduler_rule"),
     "presentation": ("tables", "charts", "widgets", "course", "exercises"),
-    "runners": ("runners",),
+    "runners": ("runners", "panels"),
     "chapter code": ("claims", "capstone"),
     "tools": ("doctor", "book", "helpers"),
 }

@@ -74,3 +74,30 @@ def test_a_choice_that_cannot_run_here_shows_the_reason():
     panel._clicked()
     assert _wait(panel, "refused")
     assert "must divide" in panel.out.outputs[-1]["text"] and not panel.button.disabled
+
+
+def test_a_settings_panel_measures_the_base_with_its_controls_values(monkeypatch):
+    from helpers import experiment
+    from helpers.config import EngineConfig
+    from helpers.load import Load
+    seen = []
+    monkeypatch.setattr(experiment, "measure", lambda cfg, load, **kw: seen.append(("measure", cfg, load, kw)) or {})
+    monkeypatch.setattr(experiment, "capacity", lambda cfg, **kw: seen.append(("capacity", cfg, None, kw)) or {})
+    base, load = EngineConfig(device="cpu"), Load(num_prompts=2)
+    controls = {"max_num_seqs": widgets.choice("seats", [2, 8], 8), "enable_prefix_caching": widgets.toggle("c", False)}
+    widgets.measuring(base, load, tag="t")(**widgets.values(controls))
+    widgets.measuring(base)(max_model_len=1024, force=True)
+    widgets.measuring(base, load, presets={"TP=2": {"tensor_parallel_size": 2}})(preset="TP=2")
+    assert seen[0][:3] == ("measure", base.replace(max_num_seqs=8, enable_prefix_caching=False), load)
+    assert seen[0][3]["tag"] == "t"
+    assert seen[1][:2] == ("capacity", base.replace(max_model_len=1024)) and seen[1][3]["force"] is True
+    assert seen[2][1].tensor_parallel_size == 2
+
+
+def test_the_panel_chart_numbers_the_runs_and_adds_a_column_to_each_label():
+    from helpers import charts
+    rows = [{"config_label": "guide default", "p99_itl_ms": 10.0, "load_max_concurrency": 4.0},
+            {"config_label": "guide default", "p99_itl_ms": 12.0, "load_max_concurrency": 16.0}]
+    chart = charts.panel_runs(["p99_itl_ms"], label_with="load_max_concurrency", label_format="{:.0f} in flight")(rows)
+    labels = list(chart.data["config_label"])  # Altair lifts the shared data to the top
+    assert labels == ["1. guide default · 4 in flight", "2. guide default · 16 in flight"]
