@@ -240,15 +240,15 @@ def knee(rows: list[dict], slo, best_rate: float | None, chart_title: str = "") 
 
 
 def tuning_path(records: list[dict], slo, chart_title: str = "Goodput at the target after each step") -> alt.Chart:
-    """One bar per tuning step, coloured by its verdict; kept steps carry the next ones."""
+    """One bar per tuning step, coloured by its effect; kept steps carry the next ones."""
     df = pd.DataFrame([{"step": f"{i}. {r['step']}", "goodput (req/s)": slo.goodput(r["row"]) or 0.0,
-                        "verdict": r["verdict"] or "baseline", "kept": "kept" if r["kept"] else "dropped"}
+                        "effect": r["effect"] or "baseline", "kept": "kept" if r["kept"] else "dropped"}
                        for i, r in enumerate(records)])
     colors = alt.Scale(domain=["baseline", "helped", "within noise", "hurt"],
                        range=["#4c78a8", "#54a24b", "#bab0ac", "#e45756"])
     return alt.Chart(df).mark_bar().encode(
         x=alt.X("step:N", sort=None, title=None, axis=alt.Axis(labelAngle=-20, labelLimit=220)),
         y=alt.Y("goodput (req/s):Q", title="goodput at the target (requests/s that met it)"),
-        color=alt.Color("verdict:N", scale=colors, title="verdict against the best so far"),
-        tooltip=["step:N", alt.Tooltip("goodput (req/s):Q", format=".2f"), "verdict:N", "kept:N"],
+        color=alt.Color("effect:N", scale=colors, title="effect against the best so far"),
+        tooltip=["step:N", alt.Tooltip("goodput (req/s):Q", format=".2f"), "effect:N", "kept:N"],
     ).properties(title=chart_title, width=WIDTH, height=HEIGHT)

@@ -59,7 +59,7 @@ def token_agreement(tokenizer, reference: str, answer: str) -> tuple[float, int 
     return (matched / max(len(a), 1)), first
 
 
-def compare(reference: EngineConfig, candidates: list[EngineConfig], prompts=PROMPTS,
+def agreement(reference: EngineConfig, candidates: list[EngineConfig], prompts=PROMPTS,
             max_tokens: int = 32, force: bool = False) -> pd.DataFrame:
     """One row per (candidate, prompt): both answers, agreement, first divergence."""
     from transformers import AutoTokenizer

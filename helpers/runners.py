@@ -40,7 +40,7 @@ def rate_sweep(config, load, rates: list[float], slo: SLO, *, force: bool = Fals
 def walk(config: EngineConfig, load, slo: SLO, steps: list[tuning.Step], *, force: bool = False, measure=None,
          also: dict | None = None, say=print) -> list[dict]:
     """Measure the baseline, then each step on top of the best config so far. Returns one
-    record per step: its row, goodput, the verdict against the config it changed, and whether
+    record per step: its row, goodput, its effect against the config it changed, and whether
     it was kept. `also` ({step name or "baseline": [loads]}) runs other loads on a step's engine
     while it is up, so a later cell reads them from the store instead of starting it again."""
     measure = measure or experiment.measure
@@ -54,7 +54,7 @@ def walk(config: EngineConfig, load, slo: SLO, steps: list[tuning.Step], *, forc
     best = measure(config, load, force=force, tag="tuning")
     extra("baseline", config)
     records = [{"step": "baseline", "chapter": 1, "change": {}, "row": best, "goodput": slo.goodput(best),
-                "verdict": None, "ratio": 1.0, "kept": True, "config": config}]
+                "effect": None, "ratio": 1.0, "kept": True, "config": config}]
     for step in steps:
         try:
             cfg = best_cfg.replace(**step.change)
@@ -63,10 +63,10 @@ def walk(config: EngineConfig, load, slo: SLO, steps: list[tuning.Step], *, forc
             say(f"{step.name}: skipped, {e}")
             continue
         extra(step.name, cfg)
-        judged, ratio = tuning.verdict(best, row, slo)
+        judged, ratio = tuning.effect(best, row, slo)
         kept = judged == tuning.HELPED
         records.append({"step": step.name, "chapter": step.chapter, "change": step.change, "row": row,
-                        "goodput": slo.goodput(row), "verdict": judged, "ratio": ratio, "kept": kept, "config": cfg})
+                        "goodput": slo.goodput(row), "effect": judged, "ratio": ratio, "kept": kept, "config": cfg})
         if kept:
             best_cfg, best = cfg, row
     return records

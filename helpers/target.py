@@ -107,7 +107,7 @@ def capstone_verdict(mine: dict, baseline: dict, advised: dict, slo: SLO, *, sam
                      same_as_advised: bool = False) -> Verdict:
     """Does the learner's row pass? It must be a configuration of their own (neither the baseline
     nor the advisor's change) and beat the better of the two references on goodput at the target
-    beyond the run-to-run noise: chapter 6's "helped" (`tuning.verdict`)."""
+    beyond the run-to-run noise: chapter 6's "helped" (`tuning.effect`)."""
     g = lambda row: slo.goodput(row) or 0.0  # noqa: E731
     m, b, a = g(mine), g(baseline), g(advised)
     name, ref = ("the advisor's", advised) if a > b else ("the baseline's", baseline)
@@ -116,7 +116,7 @@ def capstone_verdict(mine: dict, baseline: dict, advised: dict, slo: SLO, *, sam
         return Verdict(False, m, b, a, "This is the baseline configuration: change at least one setting. " + figures)
     if same_as_advised:
         return Verdict(False, m, b, a, "This is the advisor's own change: the lab asks you to beat it. " + figures)
-    judged, ratio = tuning.verdict(ref, mine, slo)
+    judged, ratio = tuning.effect(ref, mine, slo)
     needed = f" (needed: above {name} {max(a, b):.2f} by more than the run-to-run noise)"
     if judged == tuning.HELPED:
         return Verdict(True, m, b, a, f"Passed: ×{ratio:.2f} {name} goodput, beyond the noise. " + figures)

@@ -5,7 +5,7 @@ batch budget, then prefix caching, then quantization / the KV dtype.
 
 A step that helped is kept and the next step starts from it; a step that did nothing or hurt
 is dropped. The notebook supplies the steps (their values depend on the machine and the load)
-and the chapter's verdicts come from the returned rows.
+and the chapter's verdicts come from the returned rows (each step's `effect`).
 """
 from __future__ import annotations
 
@@ -36,8 +36,9 @@ def goodput_runs(row: dict, slo: SLO) -> list[float]:
     return out
 
 
-def verdict(before: dict, after: dict, slo: SLO) -> tuple[str, float]:
-    """(helped / within noise / hurt, ratio after ÷ before) on goodput at the target. The noise
+def effect(before: dict, after: dict, slo: SLO) -> tuple[str, float]:
+    """The effect of a change: (helped / within noise / hurt, ratio after ÷ before) on goodput at
+    the target. (A claim's verdict, report.HELD and the rest, is judged from it in claims/ch6.) The noise
     allowance is the larger run-to-run spread of the two rows, else report.DEFAULT_NOISE."""
     a, b = goodput_runs(before, slo), goodput_runs(after, slo)
     if not a or not b:

@@ -141,7 +141,7 @@ def choice(description: str, options, value) -> W.Dropdown:
                       style={"description_width": "170px"}, layout=W.Layout(width="360px"))
 
 
-def number(description: str, value: int, lo: int, hi: int, step: int = 1) -> W.BoundedIntText:
+def integer(description: str, value: int, lo: int, hi: int, step: int = 1) -> W.BoundedIntText:
     return W.BoundedIntText(value=value, min=lo, max=hi, step=step, description=description,
                             style={"description_width": "170px"}, layout=W.Layout(width="360px"))
 

@@ -99,7 +99,7 @@ def band_claim(share: float, non_kv_share: float, loaded: dict) -> Claim:
 
 
 def _goodput_claim(text: str, before: dict, after: dict, slo: SLO, evidence: str, rule: str) -> Claim:
-    judged, ratio = tuning.verdict(before, after, slo)
+    judged, ratio = tuning.effect(before, after, slo)
     times = f"×{ratio:.2f}" if ratio != float("inf") else "none met the target before"
     ev = f"{evidence}: goodput {slo.goodput(before) or 0:.2f} → {slo.goodput(after) or 0:.2f} req/s ({times})"
     return Claim(text, _GOODPUT_VERDICT[judged], ev, rule)
@@ -111,7 +111,7 @@ def tuning_claims(records: list[dict], advised: dict, advice_text: str, mixed: d
     was chosen as the best of several noisy rows, so the claim is judged on this one when given."""
     base, kept = records[0], [r for r in records[1:] if r["kept"]]
     best = kept[-1] if kept else base
-    steps = ", ".join(f"{r['step']} {r['verdict']}" for r in records[1:]) or "no step ran"
+    steps = ", ".join(f"{r['step']} {r['effect']}" for r in records[1:]) or "no step ran"
     rule = "held: goodput at the target higher beyond noise; within noise: a change under the run-to-run spread"
     judged_row, how = (fresh, "; judged on a fresh run of the kept configuration (new prompts)") if fresh else (best["row"], "")
     out = [
@@ -136,7 +136,7 @@ def order_claim(forward: list[dict], reverse: list[dict] | None, slo: SLO) -> Cl
     best = lambda path: next((r for r in reversed(path) if r["kept"]), path[0])  # noqa: E731
     a, b = best(forward), best(reverse)
     kept = lambda path: ", ".join(r["step"] for r in path[1:] if r["kept"]) or "none"  # noqa: E731
-    judged, ratio = tuning.verdict(b["row"], a["row"], slo)
+    judged, ratio = tuning.effect(b["row"], a["row"], slo)
     return Claim(text, _GOODPUT_VERDICT[judged],
                  f"the article's order kept {kept(forward)}: goodput {a['goodput']:.2f} req/s; quantization first kept "
                  f"{kept(reverse)}: {b['goodput']:.2f} req/s (×{ratio:.2f})",

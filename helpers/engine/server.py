@@ -79,7 +79,7 @@ def prewarm() -> None:
     from helpers.engine.lock import lock_path
     config = EngineConfig()
     if layout_for(config) == "merged" and zygote.enabled():
-        zygote.prepare(server_environment(config, "merged", lock_path()), log_dir() / f"zygote-{os.getpid()}.log")
+        zygote.start_early(server_environment(config, "merged", lock_path()), log_dir() / f"zygote-{os.getpid()}.log")
 
 
 def log_dir() -> Path:

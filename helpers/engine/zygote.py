@@ -67,7 +67,7 @@ class Zygote:
             self.proc.kill()
 
 
-def prepare(env: dict, log_path: Path) -> None:
+def start_early(env: dict, log_path: Path) -> None:
     """Start a zygote for `env` now, without waiting for its import to finish."""
     global _current
     if _current is None or _current.key != server_reads(env) or _current.proc.poll() is not None:

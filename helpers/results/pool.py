@@ -191,7 +191,7 @@ def _baseline(e: pd.DataFrame, baseline: str | dict | None) -> str | None:
     return firsts.value_counts(sort=True).index[0]
 
 
-def spread(r: pd.DataFrame) -> pd.DataFrame:
+def room_spread(r: pd.DataFrame) -> pd.DataFrame:
     """Per experiment and configuration: how many machines, the room's lowest, median and
     highest ratio, and yours."""
     if r.empty:

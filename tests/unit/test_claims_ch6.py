@@ -33,8 +33,8 @@ def test_each_band_is_judged_by_what_it_says():
 def test_tuning_claims_follow_goodput():
     base, better, same = _row(3), _row(6), _row(3)
     records = [{"step": "baseline", "row": base, "kept": True},
-               {"step": "budget", "row": better, "kept": True, "verdict": "helped"},
-               {"step": "caching off", "row": same, "kept": False, "verdict": "within noise"}]
+               {"step": "budget", "row": better, "kept": True, "effect": "helped"},
+               {"step": "caching off", "row": same, "kept": False, "effect": "within noise"}]
     c = ch6.tuning_claims(records, {"baseline": base, "row": same}, "advice", {"baseline": base, "tuned": _row(1)}, SLO_)
     assert [x.verdict for x in c] == [report.HELD, report.NOISE, report.NOT_HELD]
     assert "1 of 2 steps kept" in c[0].evidence
@@ -59,7 +59,7 @@ def test_backfire_claims():
 def test_the_kept_configuration_is_judged_on_fresh_prompts():
     base, lucky, fresh = _row(3), _row(6), _row(3)
     records = [{"step": "baseline", "row": base, "kept": True},
-               {"step": "budget", "row": lucky, "kept": True, "verdict": "helped"}]
+               {"step": "budget", "row": lucky, "kept": True, "effect": "helped"}]
     advised = {"baseline": base, "row": base}
     assert ch6.tuning_claims(records, advised, "a", {}, SLO_)[0].verdict == report.HELD
     judged = ch6.tuning_claims(records, advised, "a", {}, SLO_, fresh=fresh)[0]

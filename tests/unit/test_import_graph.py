@@ -129,3 +129,16 @@ def test_no_module_imports_another_modules_private_name():
             if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("helpers"):
                 private += [f"{name}: {node.module}.{a.name}" for a in node.names if a.name.startswith("_")]
     assert private == [], "make it public (no leading underscore) or keep it in its module"
+
+
+def test_one_name_one_meaning():
+    """A public function or class name is defined in one module only, apart from interfaces every
+    chapter or tool implements (`claims`, `main`) and charts named after what they draw."""
+    by_name: dict[str, list[str]] = {}
+    for name, path in _modules().items():
+        for node in ast.parse(path.read_text()).body:
+            if isinstance(node, (ast.FunctionDef, ast.ClassDef)) and not node.name.startswith("_"):
+                by_name.setdefault(node.name, []).append(name)
+    shared = {n: sorted(m) for n, m in by_name.items() if len(m) > 1 and n not in ("claims", "main")}
+    drawn = {n: m for n, m in shared.items() if len(m) == 2 and "helpers.charts" in m}
+    assert {n: m for n, m in shared.items() if n not in drawn} == {}

@@ -62,7 +62,7 @@ def test_ratios_are_to_each_machines_own_baseline(room_dir):
     tuned = r.loc[~r.is_baseline].set_index("env_env_id")["ratio"]
     assert tuned.to_dict() == pytest.approx({LAPTOP["env_env_id"]: 1.2, SERVER["env_env_id"]: 1.5})
     assert set(r.baseline) == {"stock"}  # measured first on every machine
-    s = pool.spread(r).set_index("config_label").loc["tuned"]
+    s = pool.room_spread(r).set_index("config_label").loc["tuned"]
     assert (s.machines, s.lowest, s.highest, s.yours) == (2, pytest.approx(1.2), pytest.approx(1.5), pytest.approx(1.2))
 
 
@@ -104,11 +104,11 @@ def test_explicit_baseline_and_missing_baseline(room_dir):
 def test_empty_and_single_machine_rooms(tmp_path):
     assert pool.room(tmp_path / "nothing").empty
     assert pool.ratios(pool.room(tmp_path / "nothing")).empty
-    assert pool.spread(pool.ratios(pool.room(tmp_path / "nothing"))).empty
+    assert pool.room_spread(pool.ratios(pool.room(tmp_path / "nothing"))).empty
     write(tmp_path / "one", [row(LAPTOP, "stock", 50.0), row(LAPTOP, "tuned", 60.0, t="2026-12-01T10:01:00")])
     df = pool.room(tmp_path / "one", me=LAPTOP["env_env_id"])
     assert df.env_env_id.nunique() == 1 and df.compatible.all()
-    assert pool.spread(pool.ratios(df)).machines.eq(1).all()
+    assert pool.room_spread(pool.ratios(df)).machines.eq(1).all()
 
 
 def test_newest_row_wins_for_a_measured_again_config(room_dir):

@@ -3,7 +3,7 @@ import pytest
 from helpers.config import ConfigError, EngineConfig
 from helpers.slo import SLO
 from helpers.runners import walk
-from helpers.tuning import HELPED, HURT, NOTHING, Step, verdict
+from helpers.tuning import HELPED, HURT, NOTHING, Step, effect
 
 SLO_ = SLO(ttft_ms=1000, tpot_ms=50, share=0.5)
 
@@ -13,13 +13,13 @@ def _row(good: int, total: int = 10, duration: float = 10.0, repeats: int = 1):
     return {"runs": [{"request_ttft_ms": ttfts, "request_tpot_ms": [20] * total, "duration": duration}] * repeats}
 
 
-def test_verdicts_on_goodput_at_the_target():
-    assert verdict(_row(5), _row(8), SLO_) == (HELPED, pytest.approx(1.6))
-    assert verdict(_row(8), _row(5), SLO_)[0] == HURT
-    assert verdict(_row(10), _row(10), SLO_)[0] == NOTHING
-    assert verdict(_row(0), _row(3), SLO_)[0] == HELPED
+def test_effects_on_goodput_at_the_target():
+    assert effect(_row(5), _row(8), SLO_) == (HELPED, pytest.approx(1.6))
+    assert effect(_row(8), _row(5), SLO_)[0] == HURT
+    assert effect(_row(10), _row(10), SLO_)[0] == NOTHING
+    assert effect(_row(0), _row(3), SLO_)[0] == HELPED
     with pytest.raises(ConfigError):
-        verdict({"runs": [{"duration": 1}]}, _row(3), SLO_)
+        effect({"runs": [{"duration": 1}]}, _row(3), SLO_)
 
 
 def test_the_walk_keeps_what_helped_and_builds_on_it():
@@ -37,7 +37,7 @@ def test_the_walk_keeps_what_helped_and_builds_on_it():
              Step("caching off", {"enable_prefix_caching": False}, 4), Step("bad", {"block_size": 48}, 2)]
     said = []
     records = walk(EngineConfig(device="cpu"), None, SLO_, steps, measure=fake_measure, say=said.append)
-    assert [(r["step"], r["verdict"], r["kept"]) for r in records] == [
+    assert [(r["step"], r["effect"], r["kept"]) for r in records] == [
         ("baseline", None, True), ("more seats", HELPED, True), ("small budget", HURT, False),
         ("caching off", NOTHING, False)]
     assert seen[2].max_num_seqs == 32 and seen[3].max_num_batched_tokens is None  # built on the kept step only
