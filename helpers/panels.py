@@ -45,14 +45,14 @@ def prefix_caching(base: EngineConfig, fixed: Load, block: int, tag: str = "ch4-
     return run
 
 
-def eager_or_compiled(base: EngineConfig, compiled: EngineConfig, load_for: Callable[[int], Load],
+def eager_or_compiled(base: EngineConfig, compiled: EngineConfig, loads: dict[int, Load],
                       tag: str = "ch4-compile") -> Callable[..., dict]:
     """Chapter 4: the eager or the compiled engine (optionally with a CUDA-graph mode) at a
-    number of requests in flight."""
+    number of requests in flight (`loads` maps it to the load)."""
     def run(engine="compiled", concurrency=4, cudagraph_mode=None, force=False, progress=True) -> dict:
         cfg = base if engine == "eager" else compiled.replace(
             compilation_config={"cudagraph_mode": cudagraph_mode} if cudagraph_mode else None)
-        return experiment.measure(cfg, load_for(concurrency), force=force, progress=progress, tag=tag)
+        return experiment.measure(cfg, loads[concurrency], force=force, progress=progress, tag=tag)
     return run
 
 
