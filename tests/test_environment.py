@@ -69,6 +69,25 @@ def test_committed_notebooks_have_no_outputs(nb):
     assert not dirty, f"{nb.name}: cells {dirty} carry outputs; strip them (tools/strip_outputs.py)"
 
 
+@pytest.mark.parametrize("nb", sorted((ROOT / "notebooks").glob("*.ipynb")) + sorted((ROOT / "labs").rglob("*.ipynb")),
+                         ids=lambda p: p.name)
+def test_notebooks_hold_calls_not_logic(nb):
+    """A function or a regular expression a notebook defines is code a second notebook would copy:
+    it belongs in helpers/ (helpers/README.md says where)."""
+    import ast
+    found = []
+    for i, c in enumerate(json.loads(nb.read_text())["cells"]):
+        if c["cell_type"] != "code":
+            continue
+        code = "\n".join(ln for ln in "".join(c["source"]).splitlines() if not ln.lstrip().startswith(("%", "!")))
+        for node in ast.walk(ast.parse(code)):
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                found.append(f"cell {i}: def {node.name}")
+            elif isinstance(node, (ast.Import, ast.ImportFrom)) and "re" in {a.name for a in node.names} | {node.__dict__.get("module")}:
+                found.append(f"cell {i}: imports re")
+    assert not found, f"{nb.name}: {found}"
+
+
 def test_notebooks_declare_their_needs():
     """Like Lightning's .meta.yml: each notebook says whether it needs a GPU and how long it takes."""
     for nb in sorted((ROOT / "notebooks").glob("*.ipynb")):
