@@ -91,6 +91,28 @@ def test_notebooks_hold_calls_not_logic(nb):
     assert not found, f"{nb.name}: {found}"
 
 
+@pytest.mark.parametrize("nb", sorted((ROOT / "notebooks").glob("*.ipynb")) + sorted((ROOT / "labs").rglob("*.ipynb")),
+                         ids=lambda p: p.name)
+def test_every_helpers_name_a_notebook_uses_exists(nb):
+    """`module.name` in a notebook, for a module it imports from helpers, names something that
+    exists: a rename or removal in helpers/ fails here in a second, not after an engine start."""
+    import ast
+    import types
+    code = "\n".join("".join(c["source"]) for c in json.loads(nb.read_text())["cells"] if c["cell_type"] == "code")
+    tree = ast.parse("\n".join(ln for ln in code.splitlines() if not ln.lstrip().startswith(("%", "!"))))
+    space: dict = {}
+    for node in tree.body:
+        if isinstance(node, (ast.Import, ast.ImportFrom)) and "helpers" in ast.unparse(node):
+            exec(compile(ast.Module([node], []), nb.name, "exec"), space)
+    modules = {k: v for k, v in space.items() if isinstance(v, types.ModuleType)}
+    missing = sorted({f"{n.value.id}.{n.attr}" for n in ast.walk(tree) if isinstance(n, ast.Attribute)
+                      and isinstance(n.value, ast.Name) and n.value.id in modules
+                      and not hasattr(modules[n.value.id], n.attr)
+                      and not (isinstance(getattr(modules[n.value.id], "__path__", None), list)
+                               and (ROOT / "helpers" / n.value.id / f"{n.attr}.py").exists())})
+    assert not missing, f"{nb.name} uses names helpers does not have: {missing}"
+
+
 def test_notebooks_declare_their_needs():
     """Like Lightning's .meta.yml: each notebook says whether it needs a GPU and how long it takes."""
     for nb in sorted((ROOT / "notebooks").glob("*.ipynb")):
