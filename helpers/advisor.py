@@ -21,7 +21,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from helpers.results import rows
+from helpers.results import rows, roofline
 from helpers.config import EngineConfig
 
 KV_FULL_PCT = 90.0  # peak KV-cache usage (%) that counts as full
@@ -144,9 +144,18 @@ def _crowded(row: dict, config: EngineConfig) -> Advice | None:
 
 
 def _step_cost(row: dict, config: EngineConfig) -> Advice:
+    """Chapter 7's MBU, where the row has it, picks the lever: near the bandwidth floor only fewer
+    bytes help; far from it the time goes to per-step overhead, which compiling cuts."""
     evidence = (f"no seat limit hit (peak running {_num(row, 'peak_running'):.0f}, peak waiting "
                 f"{_num(row, 'peak_waiting'):.0f}), KV cache at most "
                 f"{_num(row, 'peak_kv_cache_usage_pct'):.0f} % full, mean TPOT {_num(row, 'mean_tpot_ms'):.1f} ms")
+    mbu = row.get("mbu")
+    if mbu is not None:
+        evidence += f" against a bandwidth floor of {_num(row, 'roofline_tpot_ms'):.1f} ms (MBU {mbu:.2f})"
+        if mbu >= roofline.NEAR_FLOOR and config.model == "embedded":
+            return Advice("Each decode step costs the time", evidence, {"model": "embedded-int8"},
+                          "the step runs near the floor its bytes set, so only fewer bytes make it shorter: INT8 "
+                          "weights read fewer (the lm_head stays unquantized)", 7)
     if config.enforce_eager:
         return Advice("Each decode step costs the time", evidence, {"enforce_eager": False},
                       "compiling (torch.compile; CUDA graphs on a GPU) fuses operators and removes per-operator "

@@ -32,6 +32,9 @@ TITLES = {
     "checkpoint_gib": "checkpoint on disk (GiB)", "non_kv_gib": "non-KV memory (GiB)",
     "perplexity": "perplexity of the reference text (lower is better)",
     "token_agreement": "greedy tokens matching the reference (share)",
+    "roofline_tpot_ms": "bandwidth floor of TPOT (ms/token)", "mbu": "MBU (floor ÷ measured TPOT)",
+    "bytes_per_step_mb": "bytes one decode step reads (MB)", "weights_read_mb": "weights read per step (MB)",
+    "gap_ms": "measured TPOT above the floor (ms/token)",
     "t_s": "time since load start (s)", "load_max_concurrency": "client concurrency (requests in flight)",
     **config.chart_titles(),  # cfg_<setting> and engine_<setting>, with units
 }
@@ -70,6 +73,19 @@ def _spread_rule(df: pd.DataFrame, x: alt.X, metric: str) -> alt.Chart:
                  alt.Tooltip(f"{metric}_max:Q", format=".1f", title="highest repeat")])
 
 
+FLOOR = "roofline_tpot_ms"  # chapter 7's floor under every TPOT figure (helpers/results/roofline.py)
+
+
+def _has_floor(df: pd.DataFrame, metric: str) -> bool:
+    return metric.endswith("tpot_ms") and FLOOR in df and bool(df[FLOOR].notna().any())
+
+
+def _floor_tick(df: pd.DataFrame, x: alt.X) -> alt.Chart:
+    """A black tick at each configuration's bandwidth floor: no decode step can be faster."""
+    return alt.Chart(df).mark_tick(color="black", thickness=3, size=30).encode(
+        x=x, y=f"{FLOOR}:Q", tooltip=[alt.Tooltip(f"{FLOOR}:Q", format=".1f", title="bandwidth floor (ms)")])
+
+
 def bars(df: pd.DataFrame, metric: str, chart_title: str | None = None, color: str = COLOR,
          x_labels: bool = True) -> alt.Chart:
     """One bar per configuration for one measured figure: the median of its repeats, with a
@@ -85,6 +101,8 @@ def bars(df: pd.DataFrame, metric: str, chart_title: str | None = None, color: s
     )
     if _has_spread(df, metric):
         chart = chart + _spread_rule(df, x, metric)
+    if _has_floor(df, metric):
+        chart = chart + _floor_tick(df, x)
     return chart.properties(title=chart_title or title(metric), width=WIDTH, height=HEIGHT)
 
 
@@ -121,7 +139,26 @@ def sweep(df: pd.DataFrame, x: str, y: str, color: str = COLOR, chart_title: str
     )
     if _has_spread(df, y):
         chart = chart + _spread_rule(df, xx, y)
+    if _has_floor(df, y):  # the floor of each configuration, dashed
+        chart = chart + alt.Chart(df).mark_line(strokeDash=[4, 4]).encode(
+            x=xx, y=f"{FLOOR}:Q", color=alt.Color(f"{color}:N", title=None),
+            tooltip=[color, alt.Tooltip(f"{FLOOR}:Q", format=".1f", title="bandwidth floor (ms)")])
     return chart.properties(title=chart_title or f"{title(y)} vs {title(x)}", width=WIDTH, height=HEIGHT)
+
+
+def roofline(lines: pd.DataFrame, chart_title: str = "") -> alt.Chart:
+    """Measured TPOT against requests in flight with the bandwidth floor and the compute floor of
+    the same batch (`claims.ch7.sweep_frame`): where the measured line runs above both, the
+    gap is neither bytes nor arithmetic."""
+    dash = alt.StrokeDash("line:N", title=None, scale=alt.Scale(
+        domain=["measured mean TPOT", "bandwidth floor", "compute floor"], range=[[1, 0], [6, 3], [2, 2]]))
+    return alt.Chart(lines).mark_line(point=True).encode(
+        x=alt.X("requests in flight:Q", title="client concurrency (requests in flight)", scale=alt.Scale(type="log", base=2)),
+        y=alt.Y("ms per token:Q", title="time per output token (ms)"),
+        color=alt.Color("line:N", title=None), strokeDash=dash,
+        tooltip=["line:N", "requests in flight:Q", alt.Tooltip("sequences in a step:Q", format=".1f"),
+                 alt.Tooltip("ms per token:Q", format=".2f")],
+    ).properties(title=chart_title or "TPOT against the roofs", width=WIDTH, height=HEIGHT)
 
 
 def chain(df: pd.DataFrame, x: str, steps: list[str], chart_title: str = "") -> alt.HConcatChart:

@@ -151,6 +151,17 @@ class EngineConfig:
     log_level: str = declare("info", 'log_level="info" (the start-up report needs it).', env="VLLM_LOGGING_LEVEL",
                              choices=LOG_LEVELS)
     seed: int = declare(0, "seed=0.", flag="--seed", resolved=("model_config", "seed"))
+    # The CPU worker's OpenMP cores (vllm/utils/ompmultiprocessing.py, OMPProcessManager): None is
+    # vLLM's "auto" (one NUMA node per rank, minus the cores it reserves for the server), "nobind"
+    # leaves OpenMP alone, "0-1" or "0|1" (one group per rank) names the cores. Only the
+    # multiprocess executor applies it, so the harness starts such an engine in vLLM's layout.
+    cpu_threads_bind: str | None = declare(None, 'cpu_threads_bind=None (vLLM\'s "auto"), "nobind", or cores such as "0-1".',
+                                           env="VLLM_CPU_OMP_THREADS_BIND", short="bind", devices=("cpu",))
+    # Cores "auto" keeps free for the API server and scheduler; vLLM's minimum is one per rank on
+    # x86, and a smaller value is taken all the same, with a warning.
+    cpu_reserved_cores: int | None = declare(None, "cpu_reserved_cores=None (vLLM's: one per rank).",
+                                             env="VLLM_CPU_NUM_OF_RESERVED_CPU", unit="cores", short="reserved",
+                                             minimum=0, devices=("cpu",))
     device: str = field(default_factory=hardware.default_device)  # "cpu" or "cuda"
 
     # -- building -------------------------------------------------------------------------
@@ -381,7 +392,8 @@ class EngineConfig:
             if (text := s.env_text(getattr(self, s.name))) is not None:
                 env[s.env] = text
         ranks = self.ranks * self.data_parallel_size
-        if self.device == "cpu" and ranks > 1 and "VLLM_CPU_OMP_THREADS_BIND" not in os.environ:
+        if (self.device == "cpu" and ranks > 1 and self.cpu_threads_bind is None
+                and "VLLM_CPU_OMP_THREADS_BIND" not in os.environ):
             # Without it vLLM wants one NUMA node per rank; give each rank its own cores. vLLM
             # reads the groups in rank order (utils/ompmultiprocessing.py: "[DP, PP, TP]").
             cpus = sorted(os.sched_getaffinity(0))

@@ -24,8 +24,8 @@ def _version(dist: str) -> str | None:
         return None
 
 
-def checks() -> list[tuple[str, str, str | None]]:
-    """(item, what was found, fix or None when fine)."""
+def checks(measure: bool = False) -> list[tuple[str, str, str | None]]:
+    """(item, what was found, fix or None when fine); `measure` runs the roofs' probe if none is stored."""
     out = []
     ok_py = (3, 10) <= sys.version_info[:2] <= (3, 12)
     out.append(("Python", platform.python_version(), None if ok_py else "use Python 3.11 (tested)"))
@@ -62,12 +62,26 @@ def checks() -> list[tuple[str, str, str | None]]:
     ready = (models.embedded_dir() / "model.safetensors").exists()
     out.append(("embedded model", str(models.embedded_dir()) if ready else "not converted yet",
                 None if ready else "python -m helpers.models embedded (about 30 s, no download)"))
+    out.append(_roof_check(measure))
     if os.environ.get("GUIDE_ENDPOINT"):  # measuring a server that is already running (README, workshops)
         out.append(_endpoint_check())
     out.append(("chromium (browser test)",
                 shutil.which("chromium") or "missing (only the browser test needs it; `bash guide.sh test` installs it)",
                 None))
     return out
+
+
+def _roof_check(measure: bool) -> tuple[str, str, str | None]:
+    """This machine's bandwidth and compute roofs (chapter 7), as stored; measured with --roofs."""
+    from helpers import experiment
+    roof = experiment.roof(probe=measure)
+    if roof is None:
+        return ("memory bandwidth", "not measured yet (chapter 0 and 7 measure it; or `python -m helpers.doctor "
+                "--roofs`, about ten seconds)", None)
+    spread = f"runs {roof['bandwidth_min_gbs']:.1f}–{roof['bandwidth_gbs']:.1f}"
+    return ("memory bandwidth", f"{roof['bandwidth_gbs']:.1f} GB/s read at {roof['threads']} thread(s) ({spread}; "
+            f"numpy/torch ×{roof['methods_ratio']:.2f}); matmul {roof['compute_gflops']:.0f} GFLOP/s in "
+            f"{roof['matmul']['dtype']}", None)
 
 
 def _endpoint_check() -> tuple[str, str, str | None]:
@@ -83,9 +97,10 @@ def _endpoint_check() -> tuple[str, str, str | None]:
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__)
     p.add_argument("--brief", action="store_true", help="only problems")
+    p.add_argument("--roofs", action="store_true", help="measure the memory bandwidth and matmul roofs if none is stored")
     args = p.parse_args(argv)
     problems = 0
-    for item, found, fix in checks():
+    for item, found, fix in checks(measure=args.roofs):
         if fix:
             problems += 1
             print(f"  ✗ {item:<24} {found}\n      fix: {fix}")

@@ -15,14 +15,14 @@ import statistics
 import time
 import uuid
 
-from helpers import sizes
+from helpers import hardware, roofs, sizes
 from helpers.config import ConfigError, EngineConfig
 from helpers.engine import EngineStartError, Server, facts, preflight, remote, shared
 from helpers.engine.server import layout_for, reset_prefix_cache
 from helpers.load import Load, MetricsSampler, run_load
 from helpers.load.direct import cached_tokens_each, timed_completions
 from helpers.load.metrics import scrape
-from helpers.results import ResultStore, fingerprint, result_key
+from helpers.results import ResultStore, fingerprint, result_key, roofline
 from helpers.results.store import MEASUREMENT_VERSION
 
 def engine_for(config: EngineConfig, progress: bool = True) -> Server | remote.Endpoint:
@@ -167,11 +167,38 @@ def measure(config: EngineConfig, load: Load, *, repeats: int | None = None, for
                           f"max_model_len >= {load.longest_prompt()}, or a shorter load.")
     row = base_row(config, load, tag, "load", repeats)
     if not force and (old := store.get(row["key"])):
-        return {**old, "reused": True}
+        return roofline.annotate({**old, "reused": True}, roof(roofline.worker_threads(old), store, probe=False))
     with turn_for(config, f"the load {load.label()}"):
         _run_repeats(config, load, repeats, endpoint, row, progress, sample_every)
+        if endpoint is None:  # the roof of this machine, not of a remote server's
+            row = roofline.annotate(row, roof(roofline.worker_threads(row), store))
     store.append(row)
     return {**row, "reused": False}
+
+
+ROOF_SHAPE = (256, 576, 1536)  # a batch of 256 tokens through the embedded model's MLP (hidden × intermediate)
+
+
+def roof(threads: int | None = None, store: ResultStore | None = None, *, probe: bool = True,
+         force: bool = False) -> dict | None:
+    """This machine's roofs at `threads` cores (all by default): memory bandwidth (two methods) and
+    matmul throughput in the compute dtype (helpers/roofs.py), measured once per machine and
+    stored as a row of kind "roof"; None where none is stored and `probe` is False. Probing takes
+    about ten seconds and is best done with no load running."""
+    store = store or ResultStore()
+    threads = threads or hardware.describe()["cpu_cores"]
+    dtype = hardware.cpu_dtype() if hardware.default_device() == "cpu" else "bfloat16"
+    what = {"threads": threads, "dtype": dtype, "shape": list(ROOF_SHAPE), "probe": roofs.PROBE_VERSION}
+    key = result_key(what, None, fingerprint()["env_id"], "roof")
+    if not force and (old := store.get(key)):
+        return old
+    if not probe:
+        return None
+    row = {"key": key, "kind": "roof", "time": time.strftime("%Y-%m-%dT%H:%M:%S"),
+           "measurement_version": MEASUREMENT_VERSION, **{f"env_{k}": v for k, v in fingerprint().items()},
+           **roofs.probe(threads, dtype, ROOF_SHAPE, repeats=sizes.pick(5, 9))}
+    store.append(row)
+    return row
 
 
 def measure_each(plan: dict | list, **kwargs) -> dict | list:

@@ -79,6 +79,11 @@ def default_device() -> str:
     return "cuda" if describe()["gpu_count"] and not _is_cpu_build() else "cpu"
 
 
+def allowed_cpus() -> list[int]:
+    """The CPU ids this process may run on, in order (what a thread binding can name)."""
+    return sorted(os.sched_getaffinity(0))
+
+
 def last_level_cache_mib() -> float | None:
     """The largest CPU cache cpu0 reports in sysfs (L3 on most x86 CPUs), in MiB; None where unknown."""
     sizes = []

@@ -9,6 +9,7 @@ inside the server that exits when its parent does).
 from __future__ import annotations
 
 import atexit
+import contextlib
 import os
 import signal
 import socket
@@ -58,11 +59,31 @@ def layout_for(config: EngineConfig) -> str:
         # wins over "uni"); the merged layout is for the CPU backend.
         one_rank = config.ranks * config.data_parallel_size == 1
         merged_ok = one_rank and config.distributed_executor_backend is None and config.device == "cpu"
+        # vLLM binds the CPU worker's threads only in its multiprocess executor (OMPProcessManager).
+        merged_ok = merged_ok and config.cpu_threads_bind is None and config.cpu_reserved_cores is None
         # The synthetic model is where one rank is set against two (notebook 05, lab 3): both
         # sides keep vLLM's layout so that comparison stays fair.
         synthetic = str(config.model).startswith("synthetic")
         return forced if merged_ok and not synthetic else "vllm"
     return "vllm"
+
+
+@contextlib.contextmanager
+def process_layout(name: str):
+    """Start (and key) engines in layout `name` inside the block, whatever GUIDE_ENGINE_LAYOUT
+    says outside it: chapter 7 measures the same configuration in both layouts. A config that
+    the merged layout cannot run (several ranks, a thread binding) still gets vLLM's."""
+    if name not in LAYOUTS:
+        raise ConfigError("layout", f"{name!r} is not one of {sorted(LAYOUTS)}.", "layout 'vllm' or 'merged'.")
+    before = os.environ.get("GUIDE_ENGINE_LAYOUT")
+    os.environ["GUIDE_ENGINE_LAYOUT"] = name
+    try:
+        yield
+    finally:
+        if before is None:
+            os.environ.pop("GUIDE_ENGINE_LAYOUT", None)
+        else:
+            os.environ["GUIDE_ENGINE_LAYOUT"] = before
 
 
 def server_environment(config: EngineConfig, layout: str, lock_file: Path) -> dict[str, str]:

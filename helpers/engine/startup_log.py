@@ -33,6 +33,9 @@ class StartupReport:
     weights_gib: float | None = None  # GPU only: memory the loaded weights took ("Model loading took")
     # The kernel a quantized checkpoint's linear layers run on ("Selected X for Y" / "Using X for Y").
     linear_kernel: str | None = None
+    # Cores rank 0 computes on where vLLM bound its OpenMP threads (the multiprocess executor's
+    # OMPProcessManager); None where it did not (the merged layout, "nobind"): then all of them.
+    worker_cores: int | None = None
 
     def as_dict(self) -> dict:
         return asdict(self)
@@ -66,6 +69,9 @@ def _compile_cache(log: str) -> str | None:
     return "saved" if _PATTERNS["cache_saved"].search(log) else None
 
 
+_RANK0_CORES = re.compile(r"local_rank=0, core ids=\[([\d, ]*)\]")  # utils/ompmultiprocessing.py
+
+
 def parse_startup(log: str) -> StartupReport:
     r = StartupReport()
     if m := _PATTERNS["kv"].search(log):
@@ -89,6 +95,8 @@ def parse_startup(log: str) -> StartupReport:
         r.weights_gib = _num(m.group(1))
     if m := _PATTERNS["kernel"].search(log):
         r.linear_kernel = f"{m.group(1)} ({m.group(2)})"
+    if m := _RANK0_CORES.search(log):
+        r.worker_cores = len([c for c in m.group(1).replace(" ", "").split(",") if c]) or None
     r.startup_lines = report_lines(log) or None
     r.compile_cache = _compile_cache(log)
     return r

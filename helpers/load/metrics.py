@@ -98,4 +98,7 @@ class MetricsSampler:
                 "prefix_cache_hit_rate": (h / q) if q else 0.0,
                 "preemptions": float(df["preemptions"].iloc[-1]),
                 "peak_kv_cache_usage_pct": float(df["kv_cache_usage_pct"].max()),
-                "peak_running": float(df["running"].max()), "peak_waiting": float(df["waiting"].max())}
+                "peak_running": float(df["running"].max()), "peak_waiting": float(df["waiting"].max()),
+                # sequences in a step, on average while any ran: the batch of the decode roofline
+                "mean_running": float(df.loc[df["running"] > 0, "running"].mean()) if (df["running"] > 0).any()
+                else 0.0}

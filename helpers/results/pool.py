@@ -202,6 +202,21 @@ def room_spread(r: pd.DataFrame) -> pd.DataFrame:
     return out.reset_index()
 
 
+def by_mbu(df: pd.DataFrame) -> pd.DataFrame:
+    """Machines ranked by how close their decode came to their own bandwidth floor (chapter 7's
+    MBU, floor ÷ measured TPOT): a ratio to the machine's own roof, so a laptop and a server
+    compare where their tokens per second do not. Per machine: the median MBU of its rows that
+    have one, how many, and its bandwidth roof."""
+    cols = ["machine", "you", "rows", "median_mbu", "bandwidth_gbs"]
+    if df.empty or "mbu" not in df or not df["mbu"].notna().any():
+        return pd.DataFrame(columns=cols)
+    d = df.loc[df["mbu"].notna()]
+    g = d.groupby("machine")
+    out = pd.DataFrame({"you": g["you"].any(), "rows": g.size(), "median_mbu": g["mbu"].median(),
+                        "bandwidth_gbs": g["roof_bandwidth_gbs"].max()})
+    return out.sort_values("median_mbu", ascending=False).reset_index()[cols]
+
+
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     if argv[:1] == ["pack"]:

@@ -89,6 +89,8 @@ def test_quantized_checkpoint_loads_and_answers_sensibly(results_dir, model):
     """The check: the locally quantized model's greedy answer to the capital of France names
     Paris (as the bf16 model's does), and the engine ran it on a quantized linear kernel."""
     cfg = EngineConfig(model=model)
+    if (problem := cfg.cannot_run_here()) is not None:
+        pytest.skip(str(problem))  # INT4 in float32 (an AVX2-only CPU): refused before a start, with the reason
     answer = correctness.greedy_answers(cfg, prompts=("What is the capital of France?",), max_tokens=16)[0]
     assert "Paris" in answer, answer
     row = experiment.capacity(cfg, progress=False)

@@ -73,6 +73,14 @@ def test_compute_bound_compiles_then_quantizes():
     assert advisor.advise(calm, CPU.replace(enforce_eager=False, model="/my/model")).change == {}
 
 
+def test_mbu_decides_between_fewer_bytes_and_less_overhead():
+    near = _row(mbu=0.8, roofline_tpot_ms=25.0)  # the step is mostly reading bytes: only fewer bytes help
+    assert advisor.advise(near, CPU).change == {"model": "embedded-int8"}
+    assert "MBU 0.80" in advisor.advise(near, CPU).evidence
+    far = _row(mbu=0.2, roofline_tpot_ms=6.0)  # mostly overhead: compile first, as without a floor
+    assert advisor.advise(far, CPU).change == {"enforce_eager": False}
+
+
 def test_several_limits_are_listed_most_pressing_first():
     both = _row(peak_kv_cache_usage_pct=99.0, max_itl_ms=4000.0, median_itl_ms=40.0)
     assert [a.limit for a in advisor.diagnose(both, CPU)] == ["KV cache full", "Long prefills stall decoding"]

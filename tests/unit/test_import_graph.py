@@ -11,7 +11,7 @@ JUDGING = ("helpers.slo", "helpers.tuning", "helpers.target", "helpers.advisor",
 RUNNING = ("helpers.experiment", "helpers.runners", "helpers.engine")
 # Lowest first. A module may import its own layer or a lower one; a new module gets a layer here.
 LAYERS = {
-    "settings and errors": ("errors", "settings", "hardware", "sizes", "quantize"),
+    "settings and errors": ("errors", "settings", "hardware", "roofs", "sizes", "quantize"),
     "config": ("config", "models"),
     "engine": ("engine",),
     "loads and results": ("load", "results"),

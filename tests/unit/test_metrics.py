@@ -87,6 +87,7 @@ def test_totals(sampler):
     assert t["peak_kv_cache_usage_pct"] == pytest.approx(50.0)
     assert t["peak_running"] == 4.0
     assert t["peak_waiting"] == 2.0
+    assert t["mean_running"] == 3.0  # the samples with sequences running: 4 and 2 (the roofline's batch)
     json.dumps(t)  # goes into a JSON result row as is
 
 

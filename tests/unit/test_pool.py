@@ -182,3 +182,13 @@ def test_pack_command(tmp_path, monkeypatch, capsys):
     assert pool.main(["pack", str(tmp_path / "p.guide.json.gz")]) == 0
     assert str(tmp_path / "p.guide.json.gz") in capsys.readouterr().out
     assert pool.main(["bogus"]) == 2
+
+
+def test_machines_rank_by_their_own_mbu():
+    import pandas as pd
+    df = pd.DataFrame({"machine": ["laptop", "laptop", "server", "old"], "you": [True, True, False, False],
+                       "mbu": [0.5, 0.7, 0.9, None], "roof_bandwidth_gbs": [10.0, 10.0, 80.0, 5.0]})
+    ranked = pool.by_mbu(df)
+    assert list(ranked.machine) == ["server", "laptop"]  # a machine without MBU rows is not ranked
+    assert ranked.set_index("machine").loc["laptop", "median_mbu"] == pytest.approx(0.6)
+    assert pool.by_mbu(df.drop(columns="mbu")).empty

@@ -23,7 +23,7 @@ NON_DEFAULT = {
     "compilation_config": {"mode": 3}, "kv_cache_memory_bytes": 2**26, "kv_cache_dtype": "fp8", "dtype": "float16",
     "quantization": "awq", "tensor_parallel_size": 2, "pipeline_parallel_size": 2, "data_parallel_size": 2,
     "distributed_executor_backend": "ray", "cpu_offload_gb": 1.5, "enable_log_requests": True, "log_level": "debug",
-    "seed": 7,
+    "seed": 7, "cpu_threads_bind": "0-1", "cpu_reserved_cores": 0,
 }
 # A value of the wrong kind for each kind.
 WRONG_KIND = {int: "8", float: "0.5", bool: "yes", str: 5, dict: "mode=3"}

@@ -1,0 +1,121 @@
+"""The decode roofline of a result row: the bytes one decode step must read, the time per token
+that reading them takes at this machine's measured bandwidth (the floor), and how close the
+measured TPOT came to it (MBU, memory-bandwidth utilisation = floor ÷ measured TPOT, the usual
+achieved-bytes-per-second ÷ peak).
+
+One decode step runs every running sequence's next token through every weight, so it reads
+the weights once (whatever the batch) plus each sequence's KV cache. At small batches that
+reading is the step; compute takes over only past the crossover batch, where the step's
+multiply-adds take longer at the compute roof than its bytes at the bandwidth roof.
+Pure functions: the bandwidth and compute roofs come from `helpers.roofs` via stored rows.
+"""
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+from helpers.results.rows import kv_bytes_per_token, setting
+
+NEAR_FLOOR = 0.6  # an MBU from which a step counts as mostly reading bytes (chapter 7, the advisor)
+
+
+def compute_bytes(dtype) -> int:
+    """Bytes per unquantized number in the engine: 4 for float32 (the guide's pick on AVX2), else 2."""
+    return 4 if "float32" in str(dtype) else 2
+
+
+def weight_bytes(folder: Path, dtype="bfloat16") -> float:
+    """Bytes of weights one decode step reads: the checkpoint's tensors as the engine holds them.
+    Unquantized tensors widen from the files' 2 bytes to float32's 4 where the engine computes in
+    float32; a quantized checkpoint's integer weights stay as stored, its unquantized output layer
+    (`lm_head`, tied to the embedding table in the guide's copies, read whole every step) widens."""
+    folder = Path(folder)
+    files = sum(f.stat().st_size for f in folder.glob("*.safetensors"))
+    config = json.loads((folder / "config.json").read_text())
+    widen = compute_bytes(dtype) / 2
+    if "quantization_config" not in config:
+        return files * widen
+    lm_head = config["vocab_size"] * config["hidden_size"] * 2
+    return files + lm_head * (widen - 1)
+
+
+def linear_params(folder: Path) -> float:
+    """Multiply-adds per token in the linear layers (lm_head included), from config.json."""
+    c = json.loads((Path(folder) / "config.json").read_text())
+    h, inter, layers = c["hidden_size"], c["intermediate_size"], c["num_hidden_layers"]
+    heads = c["num_attention_heads"]
+    head_dim = c.get("head_dim") or h // heads
+    kv = c.get("num_key_value_heads", heads) * head_dim
+    per_layer = h * heads * head_dim + 2 * h * kv + heads * head_dim * h + 3 * h * inter
+    return layers * per_layer + c["vocab_size"] * h
+
+
+def decode_batch(row: dict) -> float:
+    """Sequences decoding together: the mean running count /metrics saw, else what the load allows."""
+    if row.get("mean_running"):
+        return float(row["mean_running"])
+    prompts = row.get("load_num_prompts") or 1
+    return float(min(row.get("load_max_concurrency") or prompts, prompts))
+
+
+def decode_context(row: dict) -> float:
+    """Mean context length of a decoding sequence: its prompt plus half its answer."""
+    prompt = (row.get("load_input_len") or 0) + (row.get("load_prefix_len") or 0)
+    return prompt + (row.get("load_output_len") or 0) / 2
+
+
+def step_bytes(weights: float, batch: float, context: float, kv_per_token: float) -> float:
+    return weights + batch * context * kv_per_token
+
+
+def floor_ms(nbytes: float, bandwidth_gbs: float) -> float:
+    """The time to read `nbytes` once at `bandwidth_gbs`, in ms: no decode step can be faster."""
+    return nbytes / (bandwidth_gbs * 1e9) * 1e3
+
+
+def crossover_batch(weights: float, flops_per_token: float, kv_per_seq: float, bandwidth_gbs: float,
+                    gflops: float) -> float | None:
+    """The batch B where a step's compute time (B · flops_per_token at the compute roof) equals its
+    memory time ((weights + B · kv_per_seq) at the bandwidth roof); None where each sequence's own
+    KV read takes longer than its compute, so decode stays memory-bound at any batch."""
+    per_seq = flops_per_token / (gflops * 1e9) - kv_per_seq / (bandwidth_gbs * 1e9)
+    return None if per_seq <= 0 else weights / (bandwidth_gbs * 1e9) / per_seq
+
+
+def model_folder(row: dict) -> Path | None:
+    """The local folder of the model a row measured, where this machine has it."""
+    from helpers import models
+    name = row.get("cfg_model")
+    try:
+        path = Path(models.resolve(name)) if name else None
+    except Exception:  # noqa: BLE001 - a hub id or a remote server's model: no local files to count
+        return None
+    return path if path is not None and (path / "config.json").exists() else None
+
+
+def worker_threads(row: dict) -> int:
+    """Cores the engine's workers computed on: vLLM's binding of rank 0 times the ranks where it
+    printed one (each rank of a split model reads its share of the weights at once), else all."""
+    cores = int(row.get("env_cpu_cores") or len(os.sched_getaffinity(0)))
+    if not row.get("worker_cores"):
+        return cores
+    ranks = 1
+    for name in ("tensor_parallel_size", "pipeline_parallel_size", "data_parallel_size"):
+        ranks *= int(setting(row, name) or 1)
+    return min(cores, int(row["worker_cores"]) * ranks)
+
+
+def annotate(row: dict, roof: dict | None) -> dict:
+    """The row with its roofline columns: `bytes_per_step_mb`, `roofline_tpot_ms` (the floor),
+    `mbu` (floor ÷ mean TPOT) and the roof they used. Unchanged where the row has no TPOT, no
+    KV figures, no local model folder or no roof measured for its thread count."""
+    folder = model_folder(row)
+    if roof is None or folder is None or not row.get("mean_tpot_ms") or not row.get("kv_cache_tokens"):
+        return row
+    weights = weight_bytes(folder, setting(row, "dtype"))
+    nbytes = step_bytes(weights, decode_batch(row), decode_context(row), kv_bytes_per_token(row))
+    floor = floor_ms(nbytes, roof["bandwidth_gbs"])
+    return {**row, "weights_read_mb": weights / 1e6, "bytes_per_step_mb": nbytes / 1e6,
+            "roofline_tpot_ms": floor, "mbu": floor / row["mean_tpot_ms"],
+            "roof_bandwidth_gbs": roof["bandwidth_gbs"], "roof_threads": roof["threads"]}
