@@ -101,9 +101,11 @@ def bars(df: pd.DataFrame, metric: str, chart_title: str | None = None, color: s
     )
     if _has_spread(df, metric):
         chart = chart + _spread_rule(df, x, metric)
+    heading = chart_title or title(metric)
     if _has_floor(df, metric):
         chart = chart + _floor_tick(df, x)
-    return chart.properties(title=chart_title or title(metric), width=WIDTH, height=HEIGHT)
+        heading = alt.TitleParams(heading, subtitle="black tick: the bandwidth floor (chapter 7)")
+    return chart.properties(title=heading, width=WIDTH, height=HEIGHT)
 
 
 def compare(df: pd.DataFrame, metrics: list[str], chart_title: str = "") -> alt.HConcatChart:
@@ -139,23 +141,26 @@ def sweep(df: pd.DataFrame, x: str, y: str, color: str = COLOR, chart_title: str
     )
     if _has_spread(df, y):
         chart = chart + _spread_rule(df, xx, y)
+    heading = chart_title or f"{title(y)} vs {title(x)}"
     if _has_floor(df, y):  # the floor of each configuration, dashed
         chart = chart + alt.Chart(df).mark_line(strokeDash=[4, 4]).encode(
             x=xx, y=f"{FLOOR}:Q", color=alt.Color(f"{color}:N", title=None),
             tooltip=[color, alt.Tooltip(f"{FLOOR}:Q", format=".1f", title="bandwidth floor (ms)")])
-    return chart.properties(title=chart_title or f"{title(y)} vs {title(x)}", width=WIDTH, height=HEIGHT)
+        heading = alt.TitleParams(heading, subtitle="dashed: the bandwidth floor (chapter 7)")
+    return chart.properties(title=heading, width=WIDTH, height=HEIGHT)
 
 
 def roofline(lines: pd.DataFrame, chart_title: str = "") -> alt.Chart:
     """Measured TPOT against requests in flight with the bandwidth floor and the compute floor of
     the same batch (`claims.ch7.sweep_frame`): where the measured line runs above both, the
     gap is neither bytes nor arithmetic."""
-    dash = alt.StrokeDash("line:N", title=None, scale=alt.Scale(
-        domain=["measured mean TPOT", "bandwidth floor", "compute floor"], range=[[1, 0], [6, 3], [2, 2]]))
+    names = ["measured mean TPOT", "bandwidth floor", "compute floor"]
+    dash = alt.StrokeDash("line:N", title=None, scale=alt.Scale(domain=names, range=[[1, 0], [6, 3], [2, 2]]))
+    color = alt.Color("line:N", title=None, scale=alt.Scale(domain=names, range=["#e45756", "#4c78a8", "#f58518"]))
     return alt.Chart(lines).mark_line(point=True).encode(
         x=alt.X("requests in flight:Q", title="client concurrency (requests in flight)", scale=alt.Scale(type="log", base=2)),
         y=alt.Y("ms per token:Q", title="time per output token (ms)"),
-        color=alt.Color("line:N", title=None), strokeDash=dash,
+        color=color, strokeDash=dash,
         tooltip=["line:N", "requests in flight:Q", alt.Tooltip("sequences in a step:Q", format=".1f"),
                  alt.Tooltip("ms per token:Q", format=".2f")],
     ).properties(title=chart_title or "TPOT against the roofs", width=WIDTH, height=HEIGHT)

@@ -15,9 +15,9 @@ import statistics
 import time
 import uuid
 
-from helpers import hardware, roofs, sizes
+from helpers import hardware, models, roofs, sizes
 from helpers.config import ConfigError, EngineConfig
-from helpers.engine import EngineStartError, Server, facts, preflight, remote, shared
+from helpers.engine import EngineStartError, Server, facts, preflight, remote, shared, zygote
 from helpers.engine.server import layout_for, reset_prefix_cache
 from helpers.load import Load, MetricsSampler, run_load
 from helpers.load.direct import cached_tokens_each, timed_completions
@@ -190,14 +190,20 @@ def roof(threads: int | None = None, store: ResultStore | None = None, *, probe:
     dtype = hardware.cpu_dtype() if hardware.default_device() == "cpu" else "bfloat16"
     what = {"threads": threads, "dtype": dtype, "shape": list(ROOF_SHAPE), "probe": roofs.PROBE_VERSION}
     key = result_key(what, None, fingerprint()["env_id"], "roof")
-    if not force and (old := store.get(key)):
+    machine = ResultStore(models.cache_dir() / "roofs")  # every results folder on this machine shares one probe
+    if not force and (old := store.get(key) or machine.get(key)):
+        if store.get(key) is None:
+            store.append(old)  # the room and the book read it from the results
         return old
     if not probe:
         return None
+    zygote.settle()  # the test run's early vLLM import would share the cores with the probe
+    time.sleep(1.5)  # an idle engine's shared-memory readers spin for busy_loop_s (1 s) after their last read
     row = {"key": key, "kind": "roof", "time": time.strftime("%Y-%m-%dT%H:%M:%S"),
            "measurement_version": MEASUREMENT_VERSION, **{f"env_{k}": v for k, v in fingerprint().items()},
            **roofs.probe(threads, dtype, ROOF_SHAPE, repeats=sizes.pick(5, 9))}
     store.append(row)
+    machine.append(row)
     return row
 
 

@@ -25,14 +25,18 @@ def compute_bytes(dtype) -> int:
     return 4 if "float32" in str(dtype) else 2
 
 
-def weight_bytes(folder: Path, dtype="bfloat16") -> float:
+def checkpoint_files(folder) -> dict[str, int]:
+    """The checkpoint's weight files and their sizes in bytes."""
+    return {f.name: f.stat().st_size for f in sorted(Path(folder).glob("*.safetensors"))}
+
+
+def weight_bytes(folder, dtype="bfloat16") -> float:
     """Bytes of weights one decode step reads: the checkpoint's tensors as the engine holds them.
     Unquantized tensors widen from the files' 2 bytes to float32's 4 where the engine computes in
     float32; a quantized checkpoint's integer weights stay as stored, its unquantized output layer
     (`lm_head`, tied to the embedding table in the guide's copies, read whole every step) widens."""
-    folder = Path(folder)
-    files = sum(f.stat().st_size for f in folder.glob("*.safetensors"))
-    config = json.loads((folder / "config.json").read_text())
+    files = sum(checkpoint_files(folder).values())
+    config = json.loads((Path(folder) / "config.json").read_text())
     widen = compute_bytes(dtype) / 2
     if "quantization_config" not in config:
         return files * widen
@@ -40,7 +44,7 @@ def weight_bytes(folder: Path, dtype="bfloat16") -> float:
     return files + lm_head * (widen - 1)
 
 
-def linear_params(folder: Path) -> float:
+def linear_params(folder) -> float:
     """Multiply-adds per token in the linear layers (lm_head included), from config.json."""
     c = json.loads((Path(folder) / "config.json").read_text())
     h, inter, layers = c["hidden_size"], c["intermediate_size"], c["num_hidden_layers"]

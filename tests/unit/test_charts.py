@@ -49,3 +49,19 @@ def test_tradeoff_labels_each_configuration():
                        "long_mean_ttft_ms": [6000.0, 4000.0]})
     chart = charts.tradeoff(df, "short_max_itl_ms", "long_mean_ttft_ms")
     assert _marks(chart) == ["point", "text"]
+
+
+def test_tpot_charts_show_the_floor_where_rows_have_one():
+    df = _df(False).assign(mean_tpot_ms=[60.0, 80.0], roofline_tpot_ms=[40.0, 42.0])
+    assert "tick" in _marks(charts.compare(df, ["mean_tpot_ms"]))
+    assert _marks(charts.sweep(df, "load_max_concurrency", "mean_tpot_ms")).count("line") == 2
+    plain = df.drop(columns="roofline_tpot_ms")
+    assert "tick" not in _marks(charts.compare(plain, ["mean_tpot_ms"]))
+    assert "tick" not in _marks(charts.compare(df, ["output_throughput"]))  # only TPOT has a floor
+
+
+def test_roofline_chart_draws_measured_and_both_floors():
+    lines = pd.DataFrame({"requests in flight": [1, 1, 1], "sequences in a step": [1.0] * 3,
+                          "line": ["measured mean TPOT", "bandwidth floor", "compute floor"], "ms per token": [90, 60, 5]})
+    spec = charts.roofline(lines).to_dict()
+    assert spec["encoding"]["strokeDash"]["field"] == "line" and spec["mark"]["type"] == "line"
