@@ -186,8 +186,9 @@ def roof(threads: int | None = None, store: ResultStore | None = None, *, probe:
     stored as a row of kind "roof"; None where none is stored and `probe` is False. Probing takes
     about ten seconds and is best done with no load running."""
     store = store or ResultStore()
-    threads = threads or hardware.describe()["cpu_cores"]
-    dtype = hardware.cpu_dtype() if hardware.default_device() == "cpu" else "bfloat16"
+    gpu = hardware.default_device() == "cuda"
+    threads = 0 if gpu else (threads or hardware.describe()["cpu_cores"])  # a GPU's roof has no thread count
+    dtype = "bfloat16" if gpu else hardware.cpu_dtype()
     what = {"threads": threads, "dtype": dtype, "shape": list(ROOF_SHAPE), "probe": roofs.PROBE_VERSION}
     key = result_key(what, None, fingerprint()["env_id"], "roof")
     machine = ResultStore(models.cache_dir() / "roofs")  # every results folder on this machine shares one probe
@@ -201,7 +202,7 @@ def roof(threads: int | None = None, store: ResultStore | None = None, *, probe:
     time.sleep(1.5)  # an idle engine's shared-memory readers spin for busy_loop_s (1 s) after their last read
     row = {"key": key, "kind": "roof", "time": time.strftime("%Y-%m-%dT%H:%M:%S"),
            "measurement_version": MEASUREMENT_VERSION, **{f"env_{k}": v for k, v in fingerprint().items()},
-           **roofs.probe(threads, dtype, ROOF_SHAPE, repeats=sizes.pick(5, 9))}
+           **(roofs.cuda_probe(dtype, ROOF_SHAPE) if gpu else roofs.probe(threads, dtype, ROOF_SHAPE, sizes.pick(5, 9)))}
     store.append(row)
     machine.append(row)
     return row

@@ -103,6 +103,23 @@ def probe(threads: int, dtype: str, shape: tuple[int, int, int], repeats: int = 
             "matmul": mm, "compute_gflops": mm["best_gflops"]}
 
 
+def cuda_probe(dtype: str, shape: tuple[int, int, int], repeats: int = 5) -> dict:
+    """A GPU's roofs in the same record as `probe`: device-to-device copy bandwidth and a matmul
+    on the GPU. Written from torch's CUDA API; not run on the guide's CPU machines."""
+    import torch
+    copy = cuda_bandwidth(repeats)["copy"]
+    dt = getattr(torch, dtype)
+    x, w = torch.randn(shape[0], shape[1], device="cuda", dtype=dt), torch.randn(shape[1], shape[2], device="cuda", dtype=dt)
+
+    def mm():
+        torch.mm(x, w)
+        torch.cuda.synchronize()
+    rates = sorted(2 * shape[0] * shape[1] * shape[2] / t / 1e9 for t in _timed(mm, repeats))
+    return {"threads": 0, "probe_version": PROBE_VERSION, "cuda": {"copy": copy}, "bandwidth_gbs": copy["best_gbs"],
+            "bandwidth_median_gbs": copy["median_gbs"], "bandwidth_min_gbs": copy["min_gbs"], "methods_ratio": None,
+            "matmul": {"best_gflops": rates[-1], "dtype": dtype, "shape": list(shape)}, "compute_gflops": rates[-1]}
+
+
 def cuda_bandwidth(repeats: int = 5, mib: int = 1024) -> dict:
     """A GPU's device-to-device copy (2 bytes moved per byte), for the roof of a CUDA engine.
     Written from torch's API; not run on the guide's CPU machines."""

@@ -15,6 +15,7 @@ import pandas as pd
 
 from helpers import report
 from helpers.report import Claim
+from helpers.results import roofline
 
 BF16, INT8, INT4 = "bf16", "int8", "int4"
 AUTO, FP8 = "auto", "fp8"
@@ -25,21 +26,19 @@ DOUBLE = (1.8, 2.2)  # "about twice the KV tokens"
 
 def bytes_per_step(folders: dict, shape: dict, running: int, context: int, kv_bytes_per_token: int,
                    compute_bytes: int = 2) -> pd.DataFrame:
-    """What one decode step must read from memory, per checkpoint: every weight once (the files'
-    bytes: quantized linear layers, bf16 norms and scales, and the tied embedding table, which is
-    the output layer and is read whole every step), plus the KV cache of `running` sequences of
-    `context` tokens. With `compute_bytes=4` (float32 on an AVX2 CPU) the unquantized tensors are
-    held in float32, twice their file size. A lower bound: activations and the runtime's own reads
-    come on top."""
-    widen = compute_bytes / 2
+    """What one decode step must read from memory, per checkpoint (helpers/results/roofline.py,
+    which chapter 7 turns into a floor): every weight once as the engine holds it (float32 on an
+    AVX2 CPU doubles the unquantized tensors; the tied embedding table is the output layer and is
+    read whole every step), plus the KV cache of `running` sequences of `context` tokens. A lower
+    bound: activations and the runtime's own reads come on top."""
+    dtype = "float32" if compute_bytes == 4 else "bfloat16"
     lm_head = shape["vocab_size"] * shape["hidden_size"] * compute_bytes  # never quantized in the guide's copies
-    kv = running * context * kv_bytes_per_token
     rows = {}
     for name, folder in folders.items():
-        files = sum(f.stat().st_size for f in folder.iterdir() if f.suffix == ".safetensors")
-        weights = files * widen if name == "bf16" else files + lm_head * (1 - 1 / widen)
+        weights = roofline.weight_bytes(folder, dtype)
+        total = roofline.step_bytes(weights, running, context, kv_bytes_per_token)
         rows[name] = {"weights (MB)": weights / 1e6, "of which lm_head (MB)": lm_head / 1e6,
-                      "KV cache read (MB)": kv / 1e6, "total per step (MB)": (weights + kv) / 1e6}
+                      "KV cache read (MB)": (total - weights) / 1e6, "total per step (MB)": total / 1e6}
     table = pd.DataFrame(rows).T
     table["bytes vs bf16"] = table["total per step (MB)"] / table.loc["bf16", "total per step (MB)"]
     return table

@@ -96,3 +96,10 @@ def test_lab5_solutions():
     assert env["crossover"] == pytest.approx(ch7.crossover(folder, "float32", kv, roof, 144.0), rel=0.01)
     run_solution("lab05_q5.py", env)
     assert env["near"] == "yes"
+
+
+def test_a_gpu_roof_has_one_method_and_says_so():
+    gpu = {"threads": 0, "cuda": {"copy": {"best_gbs": 4000.0, "median_gbs": 3900.0, "min_gbs": 3800.0}},
+           "methods_ratio": None, "bandwidth_gbs": 4000.0}
+    assert ch7.roof_table(gpu).shape == (1, 3)
+    assert ch7.probe_claim(gpu).verdict == report.UNTESTED
