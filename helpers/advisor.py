@@ -154,8 +154,8 @@ def _step_cost(row: dict, config: EngineConfig) -> Advice:
         evidence += f" against a bandwidth floor of {_num(row, 'roofline_tpot_ms'):.1f} ms (MBU {mbu:.2f})"
         if mbu >= roofline.NEAR_FLOOR and config.model == "embedded":
             return Advice("Each decode step costs the time", evidence, {"model": "embedded-int8"},
-                          "the step runs near the floor its bytes set, so only fewer bytes make it shorter: INT8 "
-                          "weights read fewer (the lm_head stays unquantized)", 7)
+                          "the step runs near the floor its bytes set (chapter 7), so only fewer bytes make it "
+                          "shorter: INT8 weights read fewer (the lm_head stays unquantized)", 5)
     if config.enforce_eager:
         return Advice("Each decode step costs the time", evidence, {"enforce_eager": False},
                       "compiling (torch.compile; CUDA graphs on a GPU) fuses operators and removes per-operator "
