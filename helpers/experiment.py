@@ -170,8 +170,9 @@ def measure(config: EngineConfig, load: Load, *, repeats: int | None = None, for
         return roofline.annotate({**old, "reused": True}, roof(roofline.worker_threads(old), store, probe=False))
     with turn_for(config, f"the load {load.label()}"):
         _run_repeats(config, load, repeats, endpoint, row, progress, sample_every)
-        if endpoint is None:  # the roof of this machine, not of a remote server's
-            row = roofline.annotate(row, roof(roofline.worker_threads(row), store))
+        # The roof of this machine, not of a remote server's (whose floor stays empty).
+        row = roofline.annotate(row, roof(roofline.worker_threads(row), store)) if endpoint is None \
+            else roofline.unknown(row)
     store.append(row)
     return {**row, "reused": False}
 

@@ -110,11 +110,21 @@ def worker_threads(row: dict) -> int:
     return min(cores, int(row["worker_cores"]) * ranks)
 
 
+COLUMNS = ("weights_read_mb", "bytes_per_step_mb", "roofline_tpot_ms", "mbu", "roof_bandwidth_gbs", "roof_threads")
+
+
+def unknown(row: dict) -> dict:
+    """The row with empty roofline columns: a remote server's roofs are not this machine's."""
+    return {**row, **dict.fromkeys(COLUMNS)}
+
+
 def annotate(row: dict, roof: dict | None) -> dict:
     """The row with its roofline columns: `bytes_per_step_mb`, `roofline_tpot_ms` (the floor),
     `mbu` (floor ÷ mean TPOT) and the roof they used. Unchanged where the row has no TPOT, no
     KV figures, no local model folder or no roof measured for its thread count."""
     folder = model_folder(row)
+    if row.get("engine_location") == "remote":  # measured on another machine: not this one's roof
+        return row
     if roof is None or folder is None or not row.get("mean_tpot_ms") or not row.get("kv_cache_tokens"):
         return row
     weights = weight_bytes(folder, setting(row, "dtype"))

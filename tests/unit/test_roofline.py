@@ -87,3 +87,9 @@ def test_startup_log_gives_the_workers_cores():
 def test_split_engines_read_with_every_ranks_cores():
     assert roofline.worker_threads(_row(worker_cores=1, cfg_tensor_parallel_size=2)) == 2
     assert roofline.worker_threads(_row(worker_cores=1, cfg_tensor_parallel_size=4)) == 2  # no more than the machine
+
+
+def test_a_remote_servers_row_gets_empty_roofline_columns_never_this_machines():
+    remote = roofline.unknown(_row(engine_location="remote"))
+    assert all(remote[c] is None for c in roofline.COLUMNS)
+    assert roofline.annotate(remote, ROOF)["mbu"] is None
