@@ -4,6 +4,8 @@
 #   bash guide.sh test     install what is missing (test tools too), then run every test
 #   bash guide.sh setup    install only;  bash guide.sh doctor   check this machine
 #   bash guide.sh pack     this machine's results in one file, to hand to a workshop leader
+#                          (--as vllm-bench: as vllm bench serve result files instead)
+#   bash guide.sh import FILE…  [--room FOLDER]   read vllm bench serve / sweep / GuideLLM results
 #   bash guide.sh book     run every notebook and write the guide as static HTML (artifacts/book/)
 #   bash guide.sh stop     stop the guide's vLLM engine now (otherwise it stops 60 s after its last user)
 # Installs into ./.venv, idempotently: a second run with unchanged requirements does nothing.
@@ -58,11 +60,25 @@ setup() {  # $1 = "test" to add the test tools
     "$PY" -m pip install -q -r requirements/test.txt
     grep -v '^test-' "$stamps" > "$stamps.new" || true; echo "$test" >> "$stamps.new"; mv "$stamps.new" "$stamps"
   fi
+  if [ "$want_test" = test ]; then guidellm; fi
   "$PY" -c "from helpers.models import prepare_embedded; prepare_embedded()" >/dev/null
   # No "receive Jupyter news?" pop-up over the first notebook (JupyterLab's documented overrides file).
   mkdir -p "$VENV/share/jupyter/lab/settings"
   echo '{"@jupyterlab/apputils-extension:notification": {"fetchNews": "false", "checkForUpdates": false}}' \
     > "$VENV/share/jupyter/lab/settings/overrides.json"
+}
+
+guidellm() {  # GuideLLM in a venv of its own (it upgrades click and multidict under vLLM): the import tests run it
+  local gvenv=$ROOT/.venv-guidellm want
+  want="guidellm-$(cat requirements/guidellm.txt requirements/cpu.txt | sha256sum | cut -c1-16)"
+  [ -x "$gvenv/bin/guidellm" ] && grep -qx "$want" "$gvenv/.guide-stamp" 2>/dev/null && return
+  say "installing GuideLLM into $gvenv for the import tests (~1 min, ~1 GB)"
+  [ -x "$gvenv/bin/python" ] || "$(pick_python)" -m venv "$gvenv"
+  local torch; torch=$(grep -E '^torch==' requirements/cpu.txt)
+  "$gvenv/bin/python" -m pip install -q "$torch" 2>/dev/null \
+    || "$gvenv/bin/python" -m pip install -q "$torch" --extra-index-url https://download.pytorch.org/whl/cpu
+  "$gvenv/bin/python" -m pip install -q -r requirements/guidellm.txt
+  echo "$want" > "$gvenv/.guide-stamp"
 }
 
 browser() {  # Debian's chromium for the browser test; Playwright never downloads one.
@@ -99,6 +115,7 @@ case "${1:-lab}" in
     wait "$lab_pid" ;;
   stop) exec "$PY" -m helpers.engine stop ;;
   pack) setup; exec "$PY" -m helpers.results.pool pack "${@:2}" ;;
+  import) setup; exec "$PY" -m helpers.results.imports "${@:2}" ;;
   book)
     setup
     say "executing every notebook at size ${GUIDE_SIZE:-full} (stored results are reused; GUIDE_SIZE=smoke for the quick one)"
@@ -107,5 +124,5 @@ case "${1:-lab}" in
     setup test; browser
     shift || true
     exec "$PY" -m pytest "$@" ;;
-  *) echo "usage: bash guide.sh [lab|test|setup|doctor|pack|book|stop]" >&2; exit 2 ;;
+  *) echo "usage: bash guide.sh [lab|test|setup|doctor|pack|import|book|stop]" >&2; exit 2 ;;
 esac

@@ -11,7 +11,6 @@ settings cannot be toggled from here), any load.
 from __future__ import annotations
 
 import contextlib
-import statistics
 import time
 import uuid
 
@@ -23,6 +22,7 @@ from helpers.load import Load, MetricsSampler, run_load
 from helpers.load.direct import cached_tokens_each, timed_completions
 from helpers.load.metrics import scrape
 from helpers.results import ResultStore, fingerprint, result_key, roofline
+from helpers.results.rows import combine
 from helpers.results.store import MEASUREMENT_VERSION
 
 def engine_for(config: EngineConfig, progress: bool = True) -> Server | remote.Endpoint:
@@ -321,16 +321,3 @@ def prefix_hits(config: EngineConfig, prompts: dict[str, list[int]], *, force: b
         row["prompt_tokens"] = {name: len(ids) for name, ids in prompts.items()}
     store.append(row)
     return {**row, "reused": False}
-
-
-def combine(runs: list[dict]) -> dict:
-    """Median of each numeric figure over the repeats, its min and max, and every repeat."""
-    out: dict = {"repeats": len(runs), "runs": runs}
-    for key in runs[0]:
-        values = [r[key] for r in runs]
-        if all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in values):
-            out[key] = float(statistics.median(values))
-            out[f"{key}_min"], out[f"{key}_max"] = float(min(values)), float(max(values))
-        else:
-            out[key] = next((v for v in values if v is not None), None)  # e.g. the first error text
-    return out

@@ -13,6 +13,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from helpers.results.imports import missing
+
 HELD, PARTLY, NOT_HELD, NOISE, UNTESTED = "held", "held partly", "did not hold", "within noise here", "not measured here"
 # Marks every browser draws with its ordinary text fonts (no emoji font needed).
 _ICON = {HELD: "✓", PARTLY: "◐", NOT_HELD: "✗", NOISE: "≈", UNTESTED: "·"}
@@ -77,6 +79,9 @@ def judge_change(text: str, before, after, metric: str, better: str, held_at: fl
     within noise → within noise here; the wrong way → did not hold.
     """
     x, y = number(before, metric), number(after, metric)
+    if x is None or y is None:  # an imported file may not record every figure: say so, don't guess
+        if why := (missing(before, metric) or missing(after, metric)):
+            return untested(text, why, rule or change_rule(better, held_at, DEFAULT_NOISE))
     gain = ratio(y, x) if better == "higher" else ratio(x, y)
     ev = evidence or f"{metric}: {x:,.1f} → {y:,.1f}{(' ' + unit) if unit else ''} (×{gain:.2f} the claimed way)"
     level = noise([before, after], metric)

@@ -14,6 +14,7 @@ import statistics
 from dataclasses import dataclass
 
 from helpers.errors import ConfigError
+from helpers.results.imports import missing
 
 
 @dataclass(frozen=True)
@@ -87,8 +88,11 @@ class Knee:
     first_miss: float | None
     closest_rate: float | None
     closest_share: float | None
+    why: str | None = None  # why no knee can be read: rows without per-request latencies
 
     def text(self, slo: SLO) -> str:
+        if self.why:
+            return f"No knee can be read from these rows: {self.why}."
         if self.best_rate is None:
             return (f"No offered rate met the target ({slo.label()}). Closest: {self.closest_rate:g} req/s, where "
                     f"{100 * (self.closest_share or 0):.0f} % of requests met it. Loosen the target, or tune the "
@@ -102,6 +106,8 @@ def knee(rows: list[dict], slo: SLO) -> Knee:
     """The knee of a sweep: rows with `load_request_rate`, in any order. A rate counts as met
     only if every lower rate met it too (a lucky run above the knee does not move it)."""
     ordered = sorted(rows, key=lambda r: r["load_request_rate"])
+    if whys := [why for r in ordered if (why := missing(r, "request_ttft_ms"))]:
+        return Knee(None, None, None, None, why=whys[0])
     best = first_miss = None
     for r in ordered:
         if slo.meets(r):

@@ -8,6 +8,7 @@ measurement version, model or vLLM version are never pooled silently: `room` put
 another `group` and marks them `compatible=False`.
 
     bash guide.sh pack                  # or: python -m helpers.results.pool pack
+    bash guide.sh pack --as vllm-bench  # the same rows as vllm bench serve result files
     python -m helpers.results.pool unpack results-….guide.json.gz room/
 """
 from __future__ import annotations
@@ -22,6 +23,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from helpers.results import imports
 from helpers.results.fingerprint import fingerprint
 from helpers.results.store import default_dir, jsonable, load_all, read_rows
 
@@ -60,13 +62,21 @@ def my_rows(folder: str | Path | None = None) -> list[dict]:
     return [r for p in sorted(folder.glob("*.jsonl")) for r in read_rows(p) if r.get("env_machine_id") == me]
 
 
-def pack(path: str | Path | None = None, folder: str | Path | None = None) -> Path:
-    """Write this machine's rows, cleaned, into one gzipped JSON file to hand to a workshop leader."""
+def pack(path: str | Path | None = None, folder: str | Path | None = None, style: str = "guide") -> Path:
+    """Write this machine's rows, cleaned, into one gzipped JSON file to hand to a workshop leader.
+    `style="vllm-bench"`: instead, a folder with one `vllm bench serve --save-result` file per
+    measured load (helpers/results/imports.to_vllm_bench), for a team's own tooling."""
     fp = fingerprint()
     rows = [clean(r) for r in my_rows(folder)]
     if not rows:
         raise FileNotFoundError(f"No stored results of this machine in {Path(folder) if folder else default_dir()}: "
                                 "run a notebook first (chapter 0 measures one row in about a minute).")
+    if style not in ("guide", "vllm-bench"):
+        raise ValueError(f"pack(style={style!r}): the styles are 'guide' (one file for a room) and 'vllm-bench'.")
+    if style == "vllm-bench":
+        path = Path(path) if path else (Path(folder) if folder else default_dir()) / "hand-in" / f"vllm-bench-{fp['env_id']}"
+        imports.write_vllm_bench(rows, path)
+        return path
     # Beside the results, in a subfolder: `room` of this folder does not read it back as another file.
     path = Path(path) if path else (Path(folder) if folder else default_dir()) / "hand-in" / f"results-{fp['env_id']}{SUFFIX}"
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -110,7 +120,12 @@ def unpack(path: str | Path, folder: str | Path) -> list[Path]:
 
 
 def machine_label(row) -> str:
-    """The fingerprint a learner recognises: CPU, cores, instruction sets, RAM, GPU, vLLM."""
+    """The fingerprint a learner recognises: CPU, cores, instruction sets, RAM, GPU, vLLM. An
+    imported file's rows name the file and the tool instead: the machine is not in the file."""
+    if row.get("engine_location") == "imported":
+        version = row.get("import_tool_version")
+        version = version if isinstance(version, str) and version else "version not recorded"
+        return f"imported: {row.get('import_file')} ({row.get('import_tool')} {version})"
     gpu = row.get("env_gpu")
     gpu = gpu if isinstance(gpu, str) and gpu else "no GPU"
     ram = row.get("env_ram_gib")
@@ -138,13 +153,19 @@ def room(folder: str | Path | None = None, me: str | None = None) -> pd.DataFram
     if "measurement_version" not in df:
         df["measurement_version"] = None
     version = df["measurement_version"].map(lambda v: f"v{int(v)}" if v == v and v is not None else "v?")
-    df["model"] = df.get("cfg_model", pd.Series(index=df.index, dtype=object)).map(
-        lambda m: Path(str(m).rstrip("/")).name if isinstance(m, str) else "?")
+    model = df.get("cfg_model", pd.Series(index=df.index, dtype=object))
+    model = model.where(model.notna(), df.get("endpoint_model", pd.Series(index=df.index, dtype=object)))
+    df["model"] = model.map(lambda m: Path(str(m).rstrip("/")).name if isinstance(m, str) else "?")
     df["machine"] = [machine_label(r) for r in df.to_dict("records")]
-    df["group"] = ("measurement " + version + " · " + df["model"] + " · vLLM " + df["env_vllm"].fillna("?").astype(str))
+    vllm = df.get("env_vllm", pd.Series(index=df.index, dtype=object)).fillna("?").astype(str)
+    df["group"] = "measurement " + version + " · " + df["model"] + " · vLLM " + vllm
+    imported = df.get("engine_location", pd.Series(index=df.index, dtype=object)) == "imported"
+    if imported.any():  # measured elsewhere, by another tool: a group per tool and model, never mixed in
+        df.loc[imported, "group"] = "imported · " + df.loc[imported, "import_tool"].astype(str) + " · " + df.loc[imported, "model"]
     df["you"] = df["env_env_id"] == me
     mine = df.loc[df["you"]].sort_values("time")["group"]
-    ref = mine.iloc[-1] if len(mine) else df.groupby("group")["env_env_id"].nunique().idxmax()
+    measured = df.loc[~imported] if (~imported).any() else df
+    ref = mine.iloc[-1] if len(mine) else measured.groupby("group")["env_env_id"].nunique().idxmax()
     df["compatible"] = df["group"] == ref
     return df.sort_values("time", kind="stable").reset_index(drop=True)
 
@@ -217,14 +238,56 @@ def by_mbu(df: pd.DataFrame) -> pd.DataFrame:
     return out.sort_values("median_mbu", ascending=False).reset_index()[cols]
 
 
+HEADLINE = ("completed", "output_throughput", "median_ttft_ms", "median_tpot_ms", "p99_tpot_ms", "p99_itl_ms")
+
+
+def beside(df: pd.DataFrame, figures=HEADLINE) -> pd.DataFrame:
+    """Imported rows next to the room's measured rows of the same load shape (requests,
+    concurrency, rate, prompt and answer tokens), with their headline figures side by side. A
+    figure a file does not record stays empty. Only shapes that have an imported row appear."""
+    cols = ["load", "source", "config_label", *figures]
+    if df.empty or "engine_location" not in df or not (df["engine_location"] == "imported").any():
+        return pd.DataFrame(columns=cols)
+    d = df.loc[df.get("kind", pd.Series("load", index=df.index)).eq("load")].copy()
+    d["load"] = [_shape(r) for r in d.to_dict("records")]
+    d = d.loc[d["load"].isin(d.loc[d["engine_location"] == "imported", "load"])]
+    d["source"] = [r["machine"] if r.get("engine_location") == "imported" else f"measured: {r['machine']}"
+                   for r in d.to_dict("records")] if "machine" in d else d["engine_location"]
+    for f in figures:
+        if f not in d:
+            d[f] = None
+    return d.sort_values(["load", "source"])[cols].reset_index(drop=True)
+
+
+def _shape(r: dict) -> str:
+    """A load's shape as every tool can state it: requests, prompt → answer tokens, concurrency, rate."""
+    def tokens(exact, mean):
+        v = r.get(exact)
+        v = v if v is not None and v == v else r.get(mean)
+        return f"{float(v):.0f}" if v is not None and v == v else "?"
+    n = r.get("load_num_prompts")
+    conc, rate = r.get("load_max_concurrency"), r.get("load_request_rate")
+    conc = f"{int(conc)}" if conc is not None and conc == conc else "∞"
+    rate = f", {float(rate):g} req/s" if rate is not None and rate == rate else ""
+    return (f"{int(n) if n is not None and n == n else '?'} requests {tokens('load_input_len', 'mean_input_tokens')}→"
+            f"{tokens('load_output_len', 'mean_output_tokens')} @ conc {conc}{rate}")
+
+
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     if argv[:1] == ["pack"]:
+        style = "guide"
+        if "--as" in argv:
+            i = argv.index("--as")
+            style, argv = (argv[i + 1] if i + 1 < len(argv) else ""), argv[:i] + argv[i + 2:]
         try:
-            path = pack(argv[1] if len(argv) > 1 else None)
-        except FileNotFoundError as e:
+            path = pack(argv[1] if len(argv) > 1 else None, style=style)
+        except (FileNotFoundError, ValueError) as e:
             print(e, file=sys.stderr)
             return 1
+        if style == "vllm-bench":
+            print(f"Wrote {len(list(path.glob('*.json')))} vllm bench serve result file(s) into {path}")
+            return 0
         n = len(read_pack(path))
         print(f"Packed {n} result row(s) of this machine into {path}\n"
               "Hand that one file to the workshop leader (no logs, paths or keys are in it).")
@@ -233,7 +296,7 @@ def main(argv: list[str] | None = None) -> int:
         for p in unpack(argv[1], argv[2]):
             print(f"rows added to {p}")
         return 0
-    print("usage: python -m helpers.results.pool pack [FILE] | unpack FILE FOLDER", file=sys.stderr)
+    print("usage: python -m helpers.results.pool pack [FILE] [--as vllm-bench] | unpack FILE FOLDER", file=sys.stderr)
     return 2
 
 

@@ -5,6 +5,8 @@ engine reports it, `engine_<name>` (what it resolved: vLLM's default, its CPU ru
 needs "the value it ran with" asks `setting(row, name)` instead of merging the two itself."""
 from __future__ import annotations
 
+import statistics
+
 
 def setting(row: dict, name: str):
     """The engine's resolved value of a setting where the row has it, else the value asked for
@@ -30,3 +32,17 @@ def kv_bytes_per_token(row: dict) -> float:
     """Bytes of KV cache per token in the engine that measured `row`, from its own report: its KV
     GiB over its KV tokens (per rank, for a tensor-parallel engine)."""
     return row["kv_cache_gib"] * 2**30 / row["kv_cache_tokens"]
+
+
+def combine(runs: list[dict]) -> dict:
+    """Median of each numeric figure over the repeats, its min and max, and every repeat (a
+    measured row's repeats, and an imported sweep's runs of one combination)."""
+    out: dict = {"repeats": len(runs), "runs": runs}
+    for key in runs[0]:
+        values = [r[key] for r in runs]
+        if all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in values):
+            out[key] = float(statistics.median(values))
+            out[f"{key}_min"], out[f"{key}_max"] = float(min(values)), float(max(values))
+        else:
+            out[key] = next((v for v in values if v is not None), None)  # e.g. the first error text
+    return out

@@ -2,7 +2,7 @@
 import pytest
 
 from helpers import report
-from helpers.experiment import combine
+from helpers.results.rows import combine
 
 
 def row(value, lo=None, hi=None, repeats=3, metric="p99_itl_ms"):

@@ -1,0 +1,481 @@
+"""Results written by other tools, read as the guide's rows; and the guide's rows written in theirs.
+
+Teams that benchmark GPU servers already keep the JSON of vLLM's `vllm bench serve --save-result`
+(one run), of `vllm bench sweep serve` (a folder: one run file per repeat of each combination of
+server and benchmark settings) or of GuideLLM (`benchmarks.json`). `from_file(path)` turns each into
+rows of the guide's schema, so verdict rules, goodput at a latency target, the knee, the room and
+the charts work on them as on a local run. `to_vllm_bench(row)` is the way back.
+
+What a file does not record stays empty, never guessed, and `missing(row, figure)` says why:
+
+| in the file | vllm bench serve | + `--save-detailed` | vllm bench sweep | GuideLLM |
+|---|---|---|---|---|
+| throughput, request counts, token totals | yes | yes | yes, per repeat | yes |
+| TTFT / TPOT / ITL mean, median, p99 | the `--percentile-metrics` and `--metric-percentiles` asked for | same | same | TTFT, TPOT, E2E from its requests; no ITL |
+| per-request TTFT and TPOT (goodput at any target) | no | yes | no (the sweep does not pass `--save-detailed`) | yes, when it kept every request |
+| load: requests, concurrency, rate | yes | yes | yes | from its strategy |
+| prompt and answer lengths | means only | each request's | means only | the data it was asked for |
+| server settings | `--metadata KEY=VALUE` named like a guide setting (`max_num_seqs=64`); other keys as `meta_*` | same | the sweep's server parameters | none |
+| the tool's version | not recorded | not recorded | not recorded | `metadata.guidellm_version` |
+
+TPOT is vLLM's everywhere: (latency - TTFT) / (output tokens - 1) per request
+(`calculate_metrics` in vllm/benchmarks/serve.py). GuideLLM calls that `inter_token_latency_ms`;
+its own `time_per_output_token_ms` counts the first token too, and its summary distributions weight
+each token, not each request, so the guide recomputes every figure from GuideLLM's requests.
+
+    bash guide.sh import FILE_OR_FOLDER… [--room FOLDER]
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+import statistics
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from helpers.config import BY_NAME
+from helpers.load.workloads import PERCENTILE_KEYS, SUMMARY_KEYS, summarize
+from helpers.results.rows import combine
+from helpers.results.store import default_dir, jsonable, read_rows
+
+VLLM_BENCH, VLLM_SWEEP, GUIDELLM = "vllm bench serve", "vllm bench sweep", "guidellm"
+GUIDELLM_SCHEMA = 2  # GenerativeBenchmarkMetadata.version in guidellm 0.8 (guidellm/benchmark/schemas/report.py)
+# Fields every `vllm bench serve --save-result` file has (vllm/benchmarks/serve.py: main_async, benchmark).
+VLLM_REQUIRED = ("model_id", "duration", "completed", "total_input_tokens", "total_output_tokens",
+                 "request_throughput", "output_throughput", "max_concurrency", "request_rate")
+# What vllm bench serve writes besides the figures: the rest of a file's top-level keys are
+# --metadata KEY=VALUE (and, in a sweep's run files, the sweep's parameters).
+VLLM_OWN = set(VLLM_REQUIRED) | set(SUMMARY_KEYS) | {
+    "date", "endpoint_type", "backend", "label", "tokenizer_id", "num_prompts", "burstiness", "request_goodput",
+    "input_lens", "output_lens", "start_times", "ttfts", "itls", "latencies", "queue_times", "generated_texts",
+    "errors", "max_output_tokens_per_s", "max_concurrent_requests", "rtfx", "ramp_up_strategy", "ramp_up_start_rps",
+    "ramp_up_end_rps", "rps_change_events", "run_number", "_benchmark_name"}
+VLLM_OWN_PATTERN = re.compile(r"^(mean|median|std|p[\d.]+)_\w+_ms$|^probe_|^spec_decode_|^diffusion_|^guide_")
+
+
+class ImportFileError(ValueError):
+    """A file the guide cannot read: which file, which field, and what to try."""
+
+    def __init__(self, path, what: str, fix: str):
+        super().__init__(f"{Path(path).name}: {what}\nTry: {fix}")
+        self.path = Path(path)
+
+
+@dataclass(frozen=True)
+class Source:
+    """One file (or a sweep's folder) as read: its name, a hash of its bytes, its tool."""
+
+    path: Path
+    sha: str
+    tool: str
+
+    def base(self, index: int, version: str | None, when: str | None) -> dict:
+        """What every imported row starts with. Its run id and key come from the file's bytes,
+        so importing the same file twice adds nothing."""
+        tag = f"imported · {self.tool}" + (f" · {self.path.name}" if self.tool == VLLM_SWEEP else "")
+        return {"run_id": f"{self.sha[:10]}-{index}", "key": f"imported-{self.sha[:16]}-{index}", "kind": "load",
+                "engine_location": "imported", "measurement_version": None, "tag": tag,
+                "time": when or time.strftime("%Y-%m-%dT%H:%M:%S"), "import_tool": self.tool,
+                "import_tool_version": version, "import_file": self.path.name, "env_env_id": f"imported-{self.sha[:10]}",
+                "env_machine_id": None}
+
+
+def from_file(path: str | Path) -> list[dict]:
+    """The rows in one `vllm bench serve` result, `vllm bench sweep` folder or GuideLLM report."""
+    path = Path(path)
+    if path.is_dir():
+        if (path / "benchmarks.json").exists():
+            return from_file(path / "benchmarks.json")
+        return _sweep(path)
+    if not path.exists():
+        raise ImportFileError(path, "no such file or folder.", "the path of a result file or a sweep's folder.")
+    data = path.read_bytes()
+    try:
+        blob = json.loads(data)
+    except (json.JSONDecodeError, UnicodeDecodeError) as e:
+        cut = " (it ends mid-way: was it still being written, or copied in part?)" if data.strip()[-1:] not in (b"}", b"]") else ""
+        raise ImportFileError(path, f"is not complete JSON{cut}: {e}.",
+                              "the whole file as the tool wrote it (vllm bench serve --save-result, GuideLLM's "
+                              "--output kind=json).") from e
+    source = Source(path, hashlib.sha256(data).hexdigest(), "")
+    if isinstance(blob, dict) and "benchmarks" in blob:
+        return _guidellm(blob, Source(path, source.sha, GUIDELLM))
+    if isinstance(blob, dict) and ("completed" in blob or "model_id" in blob):
+        return [_vllm_row(blob, Source(path, source.sha, VLLM_BENCH), 0)]
+    if isinstance(blob, list) and blob and all(isinstance(x, dict) and "completed" in x for x in blob):
+        raise ImportFileError(path, "is one combination's summary.json of a vllm bench sweep.",
+                              "the sweep's experiment folder (it holds each combination's run files).")
+    what = f"a JSON {type(blob).__name__}" + (f" with keys {sorted(blob)[:6]}" if isinstance(blob, dict) else "")
+    raise ImportFileError(path, f"is {what}: neither a vllm bench serve result (no 'completed', 'model_id'), "
+                          "nor a GuideLLM report (no 'benchmarks').",
+                          "a file written by `vllm bench serve --save-result`, a `vllm bench sweep serve` folder, "
+                          "or GuideLLM's benchmarks.json.")
+
+
+# -- vllm bench serve -----------------------------------------------------------------------
+
+def _vllm_row(blob: dict, source: Source, index: int, bench_keys: frozenset = frozenset()) -> dict:
+    """One `vllm bench serve` result as a row. `bench_keys`: in a sweep's run file, the parameters
+    that are `vllm bench serve` arguments (the load); the others are the server's."""
+    for field in VLLM_REQUIRED:
+        if field not in blob:
+            raise ImportFileError(source.path, f"has no '{field}', which every vllm bench serve result has "
+                                  "(another tool's file, or a format this guide does not know).",
+                                  "a file written by vllm bench serve --save-result (vLLM 0.10 or newer).")
+    row = source.base(index, blob.get("guide_vllm_version"), _date(blob.get("date")))
+    figures = summarize(blob)
+    detailed = "ttfts" in blob and "output_lens" in blob
+    if "guide_runs" in blob:  # written by to_vllm_bench: each repeat's per-request figures, for goodput
+        runs = blob["guide_runs"]
+        figures.update(request_ttft_ms=runs[0]["request_ttft_ms"], request_tpot_ms=runs[0]["request_tpot_ms"])
+        row.update(repeats=len(runs), runs=runs)
+    elif not detailed:  # without --save-detailed a file keeps no per-request TTFT: goodput can't be judged
+        figures.update(request_ttft_ms=None, request_tpot_ms=None, max_itl_ms=None, first_error=None)
+    row.update(figures)
+    for k in PERCENTILE_KEYS:  # vLLM writes p50 as median_*; a percentile not asked for stays empty
+        row[k] = _float(blob.get(k))
+    row["import_detail"] = "per request" if detailed or "guide_runs" in blob else "summary"
+    row.update(_vllm_load(blob, detailed))
+    row.update(_vllm_server(blob, bench_keys))
+    row["config_label"] = (blob.get("label") or row.get("import_settings") or source.path.stem)
+    return row
+
+
+def _vllm_load(blob: dict, detailed: bool) -> dict:
+    rate = blob.get("request_rate")
+    done = blob["completed"] or 1
+    same = lambda xs: xs[0] if xs and all(x == xs[0] for x in xs) else None  # noqa: E731
+    ins, outs = (same(blob.get("input_lens")), same(blob.get("output_lens"))) if detailed else (None, None)
+    load = {"load_num_prompts": blob.get("num_prompts"), "load_max_concurrency": blob.get("max_concurrency"),
+            "load_request_rate": None if rate in (None, "inf") else float(rate),
+            "load_input_len": ins, "load_output_len": outs, "load_kind": None,
+            "mean_input_tokens": blob["total_input_tokens"] / done, "mean_output_tokens": blob["total_output_tokens"] / done}
+    load["load_label"] = _load_label(load)
+    return load
+
+
+def _vllm_server(blob: dict, bench_keys: frozenset) -> dict:
+    """The model, and the settings a file recorded (--metadata KEY=VALUE, a sweep's server
+    parameters) as `engine_<name>` columns; a sweep's benchmark parameters as text."""
+    out = {"endpoint_model": blob.get("model_id"), "import_tokenizer": blob.get("tokenizer_id")}
+    recorded = {k: v for k, v in blob.items() if k not in VLLM_OWN and not VLLM_OWN_PATTERN.match(k)}
+    if "run_number" not in blob:  # a single file: only --metadata named like a guide setting is the server's
+        server = {k: v for k, v in recorded.items() if k.replace("-", "_") in BY_NAME}
+    else:  # a sweep's run file: every parameter that is not a benchmark argument is a server argument
+        server = {k: v for k, v in recorded.items() if k.replace("-", "_") not in bench_keys}
+    for k, v in server.items():
+        out[f"engine_{k.replace('-', '_')}"] = _value(v)
+    if server:
+        out["import_settings"] = ", ".join(f"{k}={v}" for k, v in server.items())
+    for k, v in recorded.items():
+        if k not in server:
+            out[f"meta_{k.replace('-', '_')}"] = _value(v)
+    return out
+
+
+def _sweep(folder: Path) -> list[dict]:
+    """A `vllm bench sweep serve` experiment folder: one row per combination, its run files as repeats.
+    A combination's folder is SERVE--<server name>-BENCH--<benchmark name> (sweep/serve.py:
+    _get_comb_base_path); each run=N.json is a vllm bench serve result with the sweep's parameters."""
+    runs = sorted(p for p in folder.rglob("run=*.json") if not p.name.endswith(".failure.json"))
+    if not runs:
+        raise ImportFileError(folder, "holds no run=N.json files: not a vllm bench sweep experiment folder.",
+                              "the folder `vllm bench sweep serve -o OUT` wrote (OUT/<experiment name>), or a "
+                              "single result file.")
+    sha = hashlib.sha256(b"".join(p.relative_to(folder).as_posix().encode() + p.read_bytes() for p in runs)).hexdigest()
+    source = Source(folder, sha, VLLM_SWEEP)
+    bench_keys = frozenset(_bench_argument_names())
+    rows = []
+    for i, (comb, files) in enumerate(_by_folder(runs).items()):
+        serve_name, bench_name = _comb_names(comb.name) if comb != folder else (None, None)
+        repeats = []
+        for p in files:
+            try:
+                blob = json.loads(p.read_bytes())
+            except json.JSONDecodeError as e:
+                raise ImportFileError(p, f"is not complete JSON ({e}).", "the sweep's folder as it wrote it.") from e
+            repeats.append(_vllm_row(blob, source, i, bench_keys))
+        row = {**repeats[0], **combine([_figures(r) for r in repeats])}
+        row.update(config_label=serve_name or repeats[0].get("import_settings") or "default",
+                   load_label=(f"{bench_name} · " if bench_name else "") + repeats[0]["load_label"],
+                   import_file=f"{folder.name}/{comb.name}")
+        rows.append(row)
+    return rows
+
+
+def _figures(row: dict) -> dict:
+    return {k: row[k] for k in [*SUMMARY_KEYS, "max_itl_ms", "request_ttft_ms", "request_tpot_ms"] if k in row}
+
+
+def _by_folder(paths: list[Path]) -> dict[Path, list[Path]]:
+    out: dict[Path, list[Path]] = {}
+    for p in paths:
+        out.setdefault(p.parent, []).append(p)
+    return out
+
+
+def _comb_names(name: str) -> tuple[str | None, str | None]:
+    m = re.match(r"^(?:SERVE--(?P<serve>.*?))?-?(?:BENCH--(?P<bench>.*))?$", name)
+    return (m["serve"], m["bench"]) if m and (m["serve"] or m["bench"]) else (name, None)
+
+
+def _bench_argument_names() -> set[str]:
+    """The `vllm bench serve` arguments, by their names in a sweep's parameter files: these are the
+    load; every other parameter of a run file is the server's."""
+    from vllm.benchmarks.serve import add_cli_args
+    from vllm.utils.argparse_utils import FlexibleArgumentParser
+
+    parser = FlexibleArgumentParser()
+    add_cli_args(parser)
+    return {a.dest for a in parser._actions}
+
+
+# -- GuideLLM -------------------------------------------------------------------------------
+
+def _guidellm(blob: dict, source: Source) -> list[dict]:
+    meta = blob.get("metadata") or {}
+    if meta.get("version") != GUIDELLM_SCHEMA:
+        raise ImportFileError(source.path, f"is a GuideLLM report of schema version {meta.get('version')!r} "
+                              f"(field metadata.version); the guide reads version {GUIDELLM_SCHEMA} (GuideLLM 0.8).",
+                              "`guidellm export FILE --output kind=json,path=new.json` with GuideLLM 0.8, or run it again.")
+    if not blob["benchmarks"]:
+        raise ImportFileError(source.path, "is a GuideLLM report with no benchmarks in it (field benchmarks).",
+                              "a report of a run that finished at least one benchmark.")
+    spec = (blob.get("config") or {}).get("spec") or {}
+    data = (spec.get("data") or [{}])[0]
+    labels = ((blob.get("config") or {}).get("metadata") or {}).get("labels") or {}
+    return [_guidellm_row(b, i, source, meta.get("guidellm_version"), spec, data, labels)
+            for i, b in enumerate(blob["benchmarks"])]
+
+
+def _guidellm_row(b: dict, i: int, source: Source, version, spec: dict, data: dict, labels: dict) -> dict:
+    try:
+        totals = b["metrics"]["request_totals"]
+        done, duration = b["requests"]["successful"], float(b["duration"])
+        strategy = b["config"]["strategy"]
+    except (KeyError, TypeError) as e:
+        raise ImportFileError(source.path, f"benchmark {i} has no field {e} (GuideLLM schema {GUIDELLM_SCHEMA} "
+                              "has metrics.request_totals, requests.successful, duration, config.strategy).",
+                              "a report written by GuideLLM 0.8 (`guidellm --version`).") from e
+    row = source.base(i, version, _date(b.get("start_time")))
+    every = len(done) == totals["successful"]  # GuideLLM keeps a sample when --metrics sets a sample size
+    ttft = [r["time_to_first_token_ms"] for r in done]
+    tpot = [r["inter_token_latency_ms"] or 0.0 for r in done]  # vLLM's TPOT; None for one-token answers
+    e2el = [1000 * r["request_latency"] for r in done]
+    n_in, n_out = sum(r["prompt_tokens"] or 0 for r in done), sum(r["output_tokens"] or 0 for r in done)
+    completed = totals["successful"]
+    row.update(duration=duration, completed=completed, failed=totals["errored"], incomplete=totals["incomplete"],
+               total_input_tokens=n_in if every else None, total_output_tokens=n_out if every else None,
+               request_throughput=completed / duration,
+               output_throughput=n_out / duration if every else None,
+               total_token_throughput=(n_in + n_out) / duration if every else None,
+               request_ttft_ms=ttft if every else None, request_tpot_ms=tpot if every else None,
+               max_itl_ms=None, first_error=_first_error(b), import_detail="per request" if every else "a sample",
+               import_requests_kept=len(done))
+    for name, values in (("ttft", ttft), ("tpot", tpot), ("e2el", e2el)):
+        row.update(_stats(name, values if every else []))
+    row.update({f"{s}_itl_ms": None for s in ("mean", "median", "p99")})
+    rate = strategy.get("rate")
+    conc = strategy.get("streams") or strategy.get("max_concurrency") or (1 if strategy.get("type_") == "synchronous" else None)
+    load = {"load_num_prompts": totals["total"], "load_max_concurrency": conc,
+            "load_request_rate": float(rate) if isinstance(rate, (int, float)) else None,
+            "load_input_len": data.get("prompt_tokens") if not data.get("prompt_tokens_stdev") else None,
+            "load_output_len": data.get("output_tokens") if not data.get("output_tokens_stdev") else None,
+            "load_kind": None, "import_dataset": data.get("kind"), "import_strategy": strategy.get("type_"),
+            "mean_input_tokens": n_in / len(done) if done else None, "mean_output_tokens": n_out / len(done) if done else None}
+    load["load_label"] = _load_label(load)
+    backend = spec.get("backend") or {}
+    row.update(load, endpoint_model=backend.get("model"), endpoint_url=backend.get("target"),
+               config_label=" ".join(f"{k}={v}" for k, v in labels.items()) or f"GuideLLM {strategy.get('type_')}")
+    return row
+
+
+def _stats(name: str, values: list[float]) -> dict:
+    """Mean, median and p99 as vLLM's calculate_metrics computes them (numpy's linear percentile)."""
+    if not values:
+        return {f"{s}_{name}_ms": None for s in ("mean", "median", "p99")}
+    import numpy as np
+
+    return {f"mean_{name}_ms": float(np.mean(values)), f"median_{name}_ms": float(np.median(values)),
+            f"p99_{name}_ms": float(np.percentile(values, 99))}
+
+
+def _first_error(b: dict) -> str | None:
+    for r in (b.get("requests") or {}).get("errored") or []:
+        err = (r.get("info") or {}).get("error")
+        if err:
+            return str(err)[-500:]
+    return None
+
+
+# -- shared pieces ----------------------------------------------------------------------------
+
+def _load_label(load: dict) -> str:
+    n_in = load["load_input_len"] or (f"~{load['mean_input_tokens']:.0f}" if load.get("mean_input_tokens") else "?")
+    n_out = load["load_output_len"] or (f"~{load['mean_output_tokens']:.0f}" if load.get("mean_output_tokens") else "?")
+    conc = load["load_max_concurrency"]
+    rate = load["load_request_rate"]
+    return (f"{load['load_num_prompts']} requests {n_in}→{n_out} tokens @ conc {conc or '∞'}"
+            + (f", {rate:g} req/s" if rate else ""))
+
+
+def _date(value) -> str | None:
+    if isinstance(value, (int, float)):
+        return time.strftime("%Y-%m-%dT%H:%M:%S", time.localtime(value))
+    if isinstance(value, str) and re.fullmatch(r"\d{8}-\d{6}", value):  # vllm bench serve: 20261203-072516
+        return f"{value[:4]}-{value[4:6]}-{value[6:8]}T{value[9:11]}:{value[11:13]}:{value[13:15]}"
+    return None
+
+
+def _float(v):
+    return float(v) if isinstance(v, (int, float)) and not isinstance(v, bool) else None
+
+
+def _value(v):
+    """--metadata values are text: "2" → 2, "true" → True, "0.9" → 0.9; anything else as written."""
+    if not isinstance(v, str):
+        return v
+    if v.lower() in ("true", "false"):
+        return v.lower() == "true"
+    for kind in (int, float):
+        try:
+            return kind(v)
+        except ValueError:
+            pass
+    return v
+
+
+# -- why a figure is empty ------------------------------------------------------------------------
+
+def missing(row, figure: str) -> str | None:
+    """Why an imported row has no `figure` ("not in this file: …"), or None where the row has it
+    or is not imported."""
+    get = row.get if hasattr(row, "get") else (lambda k: None)
+    if get("engine_location") != "imported":
+        return None
+    value = get(figure)
+    if value is not None and value == value:
+        return None
+    tool = get("import_tool") or "the tool"
+    if figure in ("request_ttft_ms", "request_tpot_ms", "goodput") or figure.startswith("goodput"):
+        why = ("it keeps per-request TTFT only with --save-detailed" if tool == VLLM_BENCH else
+               "a sweep's run files keep no per-request TTFT (the sweep does not pass --save-detailed)"
+               if tool == VLLM_SWEEP else "GuideLLM kept a sample of its requests, not all of them")
+    elif "_itl_" in figure and tool == GUIDELLM:
+        why = "GuideLLM records no gap between streamed chunks"
+    elif re.match(r"^(mean|median|p[\d.]+)_\w+_ms$", figure) and tool in (VLLM_BENCH, VLLM_SWEEP):
+        why = "the run's --percentile-metrics / --metric-percentiles left it out"
+    else:
+        why = f"{tool} does not record {figure}"
+    return f"not in this file ({get('import_file')}): {why}"
+
+
+# -- the way back: a guide row as a vllm bench serve result ------------------------------------
+
+def to_vllm_bench(row: dict) -> dict:
+    """A measured row in `vllm bench serve --save-result`'s format, for a team's own tooling
+    (vLLM's plotting, their dashboards). The figures are the row's (medians over its repeats);
+    `guide_*` keys carry what vLLM's format has no field for: each repeat's per-request TTFT and
+    TPOT (so goodput survives a round trip), the configuration and the machine."""
+    rate = row.get("load_request_rate")
+    model = row.get("endpoint_model") or row.get("cfg_model")
+    when = row.get("time") or ""
+    out = {"date": re.sub(r"[-:]", "", when).replace("T", "-") if when else None, "endpoint_type": "vllm",
+           "backend": "vllm", "label": row.get("config_label"), "model_id": model, "tokenizer_id": model,
+           "num_prompts": row.get("load_num_prompts"), "request_rate": "inf" if rate is None else rate,
+           "burstiness": 1.0, "max_concurrency": row.get("load_max_concurrency"), "request_goodput": None}
+    out.update({k: row.get(k) for k in SUMMARY_KEYS})
+    out = {k: v for k, v in out.items() if not (k.startswith("p50_"))}
+    runs = row.get("runs") or [row]
+    if all(r.get("request_ttft_ms") is not None for r in runs):
+        out["guide_runs"] = [{k: r.get(k) for k in ("duration", "request_ttft_ms", "request_tpot_ms")} for r in runs]
+    out.update(guide_run_id=row.get("run_id"), guide_load=row.get("load_label"), guide_tag=row.get("tag"),
+               guide_vllm_version=row.get("server_version") or row.get("env_vllm"),
+               guide_machine=row.get("env_cpu_model"), guide_config={k[4:]: v for k, v in row.items() if k.startswith("cfg_")})
+    return out
+
+
+def write_vllm_bench(rows: list[dict], folder: str | Path) -> list[Path]:
+    """Each measured load row as `<folder>/guide-<run id>.json` in vllm bench serve's format."""
+    folder = Path(folder)
+    folder.mkdir(parents=True, exist_ok=True)
+    out = []
+    for r in rows:
+        if r.get("kind") != "load" or r.get("completed") is None:
+            continue
+        path = folder / f"guide-{r['run_id']}.json"
+        path.write_text(json.dumps(to_vllm_bench(r), default=jsonable))
+        out.append(path)
+    return out
+
+
+# -- into a room ----------------------------------------------------------------------------------
+
+def add(paths: list[str | Path], folder: str | Path | None = None) -> tuple[dict[Path, list[dict]], dict[Path, str]]:
+    """Read every file and add its rows to a results folder (`imported-<hash>.jsonl`, one per file),
+    where the room and the notebooks find them. A file that cannot be read is named with why and
+    skipped; the others are still added. Rows already there are not added twice."""
+    folder = Path(folder) if folder else default_dir()
+    added, failed = {}, {}
+    for p in map(Path, paths):
+        try:
+            rows = from_file(p)
+        except ImportFileError as e:
+            failed[p] = str(e)
+            continue
+        target = folder / f"{rows[0]['env_env_id']}.jsonl"
+        seen = {r.get("run_id") for r in read_rows(target)}
+        new = [r for r in rows if r["run_id"] not in seen]
+        if new:
+            folder.mkdir(parents=True, exist_ok=True)
+            with open(target, "a") as f:
+                for r in new:
+                    f.write(json.dumps(r, default=jsonable) + "\n")
+        added[p] = rows
+    return added, failed
+
+
+def summary_line(rows: list[dict], room_models: set[str]) -> str:
+    """Two lines on what one file gave: rows, tool, detail, and whether its model is the room's."""
+    r = rows[0]
+    model = Path(str(r.get("endpoint_model") or "?").rstrip("/")).name
+    text = (f"{len(rows)} row(s) from {r['import_tool']}" + (f" {r['import_tool_version']}" if r.get("import_tool_version") else "")
+            + f", model {model}, {r['import_detail']} data")
+    gaps = [why.split(": ", 1)[1] for why in (missing(r, "request_ttft_ms"), missing(r, "p99_itl_ms")) if why]
+    if gaps:
+        text += "\n  not in this file: " + "; ".join(gaps)
+    if room_models and model not in room_models:
+        text += f"\n  its model is not the room's ({', '.join(sorted(room_models))}): its rows form a group of their own"
+    return text
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    folder = None
+    if "--room" in argv:
+        i = argv.index("--room")
+        if i + 1 >= len(argv):
+            print("--room needs a folder", file=sys.stderr)
+            return 2
+        folder, argv = argv[i + 1], argv[:i] + argv[i + 2:]
+    if not argv or any(a.startswith("-") for a in argv):
+        print("usage: bash guide.sh import FILE_OR_FOLDER… [--room FOLDER]", file=sys.stderr)
+        return 2
+    where = Path(folder) if folder else default_dir()
+    models = {Path(str(r.get("cfg_model") or r.get("endpoint_model"))).name
+              for p in where.glob("*.jsonl") for r in read_rows(p) if r.get("kind") == "load"} - {"None"}
+    added, failed = add(argv, where)
+    for p, rows in added.items():
+        print(f"{p}: {summary_line(rows, models)}")
+    for p, why in failed.items():
+        print(f"{p}: NOT imported. {why}", file=sys.stderr)
+    if added:
+        print(f"Rows are in {where}: notebook 90 (the workshop room) shows them beside the room's.")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

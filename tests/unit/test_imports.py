@@ -1,0 +1,204 @@
+"""Other tools' result files, read into the guide's rows: recorded files of each kind, written here by
+`vllm bench serve --save-result` (with and without --save-detailed), `vllm bench sweep serve` and
+GuideLLM 0.8.1 against the guide's engine (tests/data/imports/), and the bad files a team will bring."""
+import json
+import shutil
+
+import pytest
+
+from helpers import report, slo
+from helpers.results import imports, pool
+from helpers.results.imports import ImportFileError
+from tests.conftest import ROOT
+
+DATA = ROOT / "tests" / "data" / "imports"
+DETAILED, SUMMARY = DATA / "vllm_bench_detailed.json", DATA / "vllm_bench_summary.json"
+SWEEP, GUIDELLM = DATA / "sweep" / "seqs", DATA / "guidellm_benchmarks.json"
+
+
+def test_a_detailed_vllm_bench_file_gives_its_figures_and_every_request():
+    blob = json.loads(DETAILED.read_text())
+    [row] = imports.from_file(DETAILED)
+    assert row["engine_location"] == "imported" and row["import_tool"] == "vllm bench serve"
+    assert row["import_tool_version"] is None, "vllm bench serve does not write its version: left empty"
+    for k in ("completed", "duration", "output_throughput", "median_ttft_ms", "p99_tpot_ms", "p99_itl_ms", "mean_e2el_ms"):
+        assert row[k] == pytest.approx(blob[k]), k
+    assert len(row["request_ttft_ms"]) == len(row["request_tpot_ms"]) == blob["completed"] == 16
+    # TPOT per request as vLLM computes it: their mean is the file's mean TPOT.
+    assert sum(row["request_tpot_ms"]) / 16 == pytest.approx(blob["mean_tpot_ms"], abs=0.05)
+    assert (row["load_num_prompts"], row["load_max_concurrency"], row["load_request_rate"]) == (16, 4, None)
+    assert (row["load_input_len"], row["load_output_len"]) == (128, 32), "each request's lengths, all equal"
+    assert row["engine_tensor_parallel_size"] == 1 and row["meta_team"] == "demo", "--metadata, by what it names"
+    assert slo.goodput(row, 10_000, 1_000) == pytest.approx(16 / blob["duration"])
+    assert slo.goodput(row, 1, 1_000) == 0
+
+
+def test_a_summary_only_file_leaves_per_request_figures_empty_and_says_why():
+    blob = json.loads(SUMMARY.read_text())
+    [row] = imports.from_file(SUMMARY)
+    assert row["output_throughput"] == pytest.approx(blob["output_throughput"])
+    assert row["request_ttft_ms"] is None and slo.goodput(row, 10_000, 1_000) is None
+    assert row["load_input_len"] is None and row["mean_input_tokens"] == 128, "a mean, not a guessed length"
+    assert row["mean_e2el_ms"] is None, "e2el was not in --percentile-metrics"
+    assert "--save-detailed" in imports.missing(row, "request_ttft_ms")
+    assert "--percentile-metrics" in imports.missing(row, "p99_e2el_ms")
+    assert imports.missing(row, "output_throughput") is None
+    knee = slo.knee([{**row, "load_request_rate": 1.0}], slo.SLO(1000, 100))
+    assert knee.best_rate is None and "--save-detailed" in knee.text(slo.SLO(1000, 100))
+
+
+def test_a_sweep_folder_gives_a_row_per_combination_with_its_runs_as_repeats():
+    rows = imports.from_file(SWEEP)
+    assert [r["config_label"] for r in rows] == ["seqs2", "seqs8"]
+    for r in rows:
+        runs = [json.loads(p.read_text()) for p in sorted((SWEEP / f"SERVE--{r['config_label']}-BENCH--conc4").glob("run=*.json"))]
+        assert r["repeats"] == len(runs) == 2
+        values = sorted(x["output_throughput"] for x in runs)
+        assert (r["output_throughput_min"], r["output_throughput_max"]) == pytest.approx(values)
+        assert r["engine_max_num_seqs"] == runs[0]["max_num_seqs"], "the sweep's server parameter"
+        assert r["load_max_concurrency"] == 4 and r["load_label"].startswith("conc4 · ")
+    assert len({r["tag"] for r in rows}) == 1 and len({r["load_label"] for r in rows}) == 1, "one experiment"
+    # The room's ratio to a baseline works on a sweep: max_num_seqs 8 against 2, in the same file.
+    df = pool.room(_room_with(rows))
+    r = pool.ratios(df, "output_throughput", baseline="seqs2")
+    got = r.set_index("config_label")["ratio"]
+    assert got["seqs8"] == pytest.approx(rows[1]["output_throughput"] / rows[0]["output_throughput"])
+
+
+def test_a_guidellm_report_is_recomputed_from_its_requests_with_vllms_tpot():
+    blob = json.loads(GUIDELLM.read_text())
+    [row] = imports.from_file(GUIDELLM)
+    b = blob["benchmarks"][0]
+    reqs = b["requests"]["successful"]
+    assert row["import_tool"] == "guidellm" and row["import_tool_version"] == blob["metadata"]["guidellm_version"]
+    assert row["completed"] == len(reqs) == 16 and row["import_detail"] == "per request"
+    assert row["output_throughput"] == pytest.approx(sum(r["output_tokens"] for r in reqs) / b["duration"])
+    # vLLM's TPOT is GuideLLM's inter-token latency; GuideLLM's own TPOT counts the first token too.
+    itl = sorted(r["inter_token_latency_ms"] for r in reqs)
+    assert row["median_tpot_ms"] == pytest.approx((itl[7] + itl[8]) / 2)
+    assert row["median_tpot_ms"] < b["metrics"]["time_per_output_token_ms"]["successful"]["median"]
+    assert row["p99_itl_ms"] is None and "GuideLLM" in imports.missing(row, "p99_itl_ms")
+    assert (row["load_max_concurrency"], row["load_input_len"], row["load_output_len"]) == (4, 128, 32)
+    assert slo.goodput(row, 10_000, 1_000) == pytest.approx(16 / b["duration"])
+
+
+def test_a_verdict_on_imported_rows_is_computed_where_the_figure_exists_and_not_in_this_file_otherwise():
+    [guidellm], [bench] = imports.from_file(GUIDELLM), imports.from_file(SUMMARY)
+    held = report.judge_change("throughput higher", guidellm, bench, "output_throughput", "higher", 1.0)
+    assert held.verdict in (report.HELD, report.NOISE, report.NOT_HELD, report.PARTLY)
+    gap = report.judge_change("the worst token gap lower", bench, guidellm, "p99_itl_ms", "lower", 1.0)
+    assert gap.verdict == report.UNTESTED and gap.evidence.startswith("not in this file (guidellm_benchmarks.json)")
+    # A rule on imported rows can still say "did not hold": the same row cannot be twice as fast as itself.
+    assert report.judge_change("twice the throughput", bench, bench, "output_throughput", "higher", 2.0).verdict \
+        == report.NOISE
+    slower = {**bench, "output_throughput": bench["output_throughput"] / 2}
+    assert report.judge_change("faster", bench, slower, "output_throughput", "higher", 1.2).verdict == report.NOT_HELD
+
+
+@pytest.mark.parametrize("make, needle", [
+    (lambda p: p.write_bytes(DETAILED.read_bytes()[:5000]), "ends mid-way"),
+    (lambda p: p.write_text(json.dumps({"format": "vllm-guide-results", "rows": []})), "neither a vllm bench serve"),
+    (lambda p: p.write_text("[1, 2]"), "neither"),
+    (lambda p: p.write_text(json.dumps({k: v for k, v in json.loads(SUMMARY.read_text()).items()
+                                        if k != "output_throughput"})), "has no 'output_throughput'"),
+    (lambda p: p.write_text(json.dumps({**json.loads(GUIDELLM.read_text()), "metadata": {"version": 3}})),
+     "schema version 3 (field metadata.version)"),
+    (lambda p: p.write_text(json.dumps({**json.loads(GUIDELLM.read_text()), "benchmarks": []})), "no benchmarks"),
+    (lambda p: p.write_text((SWEEP / "SERVE--seqs2-BENCH--conc4" / "summary.json").read_text()), "the sweep's experiment folder"),
+])
+def test_a_bad_file_gets_an_error_naming_the_file_and_the_field(tmp_path, make, needle):
+    bad = tmp_path / "bad.json"
+    make(bad)
+    with pytest.raises(ImportFileError, match="Try:") as e:
+        imports.from_file(bad)
+    assert needle in str(e.value) and str(e.value).startswith("bad.json")
+
+
+def test_a_folder_without_run_files_is_named(tmp_path):
+    with pytest.raises(ImportFileError, match="no run=N.json files"):
+        imports.from_file(tmp_path)
+
+
+def test_adding_files_to_a_room_keeps_the_good_ones_and_adds_nothing_twice(tmp_path, capsys):
+    room = tmp_path / "room"
+    bad = tmp_path / "cut.json"
+    bad.write_bytes(GUIDELLM.read_bytes()[:1000])
+    assert imports.main([str(DETAILED), str(bad), str(GUIDELLM), "--room", str(room)]) == 1
+    out, err = capsys.readouterr()
+    assert "cut.json: NOT imported" in err and "ends mid-way" in err
+    assert "1 row(s) from guidellm 0.8.1" in out and "1 row(s) from vllm bench serve" in out
+    files = sorted(room.glob("imported-*.jsonl"))
+    assert len(files) == 2
+    before = [p.read_text() for p in files]
+    assert imports.main([str(DETAILED), "--room", str(room)]) == 0
+    assert [p.read_text() for p in files] == before, "the same file imported twice adds nothing"
+
+
+def test_a_file_of_another_model_is_its_own_group_in_the_room(tmp_path, capsys):
+    room = tmp_path / "room"
+    room.mkdir()
+    mine = {"run_id": "a", "kind": "load", "cfg_model": "/m/SmolLM2-135M-Instruct", "env_env_id": "me", "tag": "ch1",
+            "time": "2026-12-01T10:00:00", "measurement_version": 5, "env_vllm": "0.32.0", "config_label": "stock",
+            "output_throughput": 50.0}
+    (room / "me.jsonl").write_text(json.dumps(mine) + "\n")
+    other = tmp_path / "other.json"
+    other.write_text(json.dumps({**json.loads(SUMMARY.read_text()), "model_id": "meta-llama/Llama-3.1-8B"}))
+    assert imports.main([str(other), "--room", str(room)]) == 0
+    assert "its model is not the room's (SmolLM2-135M-Instruct)" in capsys.readouterr().out
+    df = pool.room(room, me="me")
+    imported = df.loc[df["engine_location"] == "imported"].iloc[0]
+    assert imported["group"] == "imported · vllm bench serve · Llama-3.1-8B" and not imported["compatible"]
+    assert imported["machine"] == "imported: other.json (vllm bench serve version not recorded)"
+    assert df.loc[df["env_env_id"] == "me", "compatible"].all(), "the room's own rows keep their group"
+    assert len(df) == 2, "nothing lost"
+
+
+def test_imported_rows_are_shown_beside_the_rooms_rows_of_the_same_load(tmp_path):
+    room = tmp_path / "room"
+    room.mkdir()
+    guide = {"run_id": "g", "kind": "load", "cfg_model": "SmolLM2-135M-Instruct", "env_env_id": "me", "tag": "ch0",
+             "time": "2026-12-01T10:00:00", "measurement_version": 5, "env_vllm": "0.32.0", "config_label": "default",
+             "engine_location": "local", "load_num_prompts": 16, "load_input_len": 128, "load_output_len": 32,
+             "load_max_concurrency": 4, "load_request_rate": None, "output_throughput": 50.0, "median_ttft_ms": 800.0}
+    (room / "me.jsonl").write_text(json.dumps(guide) + "\n")
+    imports.add([DETAILED, SUMMARY, GUIDELLM, SWEEP], room)
+    side = pool.beside(pool.room(room, me="me"))
+    same = side.loc[side["load"] == "16 requests 128→32 @ conc 4"]
+    assert len(same) == 4 and same["source"].str.startswith("measured: ").sum() == 1, "the guide's row beside three files'"
+    assert (side.loc[side["load"] == "12 requests 128→32 @ conc 4", "config_label"] == ["seqs2", "seqs8"]).all(), \
+        "the sweep's load, which no guide row has, still shows"
+    assert side.loc[side["source"].str.contains("guidellm"), "p99_itl_ms"].isna().all()
+    assert pool.beside(pool.room(tmp_path / "empty")).empty
+
+
+def test_a_guide_row_written_as_vllm_bench_reads_back_with_the_same_figures_and_goodput(tmp_path):
+    [row] = imports.from_file(DETAILED)
+    row = {**row, "runs": [{"duration": row["duration"], "request_ttft_ms": row["request_ttft_ms"],
+                            "request_tpot_ms": row["request_tpot_ms"]}] * 2, "repeats": 2, "cfg_model": "SmolLM2"}
+    [path] = imports.write_vllm_bench([row], tmp_path)
+    blob = json.loads(path.read_text())
+    assert blob["request_rate"] == "inf" and blob["max_concurrency"] == 4 and blob["num_prompts"] == 16
+    [back] = imports.from_file(path)
+    for k in ("completed", "output_throughput", "median_ttft_ms", "p99_tpot_ms", "p99_itl_ms", "mean_e2el_ms"):
+        assert back[k] == pytest.approx(row[k]), k
+    assert slo.goodput(back, 900, 60) == pytest.approx(slo.goodput(row, 900, 60))
+    assert back["repeats"] == 2 and back["import_detail"] == "per request"
+
+
+def test_a_sweep_folder_copied_with_a_torn_run_file_is_named(tmp_path):
+    copy = tmp_path / "seqs"
+    shutil.copytree(SWEEP, copy)
+    run = copy / "SERVE--seqs8-BENCH--conc4" / "run=1.json"
+    run.write_text(run.read_text()[:300])
+    with pytest.raises(ImportFileError, match=r"run=1.json: is not complete JSON"):
+        imports.from_file(copy)
+
+
+def _room_with(rows):
+    import tempfile
+    from pathlib import Path
+    folder = Path(tempfile.mkdtemp())
+    with open(folder / "imported.jsonl", "w") as f:
+        for r in rows:
+            f.write(json.dumps(r) + "\n")
+    return folder
