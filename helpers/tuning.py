@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 
 from helpers import report
 from helpers.config import ConfigError
+from helpers.results.imports import missing
 from helpers.slo import SLO
 
 HELPED, NOTHING, HURT = "helped", "within noise", "hurt"
@@ -42,6 +43,9 @@ def effect(before: dict, after: dict, slo: SLO) -> tuple[str, float]:
     allowance is the larger run-to-run spread of the two rows, else report.DEFAULT_NOISE."""
     a, b = goodput_runs(before, slo), goodput_runs(after, slo)
     if not a or not b:
+        if why := (missing(before, "request_ttft_ms") or missing(after, "request_ttft_ms")):
+            raise ConfigError("slo", f"goodput cannot be judged on these rows: {why}.",
+                              "import a file with per-request data (vllm bench serve --save-detailed, GuideLLM).")
         raise ConfigError("slo", "these rows have no per-request latencies, so goodput cannot be judged.",
                           "measure them again (force=True) with this version of the guide.")
     x, y = statistics.median(a), statistics.median(b)

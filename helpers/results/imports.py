@@ -38,6 +38,7 @@ from pathlib import Path
 
 from helpers.config import BY_NAME
 from helpers.load.workloads import PERCENTILE_KEYS, SUMMARY_KEYS, summarize
+from helpers.results import roofline
 from helpers.results.rows import combine
 from helpers.results.store import default_dir, jsonable, read_rows
 
@@ -76,7 +77,7 @@ class Source:
         """What every imported row starts with. Its run id and key come from the file's bytes,
         so importing the same file twice adds nothing."""
         tag = f"imported · {self.tool}" + (f" · {self.path.name}" if self.tool == VLLM_SWEEP else "")
-        return {"run_id": f"{self.sha[:10]}-{index}", "key": f"imported-{self.sha[:16]}-{index}", "kind": "load",
+        return {**dict.fromkeys(roofline.COLUMNS), "run_id": f"{self.sha[:10]}-{index}", "key": f"imported-{self.sha[:16]}-{index}", "kind": "load",
                 "engine_location": "imported", "measurement_version": None, "tag": tag,
                 "time": when or time.strftime("%Y-%m-%dT%H:%M:%S"), "import_tool": self.tool,
                 "import_tool_version": version, "import_file": self.path.name, "env_env_id": f"imported-{self.sha[:10]}",
@@ -364,6 +365,8 @@ def missing(row, figure: str) -> str | None:
         why = ("it keeps per-request TTFT only with --save-detailed" if tool == VLLM_BENCH else
                "a sweep's run files keep no per-request TTFT (the sweep does not pass --save-detailed)"
                if tool == VLLM_SWEEP else "GuideLLM kept a sample of its requests, not all of them")
+    elif figure in roofline.COLUMNS:
+        why = "a decode floor needs the memory bandwidth of the machine that served, which no such file records"
     elif "_itl_" in figure and tool == GUIDELLM:
         why = "GuideLLM records no gap between streamed chunks"
     elif re.match(r"^(mean|median|p[\d.]+)_\w+_ms$", figure) and tool in (VLLM_BENCH, VLLM_SWEEP):

@@ -123,9 +123,9 @@ def machine_label(row) -> str:
     """The fingerprint a learner recognises: CPU, cores, instruction sets, RAM, GPU, vLLM. An
     imported file's rows name the file and the tool instead: the machine is not in the file."""
     if row.get("engine_location") == "imported":
-        version = row.get("import_tool_version")
-        version = version if isinstance(version, str) and version else "version not recorded"
-        return f"imported: {row.get('import_file')} ({row.get('import_tool')} {version})"
+        version = row.get("import_tool_version")  # vllm bench files do not record one
+        version = f" {version}" if isinstance(version, str) and version else ""
+        return f"imported: {row.get('import_file')} ({row.get('import_tool')}{version})"
     gpu = row.get("env_gpu")
     gpu = gpu if isinstance(gpu, str) and gpu else "no GPU"
     ram = row.get("env_ram_gib")

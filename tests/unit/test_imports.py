@@ -148,7 +148,7 @@ def test_a_file_of_another_model_is_its_own_group_in_the_room(tmp_path, capsys):
     df = pool.room(room, me="me")
     imported = df.loc[df["engine_location"] == "imported"].iloc[0]
     assert imported["group"] == "imported · vllm bench serve · Llama-3.1-8B" and not imported["compatible"]
-    assert imported["machine"] == "imported: other.json (vllm bench serve version not recorded)"
+    assert imported["machine"] == "imported: other.json (vllm bench serve)"
     assert df.loc[df["env_env_id"] == "me", "compatible"].all(), "the room's own rows keep their group"
     assert len(df) == 2, "nothing lost"
 
@@ -203,3 +203,14 @@ def _room_with(rows):
         for r in rows:
             f.write(json.dumps(r) + "\n")
     return folder
+
+
+def test_goodput_steps_and_the_roofline_say_not_in_this_file_for_a_summary_file():
+    from helpers import tuning
+    from helpers.config import ConfigError
+    [row] = imports.from_file(SUMMARY)
+    with pytest.raises(ConfigError, match=r"not in this file \(vllm_bench_summary.json\).*--save-detailed"):
+        tuning.effect(row, row, slo.SLO(1000, 100))
+    assert row["mbu"] is None and "memory bandwidth" in imports.missing(row, "mbu")
+    [detailed] = imports.from_file(DETAILED)
+    assert tuning.effect(detailed, detailed, slo.SLO(10_000, 1_000)) == (tuning.NOTHING, 1.0)
