@@ -214,3 +214,22 @@ def test_goodput_steps_and_the_roofline_say_not_in_this_file_for_a_summary_file(
     assert row["mbu"] is None and "memory bandwidth" in imports.missing(row, "mbu")
     [detailed] = imports.from_file(DETAILED)
     assert tuning.effect(detailed, detailed, slo.SLO(10_000, 1_000)) == (tuning.NOTHING, 1.0)
+
+
+def test_pack_as_vllm_bench_writes_this_machines_load_rows_cleaned(results_dir):
+    from helpers.results import fingerprint
+    [row] = imports.from_file(DETAILED)
+    fp = fingerprint()
+    mine = {**row, "engine_location": "local", "env_machine_id": fp["machine_id"], "env_env_id": fp["env_id"],
+            "cfg_model": "/home/ana/models/SmolLM2-135M-Instruct", "run_id": "r1"}
+    results_dir.mkdir(parents=True)
+    (results_dir / f"{fp['env_id']}.jsonl").write_text(json.dumps(mine) + "\n" + json.dumps({**mine, "kind": "roof", "run_id": "r2"}) + "\n")
+    folder = pool.pack(style="vllm-bench")
+    [path] = sorted(folder.glob("*.json"))
+    blob = json.loads(path.read_text())
+    assert blob["model_id"] == "SmolLM2-135M-Instruct", "a local path leaves as its last part"
+    assert "/home/ana" not in path.read_text()
+    [back] = imports.from_file(path)
+    assert back["output_throughput"] == pytest.approx(row["output_throughput"]) and back["import_detail"] == "per request"
+    with pytest.raises(ValueError, match="the styles are"):
+        pool.pack(style="csv")
