@@ -77,11 +77,12 @@ class Source:
         """What every imported row starts with. Its run id and key come from the file's bytes,
         so importing the same file twice adds nothing."""
         tag = f"imported · {self.tool}" + (f" · {self.path.name}" if self.tool == VLLM_SWEEP else "")
-        return {**dict.fromkeys(roofline.COLUMNS), "run_id": f"{self.sha[:10]}-{index}", "key": f"imported-{self.sha[:16]}-{index}", "kind": "load",
+        return {"run_id": f"{self.sha[:10]}-{index}", "key": f"imported-{self.sha[:16]}-{index}", "kind": "load",
                 "engine_location": "imported", "measurement_version": None, "tag": tag,
                 "time": when or time.strftime("%Y-%m-%dT%H:%M:%S"), "import_tool": self.tool,
-                "import_tool_version": version, "import_file": self.path.name, "env_env_id": f"imported-{self.sha[:10]}",
-                "env_machine_id": None}
+                "import_tool_version": version, "import_file": self.path.name,
+                "env_env_id": f"imported-{self.sha[:10]}", "env_machine_id": None,
+                **dict.fromkeys(roofline.COLUMNS)}  # a floor needs the serving machine's roofs: empty
 
 
 def from_file(path: str | Path) -> list[dict]:
@@ -97,15 +98,16 @@ def from_file(path: str | Path) -> list[dict]:
     try:
         blob = json.loads(data)
     except (json.JSONDecodeError, UnicodeDecodeError) as e:
-        cut = " (it ends mid-way: was it still being written, or copied in part?)" if data.strip()[-1:] not in (b"}", b"]") else ""
+        ended = data.strip()[-1:] in (b"}", b"]")
+        cut = "" if ended else " (it ends mid-way: was it still being written, or copied in part?)"
         raise ImportFileError(path, f"is not complete JSON{cut}: {e}.",
                               "the whole file as the tool wrote it (vllm bench serve --save-result, GuideLLM's "
                               "--output kind=json).") from e
-    source = Source(path, hashlib.sha256(data).hexdigest(), "")
+    sha = hashlib.sha256(data).hexdigest()
     if isinstance(blob, dict) and "benchmarks" in blob:
-        return _guidellm(blob, Source(path, source.sha, GUIDELLM))
+        return _guidellm(blob, Source(path, sha, GUIDELLM))
     if isinstance(blob, dict) and ("completed" in blob or "model_id" in blob):
-        return [_vllm_row(blob, Source(path, source.sha, VLLM_BENCH), 0)]
+        return [_vllm_row(blob, Source(path, sha, VLLM_BENCH), 0)]
     if isinstance(blob, list) and blob and all(isinstance(x, dict) and "completed" in x for x in blob):
         raise ImportFileError(path, "is one combination's summary.json of a vllm bench sweep.",
                               "the sweep's experiment folder (it holds each combination's run files).")
@@ -125,7 +127,7 @@ def _vllm_row(blob: dict, source: Source, index: int, bench_keys: frozenset = fr
         if field not in blob:
             raise ImportFileError(source.path, f"has no '{field}', which every vllm bench serve result has "
                                   "(another tool's file, or a format this guide does not know).",
-                                  "a file written by vllm bench serve --save-result (vLLM 0.10 or newer).")
+                                  "a file written by vllm bench serve --save-result.")
     row = source.base(index, blob.get("guide_vllm_version"), _date(blob.get("date")))
     figures = summarize(blob)
     detailed = "ttfts" in blob and "output_lens" in blob
@@ -153,7 +155,8 @@ def _vllm_load(blob: dict, detailed: bool) -> dict:
     load = {"load_num_prompts": blob.get("num_prompts"), "load_max_concurrency": blob.get("max_concurrency"),
             "load_request_rate": None if rate in (None, "inf") else float(rate),
             "load_input_len": ins, "load_output_len": outs, "load_kind": None,
-            "mean_input_tokens": blob["total_input_tokens"] / done, "mean_output_tokens": blob["total_output_tokens"] / done}
+            "mean_input_tokens": blob["total_input_tokens"] / done,
+            "mean_output_tokens": blob["total_output_tokens"] / done}
     load["load_label"] = _load_label(load)
     return load
 
@@ -241,7 +244,7 @@ def _guidellm(blob: dict, source: Source) -> list[dict]:
     if meta.get("version") != GUIDELLM_SCHEMA:
         raise ImportFileError(source.path, f"is a GuideLLM report of schema version {meta.get('version')!r} "
                               f"(field metadata.version); the guide reads version {GUIDELLM_SCHEMA} (GuideLLM 0.8).",
-                              "`guidellm export FILE --output kind=json,path=new.json` with GuideLLM 0.8, or run it again.")
+                              "a report written by GuideLLM 0.8 (`guidellm --version`): run the benchmark again with it.")
     if not blob["benchmarks"]:
         raise ImportFileError(source.path, "is a GuideLLM report with no benchmarks in it (field benchmarks).",
                               "a report of a run that finished at least one benchmark.")
@@ -280,13 +283,15 @@ def _guidellm_row(b: dict, i: int, source: Source, version, spec: dict, data: di
         row.update(_stats(name, values if every else []))
     row.update({f"{s}_itl_ms": None for s in ("mean", "median", "p99")})
     rate = strategy.get("rate")
-    conc = strategy.get("streams") or strategy.get("max_concurrency") or (1 if strategy.get("type_") == "synchronous" else None)
+    conc = (strategy.get("streams") or strategy.get("max_concurrency")
+            or (1 if strategy.get("type_") == "synchronous" else None))
     load = {"load_num_prompts": totals["total"], "load_max_concurrency": conc,
             "load_request_rate": float(rate) if isinstance(rate, (int, float)) else None,
             "load_input_len": data.get("prompt_tokens") if not data.get("prompt_tokens_stdev") else None,
             "load_output_len": data.get("output_tokens") if not data.get("output_tokens_stdev") else None,
             "load_kind": None, "import_dataset": data.get("kind"), "import_strategy": strategy.get("type_"),
-            "mean_input_tokens": n_in / len(done) if done else None, "mean_output_tokens": n_out / len(done) if done else None}
+            "mean_input_tokens": n_in / len(done) if done else None,
+            "mean_output_tokens": n_out / len(done) if done else None}
     load["load_label"] = _load_label(load)
     backend = spec.get("backend") or {}
     row.update(load, endpoint_model=backend.get("model"), endpoint_url=backend.get("target"),
@@ -397,7 +402,8 @@ def to_vllm_bench(row: dict) -> dict:
         out["guide_runs"] = [{k: r.get(k) for k in ("duration", "request_ttft_ms", "request_tpot_ms")} for r in runs]
     out.update(guide_run_id=row.get("run_id"), guide_load=row.get("load_label"), guide_tag=row.get("tag"),
                guide_vllm_version=row.get("server_version") or row.get("env_vllm"),
-               guide_machine=row.get("env_cpu_model"), guide_config={k[4:]: v for k, v in row.items() if k.startswith("cfg_")})
+               guide_machine=row.get("env_cpu_model"),
+               guide_config={k[4:]: v for k, v in row.items() if k.startswith("cfg_")})
     return out
 
 
@@ -445,13 +451,14 @@ def summary_line(rows: list[dict], room_models: set[str]) -> str:
     """Two lines on what one file gave: rows, tool, detail, and whether its model is the room's."""
     r = rows[0]
     model = Path(str(r.get("endpoint_model") or "?").rstrip("/")).name
-    text = (f"{len(rows)} row(s) from {r['import_tool']}" + (f" {r['import_tool_version']}" if r.get("import_tool_version") else "")
-            + f", model {model}, {r['import_detail']} data")
+    version = f" {r['import_tool_version']}" if r.get("import_tool_version") else ""
+    text = f"{len(rows)} row(s) from {r['import_tool']}{version}, model {model}, {r['import_detail']} data"
     gaps = [why.split(": ", 1)[1] for why in (missing(r, "request_ttft_ms"), missing(r, "p99_itl_ms")) if why]
     if gaps:
         text += "\n  not in this file: " + "; ".join(gaps)
     if room_models and model not in room_models:
-        text += f"\n  its model is not the room's ({', '.join(sorted(room_models))}): its rows form a group of their own"
+        text += (f"\n  its model is not the room's ({', '.join(sorted(room_models))}): "
+                 "its rows form a group of their own")
     return text
 
 
