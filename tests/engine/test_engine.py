@@ -74,18 +74,28 @@ def test_n_samples_run_as_sequences(results_dir):
     assert four["total_output_tokens"] == 4 * single["total_output_tokens"]
 
 
-def test_vllm_bench_and_guidellm_files_of_the_guides_load_import_as_its_row(results_dir, tmp_path):
-    """The same load on the same (running, warmed) engine, sent by the guide, by `vllm bench serve
-    --save-result` with and without --save-detailed, and by GuideLLM: every file imports as a row of the
-    same load with the same requests and tokens, figures in the same range (the 5 % agreement is
-    benchmarks/imports.py's, interleaved and repeated), and the guide's row written out as a vllm bench
-    file reads back unchanged. No start: the default engine of the tests above."""
+IMPORT_LOAD = Load(num_prompts=8, input_len=96, output_len=16, max_concurrency=4)
+
+
+def _same_load_as_the_guides(row: dict, guide: dict) -> None:
+    assert row["completed"] == 8 and row["failed"] == 0 and row["total_output_tokens"] == guide["total_output_tokens"]
+    assert row["load_max_concurrency"] == 4 and row["mean_input_tokens"] == 96
+    for figure in ("output_throughput", "median_tpot_ms"):  # the same server and load: same range, not a timing
+        assert 0.5 < row[figure] / guide[figure] < 2, (row["import_tool"], figure, row[figure], guide[figure])
+
+
+def test_vllm_bench_files_of_the_guides_load_import_as_its_row(results_dir, tmp_path):
+    """The same load on the same (running, warmed) engine, sent by the guide and by `vllm bench serve
+    --save-result` with and without --save-detailed: each file imports as a row of the same load with
+    the same requests and tokens, figures in the same range (the 5 % agreement is benchmarks/imports.py's,
+    interleaved and repeated), and the guide's row written out as a vllm bench file reads back
+    unchanged. No start: the default engine of the tests above."""
     from helpers import slo
     from helpers.engine.server import reset_prefix_cache
     from helpers.load import peers
     from helpers.results import imports, pool
 
-    cfg, load = EngineConfig(), Load(num_prompts=8, input_len=96, output_len=16, max_concurrency=4)
+    cfg, load = EngineConfig(), IMPORT_LOAD
     server = experiment.engine_for(cfg, progress=False)
     url, model = server.base_url, server.model_path
     guide = experiment.measure(cfg, load, progress=False)
@@ -93,15 +103,8 @@ def test_vllm_bench_and_guidellm_files_of_the_guides_load_import_as_its_row(resu
     detailed = imports.from_file(peers.vllm_bench(url, model, load.repeat(1), tmp_path / "detailed.json"))[0]
     reset_prefix_cache(url)
     summary = imports.from_file(peers.vllm_bench(url, model, load.repeat(2), tmp_path / "summary.json", detailed=False))[0]
-    rows = [detailed, summary]
-    if peers.GUIDELLM.exists():
-        reset_prefix_cache(url)
-        rows.append(imports.from_file(peers.guidellm(url, model, load.repeat(3), tmp_path / "guidellm.json"))[0])
-    for row in rows:
-        assert row["completed"] == 8 and row["failed"] == 0 and row["total_output_tokens"] == guide["total_output_tokens"]
-        assert row["load_max_concurrency"] == 4 and row["mean_input_tokens"] == 96
-        for figure in ("output_throughput", "median_tpot_ms"):  # the same server and load: same range, not a timing
-            assert 0.5 < row[figure] / guide[figure] < 2, (row["import_tool"], figure, row[figure], guide[figure])
+    for row in (detailed, summary):
+        _same_load_as_the_guides(row, guide)
     assert len(detailed["request_tpot_ms"]) == 8 and slo.goodput(detailed, 1e5, 1e4) == pytest.approx(8 / detailed["duration"])
     assert summary["request_ttft_ms"] is None and "--save-detailed" in imports.missing(summary, "request_ttft_ms")
     # The guide's row as a vllm bench serve file, and back: the same figures, the same goodput.
@@ -114,6 +117,30 @@ def test_vllm_bench_and_guidellm_files_of_the_guides_load_import_as_its_row(resu
     imports.add([tmp_path / "detailed.json", tmp_path / "summary.json"], results_dir)
     side = pool.beside(pool.room(results_dir))
     assert side["load"].nunique() == 1 and len(side) == 3, side[["load", "source"]]
+
+
+def test_a_guidellm_report_of_the_guides_load_imports_as_its_row(results_dir, tmp_path):
+    """GuideLLM 0.8 (its own venv) sends the same load to the same engine; its report imports as a row of
+    that load, with vLLM's TPOT recomputed from its requests and no ITL. No start."""
+    from helpers import slo
+    from helpers.engine.server import reset_prefix_cache
+    from helpers.load import peers
+    from helpers.results import imports
+
+    if not peers.GUIDELLM.exists():
+        pytest.skip(f"GuideLLM is not installed at {peers.GUIDELLM} (`bash guide.sh test` installs it; it said "
+                    "why if it could not)")
+    cfg = EngineConfig()
+    server = experiment.engine_for(cfg, progress=False)
+    guide = experiment.measure(cfg, IMPORT_LOAD, progress=False)  # the guide's own row, on the same engine
+    reset_prefix_cache(server.base_url)
+    path = peers.guidellm(server.base_url, server.model_path, IMPORT_LOAD.repeat(3), tmp_path / "benchmarks.json")
+    [row] = imports.from_file(path)
+    assert row["import_tool"] == "guidellm" and row["import_tool_version"].startswith("0.8")
+    _same_load_as_the_guides(row, guide)
+    assert (row["load_input_len"], row["load_output_len"]) == (96, 16)
+    assert row["p99_itl_ms"] is None and "GuideLLM" in imports.missing(row, "p99_itl_ms")
+    assert slo.goodput(row, 1e5, 1e4) == pytest.approx(8 / row["duration"])
 
 
 def test_fp8_kv_cache_about_doubles_capacity(results_dir):
