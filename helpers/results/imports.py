@@ -324,8 +324,9 @@ def _load_label(load: dict) -> str:
     n_out = load["load_output_len"] or (f"~{load['mean_output_tokens']:.0f}" if load.get("mean_output_tokens") else "?")
     conc = load["load_max_concurrency"]
     rate = load["load_request_rate"]
+    arrivals = f" ({load['import_strategy']})" if load.get("import_strategy") in ("constant", "poisson") else ""
     return (f"{load['load_num_prompts']} requests {n_in}→{n_out} tokens @ conc {conc or '∞'}"
-            + (f", {rate:g} req/s" if rate else ""))
+            + (f", {rate:g} req/s{arrivals}" if rate else ""))
 
 
 def _date(value) -> str | None:

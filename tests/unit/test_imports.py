@@ -233,3 +233,27 @@ def test_pack_as_vllm_bench_writes_this_machines_load_rows_cleaned(results_dir):
     assert back["output_throughput"] == pytest.approx(row["output_throughput"]) and back["import_detail"] == "per request"
     with pytest.raises(ValueError, match="the styles are"):
         pool.pack(style="csv")
+
+
+@pytest.mark.parametrize("strategy, conc, rate", [
+    ({"type_": "constant", "rate": 2.0, "max_concurrency": None}, None, 2.0),
+    ({"type_": "poisson", "rate": 1.5, "max_concurrency": 8}, 8, 1.5),
+    ({"type_": "synchronous"}, 1, None),
+    ({"type_": "throughput", "max_concurrency": 16}, 16, None),
+])
+def test_a_guidellm_strategy_becomes_the_rows_concurrency_and_rate(tmp_path, strategy, conc, rate):
+    blob = json.loads(GUIDELLM.read_text())
+    blob["benchmarks"][0]["config"]["strategy"] = strategy
+    path = tmp_path / "benchmarks.json"
+    path.write_text(json.dumps(blob))
+    [row] = imports.from_file(path)
+    assert (row["load_max_concurrency"], row["load_request_rate"]) == (conc, rate)
+    assert (f"({strategy['type_']})" in row["load_label"]) == (strategy["type_"] in ("constant", "poisson"))
+
+
+def test_a_sweep_combination_folder_names_its_server_and_benchmark_parts():
+    from helpers.results.imports import _comb_names
+    assert _comb_names("SERVE--seqs2-BENCH--conc4") == ("seqs2", "conc4")
+    assert _comb_names("SERVE--max_num_seqs=8") == ("max_num_seqs=8", None)
+    assert _comb_names("BENCH--max_concurrency=4") == (None, "max_concurrency=4")
+    assert _comb_names("my-run") == ("my-run", None)
