@@ -6,7 +6,7 @@
 Layout: `settings` (every engine setting declared once), `config` (the one validated settings
 object), `engine/` (server processes, the one-engine lock, checks before a start, start-up log, the
 facts an engine reports), `load/` (loads from vLLM's benchmark code, /metrics sampling), `results/`
-(fingerprint, append-only store, pooling a room), `charts` (Altair), `experiment` (the flow config →
+(fingerprint, append-only store, pooling a room, other tools' result files), `charts` (Altair), `experiment` (the flow config →
 server → load → row → store), `slo` (latency targets, goodput, the knee of a rate sweep), `advisor`
 (the next setting to try, from a run's rows), `tuning` (judging one-at-a-time changes on goodput),
 `target` (chapter 6's service and the capstone's pass rule), `runners` (the rate sweep, the tuning
