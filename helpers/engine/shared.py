@@ -332,7 +332,9 @@ def main(argv: list[str]) -> int:
         print("[engine] stopped the guide's engine" if stopped else "[engine] no engine of the guide is running")
         return 0
     rec = live_record()
-    print(f"[engine] {rec['label']} on 127.0.0.1:{rec['port']}, started by {rec['started_by']}" if rec
+    print(f"[engine] {rec['label']} on 127.0.0.1:{rec['port']}, started by {rec['started_by']}; it stops by itself "
+          f"{GRACE_S:.0f} s after the last notebook or script using it ends (GUIDE_ENGINE_GRACE), so that the next "
+          "one can take it over without a start; `bash guide.sh stop` stops it now" if rec
           else "[engine] no engine of the guide is running")
     return 0
 

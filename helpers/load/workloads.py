@@ -16,7 +16,8 @@ import json
 import math
 import os
 import time
-from concurrent.futures import ThreadPoolExecutor
+import threading
+from concurrent.futures import ThreadPoolExecutor, wait
 from dataclasses import asdict, dataclass, replace
 
 KINDS = ("random", "prefix", "mixed")
@@ -184,13 +185,55 @@ def summarize(result: dict, prefix: str = "") -> dict:
     return out
 
 
-def _bench(args: argparse.Namespace, delay_s: float = 0.0) -> tuple[dict, float]:
-    """One benchmark client on its own event loop; returns (result, monotonic end time)."""
-    from vllm.benchmarks.serve import main_async
+class _Clients:
+    """The benchmark clients of one load, each on its own thread and event loop, so that an
+    interrupt (Jupyter's stop button: KeyboardInterrupt in the kernel's main thread) can cancel
+    them: their in-flight requests are closed, which vLLM's server sees as a disconnect and
+    aborts. Without this the main thread would wait for the whole load before it could stop."""
 
-    time.sleep(delay_s)
-    result = asyncio.run(main_async(args))
-    return result, time.monotonic()
+    def __init__(self):
+        self.stopped = threading.Event()
+        self.tasks: list[tuple[asyncio.AbstractEventLoop, asyncio.Task]] = []
+        self._lock = threading.Lock()
+
+    def run(self, args: argparse.Namespace, delay_s: float = 0.0) -> tuple[dict, float]:
+        """One benchmark client; returns (result, monotonic end time)."""
+        from vllm.benchmarks.serve import main_async
+
+        if self.stopped.wait(delay_s):
+            raise asyncio.CancelledError
+        loop = asyncio.new_event_loop()
+        try:
+            task = loop.create_task(main_async(args))
+            with self._lock:
+                if self.stopped.is_set():
+                    task.cancel()
+                self.tasks.append((loop, task))
+            return loop.run_until_complete(task), time.monotonic()
+        finally:
+            loop.run_until_complete(loop.shutdown_asyncgens())
+            loop.close()
+
+    def cancel(self) -> None:
+        with self._lock:
+            self.stopped.set()
+            for loop, task in self.tasks:
+                with contextlib.suppress(RuntimeError):  # that loop already closed: its client finished
+                    loop.call_soon_threadsafe(task.cancel)
+
+
+def _results(clients: _Clients, futures: list) -> list:
+    """Wait for the clients; on an interrupt, cancel them, wait (briefly) until they have let go
+    of the server, and raise the interrupt again."""
+    try:
+        return [f.result() for f in futures]
+    except KeyboardInterrupt:
+        clients.cancel()
+        wait(futures, timeout=CANCEL_WAIT_S)
+        raise
+
+
+CANCEL_WAIT_S = 15  # an interrupted client closes its connections within this
 
 
 @contextlib.contextmanager
@@ -224,23 +267,29 @@ def run_load(base_url: str, model_path: str, load: Load, progress: bool = True, 
     their measured token gaps.
     """
     args = (lambda argv, prog: _bench_args(base_url, model_path, argv, prog, tokenizer))
-    buf = io.StringIO()
+    buf, clients, t0 = io.StringIO(), _Clients(), time.monotonic()
+    pool = ThreadPoolExecutor(2, thread_name_prefix="guide-load")
     try:
-        with (_api_key(api_key), contextlib.redirect_stdout(buf),
-              ThreadPoolExecutor(2, thread_name_prefix="guide-load") as pool):
+        with _api_key(api_key), contextlib.redirect_stdout(buf):
             if load.kind != "mixed":
-                result, _ = pool.submit(_bench, args(argv_for(load), progress)).result()
+                [(result, _)] = _results(clients, [pool.submit(clients.run, args(argv_for(load), progress))])
                 return summarize(result)
-            t0 = time.monotonic()
             greedy = ["--temperature", "0"]
-            short = pool.submit(_bench, args(_random_argv(load.num_prompts, load.input_len, load.output_len,
-                                                          None, math.inf, load.seed) + greedy, progress))
-            long = pool.submit(_bench, args(_random_argv(load.long_prompts, load.long_input_len,
-                                                         load.long_output_len, None, math.inf, load.seed + 1) + greedy,
-                                            False), load.long_delay_s)
-            (rs, end_s), (rl, end_l) = short.result(), long.result()
+            short = pool.submit(clients.run, args(_random_argv(load.num_prompts, load.input_len, load.output_len,
+                                                               None, math.inf, load.seed) + greedy, progress))
+            long = pool.submit(clients.run, args(_random_argv(load.long_prompts, load.long_input_len,
+                                                              load.long_output_len, None, math.inf, load.seed + 1)
+                                                 + greedy, False), load.long_delay_s)
+            (rs, end_s), (rl, end_l) = _results(clients, [short, long])
+    except KeyboardInterrupt:
+        print(f"[load] stopped after {time.monotonic() - t0:.0f} s: the requests in flight were cancelled (the "
+              "engine aborts them); nothing of this load is stored, rows measured before it stay. The engine "
+              "stays up for the next cell.", flush=True)
+        raise
     except Exception as e:
         raise RuntimeError(f"the load failed: {e!r}\n{buf.getvalue()[-2000:]}") from e
+    finally:
+        pool.shutdown(wait=not clients.stopped.is_set(), cancel_futures=True)
     row = {**summarize(rs, "short_"), **summarize(rl, "long_")}
     # Whole-load figures (wall time from the first client's start), so mixed rows chart beside the others.
     duration = max(end_s, end_l) - t0

@@ -151,3 +151,36 @@ def test_samples_travel_in_the_request_body():
     assert "--extra-body" not in greedy and _value(greedy, "--temperature") == "0.0"
     assert "n=4, T=1" in Load(n=4, temperature=1.0).label()
     assert Load(n=4).peak_kv_tokens(128) == 4 * Load().peak_kv_tokens(128)
+
+
+def test_an_interrupt_cancels_the_clients_at_once(monkeypatch, capsys):
+    """Jupyter's stop button raises KeyboardInterrupt in the kernel's main thread: run_load cancels
+    its clients' requests (here: a client that would wait a minute) instead of waiting for them."""
+    import asyncio
+    import os
+    import signal
+    import threading
+    import time
+
+    import vllm.benchmarks.serve as serve
+    from helpers.load import workloads
+
+    cancelled = threading.Event()
+
+    async def endless(args):
+        try:
+            await asyncio.sleep(60)
+        except asyncio.CancelledError:
+            cancelled.set()
+            raise
+
+    monkeypatch.setattr(serve, "main_async", endless)
+    for kind in ("random", "mixed"):
+        cancelled.clear()
+        timer = threading.Timer(1.0, os.kill, (os.getpid(), signal.SIGINT))
+        timer.start()
+        t0 = time.monotonic()
+        with pytest.raises(KeyboardInterrupt):
+            workloads.run_load("http://127.0.0.1:9", "m", workloads.Load(kind=kind, long_delay_s=0.1), progress=False)
+        assert cancelled.wait(5) and time.monotonic() - t0 < 30, kind  # 60 s if the client were waited for
+        assert "[load] stopped after" in capsys.readouterr().out
