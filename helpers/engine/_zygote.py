@@ -40,6 +40,7 @@ def _child(request: dict, lock_fd: int, sock: socket.socket) -> None:
                                   + " ".join(request["argv"]))
     except ImportError:
         pass
+    _fork_engine_core()
     spec = importlib.util.spec_from_file_location("_guide_launch", os.path.join(os.path.dirname(__file__), "_launch.py"))
     launch = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(launch)
@@ -47,6 +48,20 @@ def _child(request: dict, lock_fd: int, sock: socket.socket) -> None:
         launch.serve(request["argv"])
     finally:
         os._exit(0)
+
+
+def _fork_engine_core() -> None:
+    """Fork vLLM's engine core from this server, as vLLM does on a GPU, instead of spawning it.
+
+    vLLM's CPU platform asks for spawn (`CpuPlatform.check_and_update_config` sets
+    VLLM_WORKER_MULTIPROC_METHOD), so the engine core imports torch and vLLM again: about half of
+    a start here. This server has run no torch op, so no OpenMP pool is copied into the child,
+    which binds its own threads as it would after a spawn. `CoreEngineProcManager` (vllm/v1/engine/
+    utils.py) takes its context from get_mp_context(); only that name is replaced, only here."""
+    import multiprocessing
+    import vllm.v1.engine.utils as engine_utils
+
+    engine_utils.get_mp_context = lambda: multiprocessing.get_context("fork")
 
 
 def main(fd: int) -> None:
