@@ -202,6 +202,7 @@ def engine(config: EngineConfig, progress=True) -> Server:
             print(f"[engine] stopping the idle engine for {rec['label']} (started by {rec['started_by']}) "
                   f"to start {config.label()}", flush=True)
             stop_engine(f"replaced by {who()}'s {config.label()}")
+        before = (read_record().get("ended") or {}).get("why")  # why no engine of this config was running
         server = Server(config, progress=progress).start()
         server.shared = True
         server._lock.hand_to_server()
@@ -210,7 +211,7 @@ def engine(config: EngineConfig, progress=True) -> Server:
                        "log_path": str(server.log_path), "layout": server.layout,
                        "start_seconds": server.start_seconds, "warmed_up": False, "started_by": who(),
                        "started_at": time.time(), "users": [process_id()]})
-        _log_tempo("start", config.label(), key, server.start_seconds, server.layout, server.pid)
+        _log_tempo("start", config.label(), key, server.start_seconds, server.layout, server.pid, before)
         _mine = server
         return server
 
@@ -278,9 +279,11 @@ def _ago(t: float) -> str:
 
 
 def _log_tempo(event: str, label: str, key: str, seconds: float | None, layout: str | None,
-               server_pid: int | None = None) -> None:
+               server_pid: int | None = None, after: str | None = None) -> None:
+    """One line per start or reuse; `after` says how the engine before it ended (why this start)."""
     entry = {"event": event, "who": who().rsplit(" (pid", 1)[0], "label": label, "key": key,
-             "seconds": round(seconds or 0.0, 1), "layout": layout, "server_pid": server_pid, "time": time.time()}
+             "seconds": round(seconds or 0.0, 1), "layout": layout, "server_pid": server_pid, "time": time.time(),
+             "after": after}
     with contextlib.suppress(OSError):
         path = tempo_path()
         path.parent.mkdir(parents=True, exist_ok=True)
@@ -312,7 +315,21 @@ def tempo_summary(path: Path) -> str | None:
     layouts = sorted({e["layout"] for e in starts if e.get("layout")})
     return (f"engine starts: {len(starts)} of {len({e['key'] for e in starts})} distinct configurations, "
             f"{sum(e['seconds'] for e in starts):.0f} s starting (layout {'/'.join(layouts) or '-'}); "
-            f"{sum(e['event'] == 'reuse' for e in entries)} reuses of an idle engine; most starts: {top or '-'}")
+            f"{sum(e['event'] == 'reuse' for e in entries)} reuses of an idle engine; most starts: {top or '-'}; "
+            f"started again: {_repeats(starts) or 'none'}")
+
+
+def _repeats(starts: list[dict]) -> str:
+    """Each configuration started more than once, with who started it again and why the engine
+    before had ended (the reasons a later change can act on)."""
+    seen: dict[str, list[dict]] = {}
+    for e in starts:
+        seen.setdefault(e["key"], []).append(e)
+    parts = []
+    for again in (v for v in seen.values() if len(v) > 1):
+        whys = [f"{e['who'].split('::')[-1]} after \"{e.get('after') or 'no engine'}\"" for e in again[1:]]
+        parts.append(f"{again[0]['label']} ×{len(again)} ({'; '.join(whys)})")
+    return " | ".join(parts)
 
 
 def stop_all() -> None:

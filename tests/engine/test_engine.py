@@ -51,18 +51,6 @@ def test_server_starts_answers_and_reports_kv(results_dir):
     assert answers[0].strip()
 
 
-def test_prefix_caching_finds_the_shared_prefix(results_dir):
-    load = Load(kind="prefix", num_prompts=12, prefix_len=768, input_len=32, output_len=8,
-                num_prefixes=1, max_concurrency=4)
-    # Off first: "on" is the guide's default, which the next test then finds running (no start).
-    off = experiment.measure(EngineConfig(enable_prefix_caching=False), load, progress=False)
-    on = experiment.measure(EngineConfig(enable_prefix_caching=True), load, progress=False)
-    assert on["prefix_cache_hits"] > 0 and on["prefix_cache_hit_rate"] > 0.3
-    assert off["prefix_cache_hits"] == 0
-    # Whole blocks only: a hit is a cached block of the shared prefix (768 tokens = 6 blocks of 128 on a CPU).
-    assert on["prefix_cache_hits"] % on["block_size"] == 0, (on["prefix_cache_hits"], on["block_size"])
-
-
 def test_n_samples_run_as_sequences(results_dir):
     """The same requests with n=4 show at least three times the running sequences of n=1."""
     one = Load(num_prompts=4, input_len=64, output_len=24, max_concurrency=4, temperature=1.0)
@@ -150,6 +138,81 @@ def test_a_guidellm_report_of_the_guides_load_imports_as_its_row(results_dir, tm
     assert slo.goodput(row, 1e5, 1e4) == pytest.approx(8 / row["duration"])
 
 
+def test_the_stop_button_cancels_a_load_and_leaves_the_engine_idle(results_dir):
+    """Jupyter's ■ sends SIGINT to the kernel: a real kernel (jupyter_client) measuring a load far
+    longer than the wait below is interrupted; its cell ends with KeyboardInterrupt and the line
+    saying what was kept, the engine's requests are aborted (fewer finished than were sent, none
+    left running or waiting), and the same engine answers the next cell. No start: the default
+    engine of the tests above."""
+    from jupyter_client.manager import start_new_kernel
+    from helpers.load.metrics import scrape
+
+    server = experiment.engine_for(EngineConfig(), progress=False)
+    finished = "vllm:request_success_total"
+    done_before = _counter(server.base_url, finished)
+    km, kc = start_new_kernel(kernel_name="python3", cwd=str(ROOT))
+    try:
+        # 64 requests of 512 tokens, 4 at a time: 16 waves of 512 decode steps, minutes on any CPU.
+        cell = kc.execute("import helpers as H\nfrom helpers import EngineConfig, Load\n"
+                   "H.measure(EngineConfig(), Load(num_prompts=64, input_len=64, output_len=512, max_concurrency=4), "
+                   "progress=False)")
+        deadline = time.monotonic() + 120
+        while scrape(server.base_url)["running"] < 1 and time.monotonic() < deadline:
+            time.sleep(0.5)  # the warm-up load first, if the engine had none, then the load itself
+        time.sleep(3)
+        assert scrape(server.base_url)["running"] >= 1, "the load never reached the engine"
+        km.interrupt_kernel()
+        reply = kc.get_shell_msg(timeout=60)  # the load alone would take minutes more
+        out = _stream(kc, cell)
+        assert reply["content"]["status"] == "error" and reply["content"]["ename"] == "KeyboardInterrupt", reply
+        assert "[load] stopped after" in out and "nothing of this load is stored" in out, out
+        left = scrape(server.base_url)
+        deadline = time.monotonic() + 15
+        while (left["running"] or left["waiting"]) and time.monotonic() < deadline:
+            time.sleep(0.5)
+            left = scrape(server.base_url)
+        assert left["running"] == 0 and left["waiting"] == 0, left
+        assert _counter(server.base_url, finished) - done_before < 64, "the load was cut, not run to its end"
+        cell = kc.execute("print('ANSWER', H.measure(EngineConfig(), Load(num_prompts=2, input_len=32, output_len=4, "
+                   "max_concurrency=2), progress=False)['completed'])")
+        assert kc.get_shell_msg(timeout=120)["content"]["status"] == "ok"
+        assert "ANSWER 2" in _stream(kc, cell)
+    finally:
+        kc.stop_channels()
+        km.shutdown_kernel(now=True)
+    assert experiment.engine_for(EngineConfig(), progress=False).pid == server.pid, "the same engine, no restart"
+
+
+def _counter(base_url: str, name: str) -> float:
+    text = facts.fetch_metrics(base_url)
+    return sum(float(line.rsplit(" ", 1)[1]) for line in text.splitlines() if line.startswith(name + "{"))
+
+
+def _stream(kc, cell: str) -> str:
+    """Everything the kernel printed for one cell (until it went idle after it)."""
+    out = []
+    while True:
+        msg = kc.get_iopub_msg(timeout=30)
+        if msg["parent_header"].get("msg_id") != cell:
+            continue
+        if msg["msg_type"] == "stream":
+            out.append(msg["content"]["text"])
+        if msg["msg_type"] == "status" and msg["content"]["execution_state"] == "idle":
+            return "".join(out)
+
+
+def test_prefix_caching_finds_the_shared_prefix(results_dir):
+    load = Load(kind="prefix", num_prompts=12, prefix_len=768, input_len=32, output_len=8,
+                num_prefixes=1, max_concurrency=4)
+    # On first: the guide's default, which the tests above left running (no start); off is one start.
+    on = experiment.measure(EngineConfig(enable_prefix_caching=True), load, progress=False)
+    off = experiment.measure(EngineConfig(enable_prefix_caching=False), load, progress=False)
+    assert on["prefix_cache_hits"] > 0 and on["prefix_cache_hit_rate"] > 0.3
+    assert off["prefix_cache_hits"] == 0
+    # Whole blocks only: a hit is a cached block of the shared prefix (768 tokens = 6 blocks of 128 on a CPU).
+    assert on["prefix_cache_hits"] % on["block_size"] == 0, (on["prefix_cache_hits"], on["block_size"])
+
+
 def test_fp8_kv_cache_about_doubles_capacity(results_dir):
     if (problem := EngineConfig(kv_cache_dtype="fp8").cannot_run_here()) is not None:
         pytest.skip(str(problem))  # AVX2-only CPU; tests/unit/test_config.py checks the clear error
@@ -214,65 +277,3 @@ def test_port_in_use_is_refused_before_start(no_new_process):
         with pytest.raises(ConfigError, match="already in use"):
             Server(EngineConfig(), port=s.getsockname()[1]).start()
 
-
-def test_the_stop_button_cancels_a_load_and_leaves_the_engine_idle(results_dir):
-    """Jupyter's ■ sends SIGINT to the kernel: a real kernel (jupyter_client) measuring a load far
-    longer than the wait below is interrupted; its cell ends with KeyboardInterrupt and the line
-    saying what was kept, the engine's requests are aborted (fewer finished than were sent, none
-    left running or waiting), and the same engine answers the next cell. No start: the default
-    engine of the tests above."""
-    from jupyter_client.manager import start_new_kernel
-    from helpers.load.metrics import scrape
-
-    server = experiment.engine_for(EngineConfig(), progress=False)
-    finished = "vllm:request_success_total"
-    done_before = _counter(server.base_url, finished)
-    km, kc = start_new_kernel(kernel_name="python3", cwd=str(ROOT))
-    try:
-        # 64 requests of 512 tokens, 4 at a time: 16 waves of 512 decode steps, minutes on any CPU.
-        cell = kc.execute("import helpers as H\nfrom helpers import EngineConfig, Load\n"
-                   "H.measure(EngineConfig(), Load(num_prompts=64, input_len=64, output_len=512, max_concurrency=4), "
-                   "progress=False)")
-        deadline = time.monotonic() + 120
-        while scrape(server.base_url)["running"] < 1 and time.monotonic() < deadline:
-            time.sleep(0.5)  # the warm-up load first, if the engine had none, then the load itself
-        time.sleep(3)
-        assert scrape(server.base_url)["running"] >= 1, "the load never reached the engine"
-        km.interrupt_kernel()
-        reply = kc.get_shell_msg(timeout=60)  # the load alone would take minutes more
-        out = _stream(kc, cell)
-        assert reply["content"]["status"] == "error" and reply["content"]["ename"] == "KeyboardInterrupt", reply
-        assert "[load] stopped after" in out and "nothing of this load is stored" in out, out
-        left = scrape(server.base_url)
-        deadline = time.monotonic() + 15
-        while (left["running"] or left["waiting"]) and time.monotonic() < deadline:
-            time.sleep(0.5)
-            left = scrape(server.base_url)
-        assert left["running"] == 0 and left["waiting"] == 0, left
-        assert _counter(server.base_url, finished) - done_before < 64, "the load was cut, not run to its end"
-        cell = kc.execute("print('ANSWER', H.measure(EngineConfig(), Load(num_prompts=2, input_len=32, output_len=4, "
-                   "max_concurrency=2), progress=False)['completed'])")
-        assert kc.get_shell_msg(timeout=120)["content"]["status"] == "ok"
-        assert "ANSWER 2" in _stream(kc, cell)
-    finally:
-        kc.stop_channels()
-        km.shutdown_kernel(now=True)
-    assert experiment.engine_for(EngineConfig(), progress=False).pid == server.pid, "the same engine, no restart"
-
-
-def _counter(base_url: str, name: str) -> float:
-    text = facts.fetch_metrics(base_url)
-    return sum(float(line.rsplit(" ", 1)[1]) for line in text.splitlines() if line.startswith(name + "{"))
-
-
-def _stream(kc, cell: str) -> str:
-    """Everything the kernel printed for one cell (until it went idle after it)."""
-    out = []
-    while True:
-        msg = kc.get_iopub_msg(timeout=30)
-        if msg["parent_header"].get("msg_id") != cell:
-            continue
-        if msg["msg_type"] == "stream":
-            out.append(msg["content"]["text"])
-        if msg["msg_type"] == "status" and msg["content"]["execution_state"] == "idle":
-            return "".join(out)
