@@ -32,14 +32,17 @@ def _child(request: dict, lock_fd: int, sock: socket.socket) -> None:
     os.dup2(log, 2)
     os.set_inheritable(lock_fd, True)  # held for as long as the server lives
     os.chdir(request["cwd"])
-    os.environ.clear()
-    os.environ.update(request["env"])
-    try:  # named like a spawned server, so that `ps` and the guide's process checks see what it is
+    # Named like a spawned server, so that `ps` and the guide's process checks see what it is. Before the
+    # environment is replaced: setproctitle finds the argv memory it rewrites next to the C environ, and
+    # once set up here it also works in the engine core forked from this server ("VLLM::EngineCore").
+    try:
         import setproctitle
         setproctitle.setproctitle("python -m vllm.entrypoints.openai.api_server (forked by helpers/engine/_launch.py) "
                                   + " ".join(request["argv"]))
     except ImportError:
         pass
+    os.environ.clear()
+    os.environ.update(request["env"])
     _fork_engine_core()
     spec = importlib.util.spec_from_file_location("_guide_launch", os.path.join(os.path.dirname(__file__), "_launch.py"))
     launch = importlib.util.module_from_spec(spec)
@@ -58,10 +61,23 @@ def _fork_engine_core() -> None:
     a start here. This server has run no torch op, so no OpenMP pool is copied into the child,
     which binds its own threads as it would after a spawn. `CoreEngineProcManager` (vllm/v1/engine/
     utils.py) takes its context from get_mp_context(); only that name is replaced, only here."""
+    import ctypes
     import multiprocessing
     import vllm.v1.engine.utils as engine_utils
 
     engine_utils.get_mp_context = lambda: multiprocessing.get_context("fork")
+    # vLLM sizes the CPU KV cache as the budget minus the worker's RSS. A forked child inherits glibc's
+    # dynamic mmap threshold, which the server's own allocations have raised, so whether the profile
+    # run's large buffers return to the system (and leave the RSS) varied from start to start: a 90 MB
+    # swing in the reported non-KV memory. Fixed at glibc's starting value, the RSS repeats to 0.01 GiB.
+    libc = ctypes.CDLL("libc.so.6")
+    M_TRIM_THRESHOLD, M_MMAP_THRESHOLD = -1, -3  # malloc.h
+
+    def _fresh_malloc() -> None:
+        libc.mallopt(M_MMAP_THRESHOLD, 128 * 1024)
+        libc.mallopt(M_TRIM_THRESHOLD, 128 * 1024)
+
+    os.register_at_fork(after_in_child=_fresh_malloc)
 
 
 def main(fd: int) -> None:
