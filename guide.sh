@@ -134,7 +134,9 @@ case "${1:-lab}" in
     say "executing every notebook at size ${GUIDE_SIZE:-full} (stored results are reused; GUIDE_SIZE=smoke for the quick one)"
     exec "$PY" -m helpers.book "${@:2}" ;;
   test)
+    t0=$SECONDS
     setup test; browser
+    say "set-up took $((SECONDS - t0)) s; running the tests"
     shift || true
     exec "$PY" -m pytest "$@" ;;
   *) echo "usage: bash guide.sh [lab|test|setup|doctor|pack|import|book|stop|status]" >&2; exit 2 ;;
