@@ -36,34 +36,39 @@ def _run(cmd: list[str], what: str, timeout: float) -> None:
         raise RuntimeError(f"{what} stopped with exit code {done.returncode}: " + " | ".join(tail))
 
 
-def vllm_bench(base_url: str, model: str, load: Load, out: Path, *, detailed: bool = True,
+def vllm_bench(base_url: str, model: str, load: Load, out: Path, *, detailed: bool = True, warmups: int = 0,
                timeout: float = 600) -> Path:
     """`vllm bench serve --save-result` of `load`, with the same arguments the guide's own client
-    uses (workloads.argv_for), in a process of its own; returns the result file."""
+    uses (workloads.argv_for), in a process of its own; returns the result file. `warmups`
+    requests first (--num-warmups), not counted: the file's figures cover the load alone."""
     _random_only(load, "vllm bench serve")
     out.parent.mkdir(parents=True, exist_ok=True)
     cmd = [sys.executable, "-m", "helpers.load.vllm_bench", "serve", "--backend", "vllm", "--base-url", base_url,
            "--endpoint", "/v1/completions", "--model", model, "--tokenizer", model, "--ignore-eos",
            "--percentile-metrics", "ttft,tpot,itl,e2el", "--metric-percentiles", "50,99", "--disable-tqdm",
-           *argv_for(load), "--save-result", "--result-dir", str(out.parent), "--result-filename", out.name]
+           *argv_for(load), "--num-warmups", str(warmups),
+           "--save-result", "--result-dir", str(out.parent), "--result-filename", out.name]
     _run(cmd + (["--save-detailed"] if detailed else []), "vllm bench serve", timeout)
     return out
 
 
-def guidellm(base_url: str, model: str, load: Load, out: Path, *, timeout: float = 600) -> Path:
+def guidellm(base_url: str, model: str, load: Load, out: Path, *, warmup: int = 0, timeout: float = 600) -> Path:
     """GuideLLM's concurrent profile with synthetic prompts of the load's lengths (`max_tokens` and
-    `ignore_eos` are set by GuideLLM itself), stopped after the load's number of requests; returns
-    its benchmarks.json."""
+    `ignore_eos` are set by GuideLLM itself), stopped after the load's number of requests plus
+    `warmup`; returns its benchmarks.json. With `warmup`, GuideLLM's own warm-up phase (the profile's
+    `warmup`, a request count here): its figures then cover only the requests that ended after it,
+    which is fewer than the load's (helpers/results/imports.py keeps those)."""
     _random_only(load, "GuideLLM")
     if not GUIDELLM.exists():
         raise FileNotFoundError(f"GuideLLM is not installed at {GUIDELLM}: `bash guide.sh test` installs it.")
     out.parent.mkdir(parents=True, exist_ok=True)
     cmd = [str(GUIDELLM), "run", "--backend", f"kind=openai_http,target={base_url},model={model},"
            "request_format=/v1/completions",
-           "--profile", f"kind=concurrent,streams={load.max_concurrency or load.num_prompts}",
+           "--profile", f"kind=concurrent,streams={load.max_concurrency or load.num_prompts}"
+           + (f",warmup={warmup}" if warmup else ""),
            "--data", f"kind=synthetic_text,prompt_tokens={load.input_len},output_tokens={load.output_len}",
            "--tokenizer", f"kind=huggingface_auto,model={model}",
-           "--constraint", f"kind=max_requests,count={load.num_prompts}",
+           "--constraint", f"kind=max_requests,count={load.num_prompts + warmup}",
            "--seed", f"kind=static,value={load.seed}",
            "--output", f"kind=json,path={out}", "--disable-console"]
     _run(cmd, "GuideLLM", timeout)

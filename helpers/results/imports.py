@@ -141,6 +141,8 @@ def _vllm_row(blob: dict, source: Source, index: int, bench_keys: frozenset = fr
     for k in PERCENTILE_KEYS:  # vLLM writes p50 as median_*; a percentile not asked for stays empty
         row[k] = _float(blob.get(k))
     row["import_detail"] = "per request" if detailed or "guide_runs" in blob else "summary"
+    row["import_duration_covers"] = ("vllm bench serve's measured run, from its first request to its last answer "
+                                     "(warm-up requests, --num-warmups, come before it and are not in the file)")
     row.update(_vllm_load(blob, detailed))
     row.update(_vllm_server(blob, bench_keys))
     row["config_label"] = (blob.get("label") or row.get("import_settings") or source.path.stem)
@@ -239,6 +241,26 @@ def _bench_argument_names() -> set[str]:
 
 # -- GuideLLM -------------------------------------------------------------------------------
 
+def _guidellm_window(b: dict, done: list, counted: int) -> tuple[list, str]:
+    """The requests GuideLLM counted, and what its `duration` covers. With a warm-up or cool-down,
+    `requests.successful` lists every request while the figures (`metrics`, `duration` = end_time -
+    start_time) cover the measured window only, and a request counts when it ended inside it
+    (guidellm/benchmark/schemas/accumulator.py): so are the ones kept here."""
+    warm, cool = float(b.get("warmup_duration") or 0), float(b.get("cooldown_duration") or 0)
+    start, end = b.get("start_time"), b.get("end_time")
+    if not (warm or cool) or start is None or end is None:
+        return done, "GuideLLM's whole run, from its first request's start to its last answer"
+    kept = [r for r in done if start <= (r.get("request_end_time") or -1) <= end]
+    if len(kept) != counted:  # not the rule this GuideLLM used: keep the list, and the reason says so
+        return done, (f"GuideLLM's measured window ({counted} requests), which this guide could not match "
+                      f"to its request list ({len(done)} requests, {len(kept)} ending in the window)")
+    early = sum(r["request_start_time"] < start for r in kept)
+    parts = [f"a {warm:.1f} s warm-up of {len(done) - len(kept)} request(s) before it"] if warm else []
+    parts += [f"a {cool:.1f} s cool-down after it"] if cool else []
+    return kept, (f"GuideLLM's measured window, not counting {' and '.join(parts)}: the {len(kept)} requests "
+                  f"that ended in it, {early} of them started before it")
+
+
 def _guidellm(blob: dict, source: Source) -> list[dict]:
     meta = blob.get("metadata") or {}
     if meta.get("version") != GUIDELLM_SCHEMA:
@@ -265,6 +287,7 @@ def _guidellm_row(b: dict, i: int, source: Source, version, spec: dict, data: di
                               "has metrics.request_totals, requests.successful, duration, config.strategy).",
                               "a report written by GuideLLM 0.8 (`guidellm --version`).") from e
     row = source.base(i, version, _date(b.get("start_time")))
+    done, covers = _guidellm_window(b, done, totals["successful"])
     every = len(done) == totals["successful"]  # GuideLLM keeps a sample when --metrics sets a sample size
     ttft = [r["time_to_first_token_ms"] for r in done]
     tpot = [r["inter_token_latency_ms"] or 0.0 for r in done]  # vLLM's TPOT; None for one-token answers
@@ -278,7 +301,7 @@ def _guidellm_row(b: dict, i: int, source: Source, version, spec: dict, data: di
                total_token_throughput=(n_in + n_out) / duration if every else None,
                request_ttft_ms=ttft if every else None, request_tpot_ms=tpot if every else None,
                max_itl_ms=None, first_error=_first_error(b), import_detail="per request" if every else "a sample",
-               import_requests_kept=len(done))
+               import_requests_kept=len(done), import_duration_covers=covers)
     for name, values in (("ttft", ttft), ("tpot", tpot), ("e2el", e2el)):
         row.update(_stats(name, values if every else []))
     row.update({f"{s}_itl_ms": None for s in ("mean", "median", "p99")})

@@ -1,5 +1,6 @@
 """Real-engine tests on the embedded model: eager, small loads, directions not timings."""
 import dataclasses
+import json
 import os
 import signal
 import socket
@@ -65,11 +66,12 @@ def test_n_samples_run_as_sequences(results_dir):
 IMPORT_LOAD = Load(num_prompts=8, input_len=96, output_len=16, max_concurrency=4)
 
 
-def _same_load_as_the_guides(row: dict, guide: dict) -> None:
-    """The same requests, tokens and concurrency as the guide's row, and a file consistent with itself.
-    No figure is compared with the guide's: two clients' timings differ by host and moment
-    (benchmarks/imports.py compares them, warmed, interleaved and repeated)."""
-    assert row["completed"] == 8 and row["failed"] == 0 and row["total_output_tokens"] == guide["total_output_tokens"]
+def _same_load_as_the_guides(row: dict, guide: dict, requests: int = 8) -> None:
+    """The same requests, tokens and concurrency as the guide's row (`requests` of them counted), and a
+    file consistent with itself. No figure is compared with the guide's: two clients' timings differ by
+    host and moment (benchmarks/imports.py compares them, warmed, interleaved and repeated)."""
+    per_request = guide["total_output_tokens"] / guide["completed"]
+    assert row["completed"] == requests and row["failed"] == 0 and row["total_output_tokens"] == requests * per_request
     assert row["load_max_concurrency"] == 4 and row["mean_input_tokens"] == 96
     assert row["duration"] > 0 and row["output_throughput"] == pytest.approx(row["total_output_tokens"] / row["duration"])
     assert row["request_throughput"] == pytest.approx(row["completed"] / row["duration"])
@@ -95,11 +97,12 @@ def test_vllm_bench_files_of_the_guides_load_import_as_its_row(results_dir, tmp_
     url, model = server.base_url, server.model_path
     guide = experiment.measure(cfg, load, progress=False)
     reset_prefix_cache(url)
-    detailed = imports.from_file(peers.vllm_bench(url, model, load.repeat(1), tmp_path / "detailed.json"))[0]
+    detailed = imports.from_file(peers.vllm_bench(url, model, load.repeat(1), tmp_path / "detailed.json", warmups=4))[0]
     reset_prefix_cache(url)
     summary = imports.from_file(peers.vllm_bench(url, model, load.repeat(2), tmp_path / "summary.json", detailed=False))[0]
     for row in (detailed, summary):
         _same_load_as_the_guides(row, guide)
+    assert "--num-warmups" in detailed["import_duration_covers"]  # its 4 warm-up requests are not among the 8
     assert len(detailed["request_tpot_ms"]) == 8 and slo.goodput(detailed, 1e5, 1e4) == pytest.approx(8 / detailed["duration"])
     assert summary["request_ttft_ms"] is None and "--save-detailed" in imports.missing(summary, "request_ttft_ms")
     # The guide's row as a vllm bench serve file, and back: the same figures, the same goodput.
@@ -115,8 +118,9 @@ def test_vllm_bench_files_of_the_guides_load_import_as_its_row(results_dir, tmp_
 
 
 def test_a_guidellm_report_of_the_guides_load_imports_as_its_row(results_dir, tmp_path):
-    """GuideLLM 0.8 (its own venv) sends the same load to the same engine; its report imports as a row of
-    that load, with vLLM's TPOT recomputed from its requests and no ITL. No start."""
+    """GuideLLM 0.8 (its own venv) sends the same load to the same engine after its own warm-up of one
+    wave; its report imports as a row of that load (the requests GuideLLM counted after the warm-up),
+    with vLLM's TPOT recomputed from its requests, no ITL, and what its duration covers. No start."""
     from helpers import slo
     from helpers.engine.server import reset_prefix_cache
     from helpers.load import peers
@@ -129,13 +133,16 @@ def test_a_guidellm_report_of_the_guides_load_imports_as_its_row(results_dir, tm
     server = experiment.engine_for(cfg, progress=False)
     guide = experiment.measure(cfg, IMPORT_LOAD, progress=False)  # the guide's own row, on the same engine
     reset_prefix_cache(server.base_url)
-    path = peers.guidellm(server.base_url, server.model_path, IMPORT_LOAD.repeat(3), tmp_path / "benchmarks.json")
+    path = peers.guidellm(server.base_url, server.model_path, IMPORT_LOAD.repeat(3), tmp_path / "benchmarks.json",
+                          warmup=4)
     [row] = imports.from_file(path)
     assert row["import_tool"] == "guidellm" and row["import_tool_version"].startswith("0.8")
-    _same_load_as_the_guides(row, guide)
+    counted = json.loads(path.read_text())["benchmarks"][0]["metrics"]["request_totals"]["successful"]
+    assert 0 < counted < 12 and "warm-up" in row["import_duration_covers"], row["import_duration_covers"]
+    _same_load_as_the_guides(row, guide, requests=counted)
     assert (row["load_input_len"], row["load_output_len"]) == (96, 16)
     assert row["p99_itl_ms"] is None and "GuideLLM" in imports.missing(row, "p99_itl_ms")
-    assert slo.goodput(row, 1e5, 1e4) == pytest.approx(8 / row["duration"])
+    assert slo.goodput(row, 1e5, 1e4) == pytest.approx(counted / row["duration"])
 
 
 def test_the_stop_button_cancels_a_load_and_leaves_the_engine_idle(results_dir):

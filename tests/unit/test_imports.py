@@ -257,3 +257,21 @@ def test_a_sweep_combination_folder_names_its_server_and_benchmark_parts():
     assert _comb_names("SERVE--max_num_seqs=8") == ("max_num_seqs=8", None)
     assert _comb_names("BENCH--max_concurrency=4") == (None, "max_concurrency=4")
     assert _comb_names("my-run") == ("my-run", None)
+
+
+def test_a_guidellm_warm_up_is_left_out_as_guidellm_leaves_it_out():
+    """A real GuideLLM 0.8.1 report (tests/data/imports/guidellm_warmup.json: `--profile
+    kind=concurrent,streams=4,warmup=4 --constraint kind=max_requests,count=12`, 96 → 16 tokens, against
+    the guide's default engine): its request list holds all 12 requests, its figures the 7 that ended
+    after the warm-up. The row keeps those 7, and says what its duration covers."""
+    path = DATA / "guidellm_warmup.json"
+    b = json.loads(path.read_text())["benchmarks"][0]
+    [row] = imports.from_file(path)
+    assert len(b["requests"]["successful"]) == 12 and b["metrics"]["request_totals"]["successful"] == 7
+    assert row["completed"] == row["import_requests_kept"] == 7 and row["import_detail"] == "per request"
+    assert row["duration"] == pytest.approx(b["duration"]) and row["total_output_tokens"] == 7 * 16
+    assert row["output_throughput"] == pytest.approx(7 * 16 / b["duration"])
+    assert len(row["request_ttft_ms"]) == 7 and row["median_ttft_ms"] <= row["p99_ttft_ms"]
+    assert "warm-up of 5 request(s)" in row["import_duration_covers"], row["import_duration_covers"]
+    [whole] = imports.from_file(GUIDELLM)  # no warm-up: the whole run
+    assert whole["import_duration_covers"].startswith("GuideLLM's whole run")
