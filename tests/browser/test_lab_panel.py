@@ -53,7 +53,7 @@ def lab(request, tmp_path):
         (settings / f"{ext}.jupyterlab-settings").write_text(body)
     from helpers.engine import shared
     shared.stop_engine("the browser test begins")  # the lab's kernel starts its own, with this grace
-    env = {**os.environ, "GUIDE_SIZE": "smoke", "GUIDE_ENGINE_GRACE": "10", "JUPYTER_CONFIG_DIR": str(tmp_path / "cfg"),
+    env = {**os.environ, "GUIDE_SIZE": "smoke", "GUIDE_ENGINE_GRACE": "3", "JUPYTER_CONFIG_DIR": str(tmp_path / "cfg"),
            "JUPYTERLAB_SETTINGS_DIR": str(settings),
            "JUPYTERLAB_WORKSPACES_DIR": str(tmp_path / "ws")}
     log = open(tmp_path / "jupyter.log", "wb")
@@ -79,7 +79,7 @@ def lab(request, tmp_path):
         proc.wait(30)
     except subprocess.TimeoutExpired:
         os.killpg(proc.pid, signal.SIGKILL)
-    deadline = time.monotonic() + 10 + 40  # the kernel's engine goes down after the grace
+    deadline = time.monotonic() + 3 + 40  # the kernel's engine goes down after the grace
     while vllm_processes() and time.monotonic() < deadline:
         time.sleep(0.5)
     assert not vllm_processes(), vllm_processes()

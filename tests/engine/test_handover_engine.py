@@ -61,7 +61,7 @@ class Kernel:
 @pytest.fixture
 def kernels(results_dir, tmp_path):
     shared.stop_engine("a shared-engine test begins")  # each of these tests starts from no engine
-    env = {"GUIDE_ENGINE_LAYOUT": "merged", "GUIDE_ENGINE_GRACE": "8", "GUIDE_TEMPO_LOG": str(tmp_path / "tempo.jsonl"),
+    env = {"GUIDE_ENGINE_LAYOUT": "merged", "GUIDE_ENGINE_GRACE": "4", "GUIDE_TEMPO_LOG": str(tmp_path / "tempo.jsonl"),
            "GUIDE_RESULTS": str(results_dir)}
     made = []
 
@@ -121,10 +121,10 @@ def test_killed_kernels_leave_nothing_after_the_grace(kernels):
     assert "reusing" in two.run("H.engine_for(EngineConfig(), progress=False)")
     assert vllm_processes()
     one.kill()
-    time.sleep(12)  # past the grace: the second kernel still uses it
+    time.sleep(6)  # past the grace: the second kernel still uses it
     assert vllm_processes() and shared.live_record() is not None
     two.kill()  # SIGKILL: no atexit, no cleanup
-    deadline = time.monotonic() + 8 + 40
+    deadline = time.monotonic() + 4 + 40
     while vllm_processes() and time.monotonic() < deadline:
         time.sleep(0.5)
     assert not vllm_processes()
