@@ -244,21 +244,23 @@ def _bench_argument_names() -> set[str]:
 def _guidellm_window(b: dict, done: list, counted: int) -> tuple[list, str]:
     """The requests GuideLLM counted, and what its `duration` covers. With a warm-up or cool-down,
     `requests.successful` lists every request while the figures (`metrics`, `duration` = end_time -
-    start_time) cover the measured window only, and a request counts when it ended inside it
-    (guidellm/benchmark/schemas/accumulator.py): so are the ones kept here."""
+    start_time) count only the requests that finished while the benchmark was in its measured phase
+    (guidellm/benchmark/schemas/accumulator.py). The phase changes at a moment the report does not
+    keep exactly, but `counted` says how many: after a warm-up those are the last to finish, before a
+    cool-down the first."""
     warm, cool = float(b.get("warmup_duration") or 0), float(b.get("cooldown_duration") or 0)
-    start, end = b.get("start_time"), b.get("end_time")
-    if not (warm or cool) or start is None or end is None:
+    if not (warm or cool):
         return done, "GuideLLM's whole run, from its first request's start to its last answer"
-    kept = [r for r in done if start <= (r.get("request_end_time") or -1) <= end]
-    if len(kept) != counted:  # not the rule this GuideLLM used: keep the list, and the reason says so
-        return done, (f"GuideLLM's measured window ({counted} requests), which this guide could not match "
-                      f"to its request list ({len(done)} requests, {len(kept)} ending in the window)")
-    early = sum(r["request_start_time"] < start for r in kept)
-    parts = [f"a {warm:.1f} s warm-up of {len(done) - len(kept)} request(s) before it"] if warm else []
-    parts += [f"a {cool:.1f} s cool-down after it"] if cool else []
-    return kept, (f"GuideLLM's measured window, not counting {' and '.join(parts)}: the {len(kept)} requests "
-                  f"that ended in it, {early} of them started before it")
+    by_end = sorted(done, key=lambda r: r.get("request_end_time") or 0)
+    if (warm and cool) or not 0 < counted <= len(done):  # where the cut falls at both ends is not known
+        return done, (f"GuideLLM's measured window ({counted} requests) between a warm-up and a cool-down, which "
+                      f"this guide cannot match to its request list of {len(done)}")
+    kept = by_end[-counted:] if warm else by_end[:counted]
+    start = b.get("start_time") or 0
+    early = sum((r.get("request_start_time") or 0) < start for r in kept)
+    left = f"a {warm:.1f} s warm-up before it" if warm else f"a {cool:.1f} s cool-down after it"
+    return kept, (f"GuideLLM's measured window, not counting {left} ({len(done) - len(kept)} request(s)): "
+                  f"the {len(kept)} requests that finished in it, {early} of them started before it")
 
 
 def _guidellm(blob: dict, source: Source) -> list[dict]:
