@@ -198,11 +198,12 @@ def engine(config: EngineConfig, progress=True) -> Server:
                 _log_tempo("reuse", rec["label"], key, 0.0, rec.get("layout"))
             _add_user()
             return _mine
+        # Why no engine of this config was running: another one was, or how the last one ended.
+        before = f"{rec['label']} was running" if rec is not None else (read_record().get("ended") or {}).get("why")
         if rec is not None:
             print(f"[engine] stopping the idle engine for {rec['label']} (started by {rec['started_by']}) "
                   f"to start {config.label()}", flush=True)
             stop_engine(f"replaced by {who()}'s {config.label()}")
-        before = (read_record().get("ended") or {}).get("why")  # why no engine of this config was running
         server = Server(config, progress=progress).start()
         server.shared = True
         server._lock.hand_to_server()
@@ -320,15 +321,19 @@ def tempo_summary(path: Path) -> str | None:
 
 
 def _repeats(starts: list[dict]) -> str:
-    """Each configuration started more than once, with who started it again and why the engine
-    before had ended (the reasons a later change can act on)."""
+    """Each configuration started more than once: how often, and why each later start was needed
+    (what ran before it, or how the engine before it ended), counted by reason."""
     seen: dict[str, list[dict]] = {}
     for e in starts:
         seen.setdefault(e["key"], []).append(e)
     parts = []
     for again in (v for v in seen.values() if len(v) > 1):
-        whys = [f"{e['who'].split('::')[-1]} after \"{e.get('after') or 'no engine'}\"" for e in again[1:]]
-        parts.append(f"{again[0]['label']} ×{len(again)} ({'; '.join(whys)})")
+        whys: dict[str, int] = {}
+        for e in again[1:]:
+            why = f"{e['who'].split('::')[-1]}: {e.get('after') or 'no engine'}"
+            whys[why] = whys.get(why, 0) + 1
+        parts.append(f"{again[0]['label']} ×{len(again)} (" + "; ".join(
+            w + (f" ×{n}" if n > 1 else "") for w, n in whys.items()) + ")")
     return " | ".join(parts)
 
 

@@ -223,8 +223,10 @@ def test_prefix_caching_finds_the_shared_prefix(results_dir):
 def test_fp8_kv_cache_about_doubles_capacity(results_dir):
     if (problem := EngineConfig(kv_cache_dtype="fp8").cannot_run_here()) is not None:
         pytest.skip(str(problem))  # AVX2-only CPU; tests/unit/test_config.py checks the clear error
-    auto = experiment.capacity(EngineConfig(), progress=False)
-    fp8 = experiment.capacity(EngineConfig(kv_cache_dtype="fp8"), progress=False)
+    # On the prefix-caching-off engine the test above left running (no start): the prefix cache does
+    # not change the KV cache's size.
+    auto = experiment.capacity(EngineConfig(enable_prefix_caching=False), progress=False)
+    fp8 = experiment.capacity(EngineConfig(enable_prefix_caching=False, kv_cache_dtype="fp8"), progress=False)
     per_gib = (fp8["kv_cache_tokens"] / fp8["kv_cache_gib"]) / (auto["kv_cache_tokens"] / auto["kv_cache_gib"])
     assert 1.9 < per_gib < 2.1, per_gib  # tokens per GiB: the dtype's effect alone
     assert 1.5 < fp8["kv_cache_tokens"] / auto["kv_cache_tokens"] < 2.6  # raw tokens (free memory varies)

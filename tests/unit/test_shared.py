@@ -86,12 +86,12 @@ def test_tempo_line_counts_starts_configurations_and_who_started_most(tmp_path):
     line = shared.tempo_summary(log)
     assert line.startswith("engine starts: 4 of 3 distinct configurations, 78 s starting (layout merged)")
     assert "1 reuses" in line and "most starts: nb/03.ipynb 2, nb/04.ipynb 1, tests/engine 1" in line
-    assert 'started again: a ×2 (nb/04.ipynb after "no engine")' in line
+    assert "started again: a ×2 (nb/04.ipynb: no engine)" in line
     assert shared.tempo_summary(tmp_path / "missing.jsonl") is None
     with open(log, "a") as f:  # a start after an engine was replaced names how it ended
         f.write(json.dumps({"event": "start", "who": "nb/05.ipynb", "label": "c", "key": "c", "seconds": 9.0,
                             "after": "replaced by nb/04.ipynb's a"}) + "\n")
-    assert 'c ×2 (nb/05.ipynb after "replaced by nb/04.ipynb\'s a")' in shared.tempo_summary(log)
+    assert "c ×2 (nb/05.ipynb: replaced by nb/04.ipynb's a)" in shared.tempo_summary(log)
 
 
 def test_an_engine_started_with_an_api_key_is_not_handed_to_a_process_without_one(monkeypatch):
