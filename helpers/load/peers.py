@@ -65,7 +65,7 @@ def guidellm(base_url: str, model: str, load: Load, out: Path, *, warmup: int = 
     cmd = [str(GUIDELLM), "run", "--backend", f"kind=openai_http,target={base_url},model={model},"
            "request_format=/v1/completions",
            "--profile", f"kind=concurrent,streams={load.max_concurrency or load.num_prompts}"
-           + (f",warmup={warmup}" if warmup else ""),
+           + (f",warmup.value={warmup},warmup.mode=requests" if warmup else ""),  # a count, never seconds
            "--data", f"kind=synthetic_text,prompt_tokens={load.input_len},output_tokens={load.output_len}",
            "--tokenizer", f"kind=huggingface_auto,model={model}",
            "--constraint", f"kind=max_requests,count={load.num_prompts + warmup}",

@@ -243,11 +243,11 @@ def _bench_argument_names() -> set[str]:
 
 def _guidellm_window(b: dict, done: list, counted: int) -> tuple[list, str]:
     """The requests GuideLLM counted, and what its `duration` covers. With a warm-up or cool-down,
-    `requests.successful` lists every request while the figures (`metrics`, `duration` = end_time -
-    start_time) count only the requests that finished while the benchmark was in its measured phase
-    (guidellm/benchmark/schemas/accumulator.py). The phase changes at a moment the report does not
-    keep exactly, but `counted` says how many: after a warm-up those are the last to finish, before a
-    cool-down the first."""
+    `requests.successful` lists every request (nothing on one marks its phase) while the figures
+    (`metrics`, `duration` = end_time - start_time) count the requests that overlap the measured window
+    (`get_within_range` in guidellm/benchmark/schemas/accumulator.py, used by metrics.py). The window
+    opens at a moment the report does not keep exactly, but `counted` says how many: after a warm-up
+    those are the last to finish, before a cool-down the first."""
     warm, cool = float(b.get("warmup_duration") or 0), float(b.get("cooldown_duration") or 0)
     if not (warm or cool):
         return done, "GuideLLM's whole run, from its first request's start to its last answer"
