@@ -11,13 +11,14 @@ settings cannot be toggled from here), any load.
 from __future__ import annotations
 
 import contextlib
+import sys
 import time
 import uuid
 
 from helpers import hardware, models, roofs, sizes
 from helpers.config import ConfigError, EngineConfig
 from helpers.engine import EngineStartError, Server, facts, preflight, remote, shared, zygote
-from helpers.engine.server import layout_for, reset_prefix_cache
+from helpers.engine.server import beside_next_start, layout_for, reset_prefix_cache
 from helpers.load import Load, MetricsSampler, run_load
 from helpers.load.direct import cached_tokens_each, timed_completions
 from helpers.load.metrics import scrape
@@ -239,15 +240,19 @@ def start_order(configs: dict) -> list:
 
 
 def _run_repeats(config, load, repeats, endpoint, row, progress, sample_every) -> None:
+    if endpoint is None and layout_for(config) == "merged" and "vllm.benchmarks.serve" not in sys.modules:
+        beside_next_start(_import_client)  # the test run's first load in a kernel: import while the engine starts
     server = engine_for(config, progress)
     row.update(facts.read(server))  # what the engine reports about itself
     headers = getattr(server, "headers", None)  # a remote server's key
     if not server.warmed_up:
+        t0 = time.monotonic()
         run_load(server.base_url, server.model_path, load.warmup(), progress=False, **_client(server))
+        shared.log_work(f"warm-up {load.warmup().label()}", config.label(), time.monotonic() - t0)
         if getattr(server, "shared", False):  # the machine's engine: whoever reuses it skips the warm-up
             shared.note_warm(server)
         server.warmed_up = True
-    runs, first_series = [], None
+    runs, first_series, t0 = [], None, time.monotonic()
     for i in range(repeats):
         # Each run starts cold: no hits left from an earlier load. Not on a remote server: it is
         # shared (a workshop's), and emptying its cache would disturb everyone else's runs.
@@ -259,8 +264,17 @@ def _run_repeats(config, load, repeats, endpoint, row, progress, sample_every) -
         runs.append({**figures, **sampler.totals(), "prefix_cache_reset": cold})
         if first_series is None:
             first_series = sampler.frame().to_dict(orient="records")
+    shared.log_work(load.label(), config.label(), time.monotonic() - t0)
     row.update(combine(runs))
     row["timeseries"] = first_series  # the first repeat's /metrics samples, for live-usage charts
+
+
+def _import_client() -> None:
+    """vLLM's benchmark client imports vLLM (6-10 s of one core); a load would otherwise import it
+    after the start, with the engine idle. Only in the test run's merged layout (whose rows never
+    match a learner's): beside a start, the import takes cores from it and lengthens start_seconds."""
+    with contextlib.suppress(Exception):  # the load imports it again and reports any error itself
+        import vllm.benchmarks.serve  # noqa: F401
 
 
 class LoadFailedError(RuntimeError):

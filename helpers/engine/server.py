@@ -15,6 +15,7 @@ import signal
 import socket
 import subprocess
 import sys
+import threading
 import time
 import urllib.error
 import urllib.request
@@ -101,6 +102,17 @@ def prewarm() -> None:
     config = EngineConfig()
     if layout_for(config) == "merged" and zygote.enabled():
         zygote.start_early(server_environment(config, "merged", lock_path()), log_dir() / f"zygote-{os.getpid()}.log")
+
+
+_BESIDE_START: list = []
+
+
+def beside_next_start(work) -> None:
+    """Run `work` in a thread while this process's next server starts: the process only polls the
+    server's health then. The thread is joined before the start returns (after its time is taken),
+    so nothing it imports races the caller's own imports."""
+    if work not in _BESIDE_START:
+        _BESIDE_START.append(work)
 
 
 def log_dir() -> Path:
@@ -269,10 +281,14 @@ class Server:
     def _wait_healthy(self) -> None:
         bar = _Progress(self.progress, self.config.label())
         deadline = self._t0 + START_TIMEOUT_S
+        beside = []
         try:
             while True:
                 log = self.log_text()
                 bar.update(*startup_log.stage(log), time.monotonic() - self._t0)
+                while _BESIDE_START:
+                    beside.append(threading.Thread(target=_BESIDE_START.pop(0), name="guide-beside-start", daemon=True))
+                    beside[-1].start()
                 if not self.running:
                     code = self.proc.returncode if self.proc is not None else "unknown (forked)"
                     raise self._start_error(log, f"the server exited with code {code}")
@@ -284,7 +300,9 @@ class Server:
                 time.sleep(0.5)
         finally:
             bar.close()
-        self.start_seconds = time.monotonic() - self._t0
+            self.start_seconds = time.monotonic() - self._t0  # not counting what ran beside the start
+            for t in beside:
+                t.join()
         self.report = startup_log.parse_startup(self.log_text())
 
     def _start_error(self, log: str, what: str) -> EngineStartError:

@@ -292,6 +292,12 @@ def _log_tempo(event: str, label: str, key: str, seconds: float | None, layout: 
             f.write(json.dumps(entry) + "\n")
 
 
+def log_work(what: str, label: str, seconds: float) -> None:
+    """One line per measured load or reading (what ran on the engine, for how long): with the
+    starts, the tempo log says where a notebook's minutes went."""
+    _log_tempo("work", label, "", seconds, None, after=what)
+
+
 def started_in(path: Path) -> set[int]:
     """The server pids a tempo log saw start (a test run stops only the engine it started)."""
     try:
@@ -315,7 +321,8 @@ def tempo_summary(path: Path) -> str | None:
     top = ", ".join(f"{w} {n}" for w, n in sorted(by_who.items(), key=lambda kv: -kv[1])[:3])
     layouts = sorted({e["layout"] for e in starts if e.get("layout")})
     return (f"engine starts: {len(starts)} of {len({e['key'] for e in starts})} distinct configurations, "
-            f"{sum(e['seconds'] for e in starts):.0f} s starting (layout {'/'.join(layouts) or '-'}); "
+            f"{sum(e['seconds'] for e in starts):.0f} s starting (layout {'/'.join(layouts) or '-'}), "
+            f"{sum(e['seconds'] for e in entries if e['event'] == 'work'):.0f} s measuring loads; "
             f"{sum(e['event'] == 'reuse' for e in entries)} reuses of an idle engine; most starts: {top or '-'}; "
             f"started again: {_repeats(starts) or 'none'}")
 
