@@ -1,12 +1,13 @@
-"""Test-run wiring: notebooks run at smoke size, GPU-only notebooks skip with a reason,
-the browser test runs last (it reuses what the notebooks stored), and the run ends with
+"""Test-run wiring: notebooks run at smoke size, GPU-only notebooks skip with a reason, the
+tests marked after_notebooks and then the browser tests run last (they reuse what the
+notebooks stored), and the run ends with
 one line on its tempo: engine starts, distinct configurations, seconds spent starting.
 
 The test run starts single-rank CPU engines in the "merged" layout (the worker inside the
 engine-core process: two processes import vLLM instead of three, about half the start time
 here). Every row records `engine_layout`, so these rows never match a learner's; the
 parallel-layout comparisons (synthetic model) keep vLLM's layout, and
-tests/engine/test_shared_engine.py runs vLLM's own layout end to end.
+tests/engine/test_handover_engine.py runs vLLM's own layout end to end.
 GUIDE_ENGINE_LAYOUT=vllm runs the whole suite in vLLM's layout instead.
 """
 import json
@@ -33,7 +34,13 @@ def pytest_collection_modifyitems(config, items):
             meta = json.loads(open(path).read())["metadata"].get("guide", {})
             if "CPU" not in meta.get("accelerator", ["CPU"]) and not _gpu_count():
                 item.add_marker(pytest.mark.skip(reason="this notebook needs a CUDA GPU (metadata guide.accelerator)"))
-    items.sort(key=lambda it: it.get_closest_marker("browser") is not None)
+    items.sort(key=_order)
+
+
+def _order(item) -> int:
+    """Notebooks and other tests first; then the tests that read what the notebooks stored; the
+    browser tests (which reuse the notebooks' rows too) last."""
+    return 2 if item.get_closest_marker("browser") else 1 if item.get_closest_marker("after_notebooks") else 0
 
 
 @pytest.hookimpl(tryfirst=True)

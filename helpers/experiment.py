@@ -59,14 +59,6 @@ def measure_or_why(config: EngineConfig, load: Load, **kwargs) -> tuple[dict | N
         return None, str(failed).splitlines()[0][:300]
 
 
-def start_log(config: EngineConfig, rows: list[dict]) -> str:
-    """The running engine's start-up log, for what it printed (core binding, per-rank memory);
-    "" when every row came from the store, so no engine had to start."""
-    if all(r.get("reused") for r in rows):
-        return ""
-    return getattr(engine_for(config, progress=False), "log_text", lambda: "")()
-
-
 def turn_for(config: EngineConfig, what: str):
     """Hold the machine's engine for one measurement (a newcomer waits; nothing cuts it off).
     A remote endpoint is not this machine's engine: no turn."""

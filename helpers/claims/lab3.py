@@ -3,7 +3,7 @@ picks a layout, from the rows the lab measured. No engine starts here."""
 from __future__ import annotations
 
 from helpers import report
-from helpers.engine.startup_log import core_binding, rank_memory
+from helpers.engine.startup_log import rank_memory
 from helpers.results.rows import kv_bytes_per_token
 
 TOO_CLOSE = "too close to call"
@@ -39,17 +39,27 @@ def why(measured: dict, layouts: list[str], target: str) -> str:
             + f"; noise allowance {report.noise(rows, metric):.0%}")
 
 
-def binding_lines(logs: dict[str, str]) -> list[str]:
-    """One line per layout whose start-up log is at hand: who computed on which cores, and the
-    cores kept free (a log is empty when the rows came from the store)."""
+def binding_lines(rows: dict[str, dict]) -> list[str]:
+    """One line per layout: who computed on which cores, and the cores kept free, as each engine
+    printed them at start (the row's `bound_ranks` and `cores_kept_free`; a row stored before they
+    were kept has neither and gets no line)."""
     lines = []
-    for layout, log in logs.items():
-        if log:
-            computes, kept = core_binding(log)
+    for layout, row in rows.items():
+        if computes := row.get("bound_ranks"):
+            kept = row.get("cores_kept_free") or []
             lines.append(f"- {layout}: " + ", ".join(computes)
                          + (f"; core(s) {', '.join(kept)} kept free for the server and scheduler" if kept else
                             "; no core kept free: the server and scheduler share the ranks' cores"))
     return lines
+
+
+def loads() -> dict:
+    """Lab 3's two loads ({name: Load}): chapter 5 measures them too while its TP=1 and TP=2
+    engines are up, so that the lab reads those rows from the store instead of starting both again."""
+    from helpers.load import Load
+    from helpers.sizes import pick
+    return {"one user": Load(num_prompts=pick(4, 8), input_len=128, output_len=pick(64, 128), max_concurrency=1),
+            "eight users": Load(num_prompts=pick(16, 32), input_len=128, output_len=pick(64, 128), max_concurrency=8)}
 
 
 def rank_memory_lines(tp1: dict, tp2: dict) -> list[str]:

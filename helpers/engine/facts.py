@@ -33,14 +33,16 @@ METRICS_FACTS = {"kv_cache_tokens": "kv_cache_size_tokens", "max_concurrency": "
 # Facts from the start-up log (fields of StartupReport).
 LOG_FACTS = ("kv_cache_tokens", "max_concurrency", "concurrency_at_len", "kv_cache_gib", "memory_budget_gib",
              "node_memory_gib", "non_kv_gib", "weights_load_s", "init_engine_s", "device_kind", "startup_lines",
-             "compile_cache", "checkpoint_gib", "weights_gib", "linear_kernel", "worker_cores")
+             "compile_cache", "checkpoint_gib", "weights_gib", "linear_kernel", "worker_cores", "bound_ranks",
+             "cores_kept_free")
 
 # Every field of the record, in column order; absent facts are None.
 FIELDS = ("kv_cache_tokens", "max_concurrency", "concurrency_at_len", "kv_cache_gib", "memory_budget_gib",
           "node_memory_gib", "non_kv_gib", "block_size", "num_blocks", "weights_load_s", "init_engine_s",
           "device_kind", "start_seconds",
           *(f"engine_{s.name}" for s in SETTINGS if s.resolved), "engine_compilation_mode", "compile_cache",
-          "checkpoint_gib", "weights_gib", "linear_kernel", "worker_cores", "startup_lines")
+          "checkpoint_gib", "weights_gib", "linear_kernel", "worker_cores", "bound_ranks", "cores_kept_free",
+          "startup_lines")
 
 
 def read(server) -> dict:

@@ -36,6 +36,11 @@ class StartupReport:
     # Cores rank 0 computes on where vLLM bound its OpenMP threads (the multiprocess executor's
     # OMPProcessManager); None where it did not (the merged layout, "nobind"): then all of them.
     worker_cores: int | None = None
+    # Who computed on which cores ("Worker rank 0 on core(s) [0]") and the cores vLLM kept free for
+    # the server and scheduler, as printed at start (core_binding): kept in the row, so a later
+    # reader of a stored row needs no log.
+    bound_ranks: list[str] | None = None
+    cores_kept_free: list[str] | None = None
 
     def as_dict(self) -> dict:
         return asdict(self)
@@ -99,6 +104,8 @@ def parse_startup(log: str) -> StartupReport:
         r.worker_cores = len([c for c in m.group(1).replace(" ", "").split(",") if c]) or None
     r.startup_lines = report_lines(log) or None
     r.compile_cache = _compile_cache(log)
+    bound, kept = core_binding(log)
+    r.bound_ranks, r.cores_kept_free = bound or None, kept or None
     return r
 
 

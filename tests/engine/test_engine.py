@@ -220,27 +220,31 @@ def test_prefix_caching_finds_the_shared_prefix(results_dir):
     assert on["prefix_cache_hits"] % on["block_size"] == 0, (on["prefix_cache_hits"], on["block_size"])
 
 
-def test_fp8_kv_cache_about_doubles_capacity(results_dir):
+@pytest.mark.after_notebooks
+def test_fp8_kv_cache_about_doubles_capacity():
+    """The capacity readings of lab 1 (and lab 3): after the notebooks, read from the store; run
+    alone, two starts."""
     if (problem := EngineConfig(kv_cache_dtype="fp8").cannot_run_here()) is not None:
         pytest.skip(str(problem))  # AVX2-only CPU; tests/unit/test_config.py checks the clear error
-    # On the prefix-caching-off engine the test above left running (no start): the prefix cache does
-    # not change the KV cache's size.
-    auto = experiment.capacity(EngineConfig(enable_prefix_caching=False), progress=False)
-    fp8 = experiment.capacity(EngineConfig(enable_prefix_caching=False, kv_cache_dtype="fp8"), progress=False)
+    auto = experiment.capacity(EngineConfig(), progress=False)
+    fp8 = experiment.capacity(EngineConfig(kv_cache_dtype="fp8"), progress=False)
     per_gib = (fp8["kv_cache_tokens"] / fp8["kv_cache_gib"]) / (auto["kv_cache_tokens"] / auto["kv_cache_gib"])
     assert 1.9 < per_gib < 2.1, per_gib  # tokens per GiB: the dtype's effect alone
     assert 1.5 < fp8["kv_cache_tokens"] / auto["kv_cache_tokens"] < 2.6  # raw tokens (free memory varies)
 
 
+@pytest.mark.after_notebooks
 @pytest.mark.parametrize("model", ["embedded-int8", "embedded-int4"])
-def test_quantized_checkpoint_loads_and_answers_sensibly(results_dir, model):
+def test_quantized_checkpoint_loads_and_answers_sensibly(model):
     """The check: the locally quantized model's greedy answer to the capital of France names
-    Paris (as the bf16 model's does), and the engine ran it on a quantized linear kernel."""
+    Paris (as the bf16 model's does), and the engine ran it on a quantized linear kernel.
+    Chapter 5's answers and capacity readings (smoke size: 24 tokens), read from the store after
+    the notebooks; run alone, one start each."""
     cfg = EngineConfig(model=model)
     if (problem := cfg.cannot_run_here()) is not None:
         pytest.skip(str(problem))  # INT4 in float32 (an AVX2-only CPU): refused before a start, with the reason
-    answer = correctness.greedy_answers(cfg, prompts=("What is the capital of France?",), max_tokens=16)[0]
-    assert "Paris" in answer, answer
+    answers = correctness.greedy_answers(cfg, max_tokens=24, progress=False)
+    assert correctness.PROMPTS[0] == "What is the capital of France?" and "Paris" in answers[0], answers[0]
     row = experiment.capacity(cfg, progress=False)
     assert row["engine_quantization"] == "compressed-tensors"
     assert "Kernel" in (row["linear_kernel"] or ""), row["linear_kernel"]

@@ -85,8 +85,12 @@ def _starts(tmp_path) -> int:
     return sum(json.loads(x)["event"] == "start" for x in path.read_text().splitlines()) if path.exists() else 0
 
 
-def test_an_idle_engine_is_reused_then_replaced_then_restarted(kernels, tmp_path):
-    ch1, ch2 = kernels("01_first.ipynb"), kernels("02_second.ipynb")
+def test_two_notebooks_share_wait_for_and_leave_the_engine(kernels, tmp_path):
+    """One afternoon of two notebooks, in one sequence (each step needs the engine the step before
+    left, so separate tests would each start it again): an idle engine is reused, then replaced,
+    then restarted; a load in flight is waited for and never cut off; killed kernels leave nothing
+    once the grace has passed."""
+    ch1, ch2 = kernels("01_first.ipynb"), kernels("02_second.ipynb", GUIDE_ENGINE_WAIT="4")
     out = ch1.run("r = H.measure(EngineConfig(), LOAD, progress=False); print('ROW', r['engine_layout'], r['completed'])")
     assert "ROW merged 4" in out, out
     # Chapter 1's kernel stays open; chapter 2 asks for the same configuration: no start.
@@ -101,29 +105,26 @@ def test_an_idle_engine_is_reused_then_replaced_then_restarted(kernels, tmp_path
     assert "was stopped: replaced by 02_second.ipynb" in out and "gets an engine again" in out and "ROW 4" in out, out
     assert _starts(tmp_path) == 3
 
-
-def test_a_load_in_flight_is_waited_for_and_never_cut_off(kernels):
-    worker, newcomer = kernels("worker.ipynb"), kernels("newcomer.ipynb", GUIDE_ENGINE_WAIT="4")
-    worker.run("H.engine_for(EngineConfig(), progress=False)")
+    # A load in flight: chapter 2 asks for another configuration, waits (GUIDE_ENGINE_WAIT=4 s), and is
+    # refused with what to do; chapter 1's load finishes whole.
     long_load = "Load(num_prompts=8, input_len=256, output_len=96, max_concurrency=2)"
-    worker.run(f"r = H.measure(EngineConfig(), {long_load}, progress=False); print('ROW', r['completed'], r['failed'])",
-               wait=False)
+    ch1.run(f"r = H.measure(EngineConfig(), {long_load}, progress=False); print('ROW', r['completed'], r['failed'])",
+            wait=False)
     time.sleep(2)  # the load is running
-    out = newcomer.run("H.measure(EngineConfig(max_num_seqs=4), LOAD, progress=False)")
-    assert "waiting for the engine: worker.ipynb" in out and "is running the load" in out, out
+    out = ch2.run("H.measure(EngineConfig(max_num_seqs=4), LOAD.repeat(3), progress=False)")  # not stored yet
+    assert "waiting for the engine: 01_first.ipynb" in out and "is running the load" in out, out
     assert "ERR EngineBusyError" in out and "GUIDE_ENGINE_WAIT" in out and "bash guide.sh stop" in out, out
-    assert "ROW 8.0 0.0" in worker.output(), "the running load finished whole"
+    assert "ROW 8.0 0.0" in ch1.output(), "the running load finished whole"
+    assert _starts(tmp_path) == 3
 
-
-def test_killed_kernels_leave_nothing_after_the_grace(kernels):
-    one, two = kernels("one.ipynb"), kernels("two.ipynb")
-    one.run("H.engine_for(EngineConfig(), progress=False)")
-    assert "reusing" in two.run("H.engine_for(EngineConfig(), progress=False)")
+    # Killed kernels: the engine outlives one while the other uses it, and stops after the grace once
+    # neither is left.
+    assert "reusing" in ch2.run("H.engine_for(EngineConfig(), progress=False)")
     assert vllm_processes()
-    one.kill()
+    ch1.kill()
     time.sleep(6)  # past the grace: the second kernel still uses it
     assert vllm_processes() and shared.live_record() is not None
-    two.kill()  # SIGKILL: no atexit, no cleanup
+    ch2.kill()  # SIGKILL: no atexit, no cleanup
     deadline = time.monotonic() + 4 + 40
     while vllm_processes() and time.monotonic() < deadline:
         time.sleep(0.5)

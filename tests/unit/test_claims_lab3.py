@@ -25,7 +25,9 @@ def test_rank_memory_lines_sum_the_ranks_reservations():
         ["No per-rank `Auto set` lines in this engine's report (they are the CPU backend's)."]
 
 
-def test_binding_lines_skip_stored_rows():
-    log = (DATA / "startup_ok.log").read_text()
-    assert lab3.binding_lines({"TP=1": log, "TP=2": ""}) == \
+def test_binding_lines_come_from_the_rows_and_skip_rows_without_them():
+    from helpers.engine.startup_log import parse_startup
+    report = parse_startup((DATA / "startup_ok.log").read_text())
+    row = {"bound_ranks": report.bound_ranks, "cores_kept_free": report.cores_kept_free}
+    assert lab3.binding_lines({"TP=1": row, "TP=2": {}}) == \
         ["- TP=1: EngineCore rank 0 on core(s) [0]; core(s) 1 kept free for the server and scheduler"]
