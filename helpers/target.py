@@ -28,7 +28,7 @@ RATE_STEPS = {"smoke": (1, 2, 4, 8), "full": (1, 1.5, 2, 3, 4, 6, 8)}  # × the 
 
 def service_load(rate: float = math.inf) -> Load:
     """The chat service at an offered `rate` (requests per second, Poisson arrivals)."""
-    return Load(kind="prefix", num_prompts=sizes.pick(12, 32), prefix_len=SYSTEM_PROMPT, input_len=QUESTION,
+    return Load(kind="prefix", num_prompts=sizes.pick(8, 32), prefix_len=SYSTEM_PROMPT, input_len=QUESTION,
                 output_len=ANSWER, num_prefixes=2, max_concurrency=None, request_rate=rate)
 
 

@@ -108,9 +108,9 @@ _BESIDE_START: list = []
 
 
 def beside_next_start(work) -> None:
-    """Run `work` in a thread while this process's next server starts: the process only polls the
-    server's health then. The thread is joined before the start returns (after its time is taken),
-    so nothing it imports races the caller's own imports."""
+    """Run `work` in a thread while this process's next server starts: the process only waits then
+    (for the zygote's import, then for /health). The thread is joined before the start returns
+    (after its time is taken), so nothing it imports races the caller's own imports."""
     if work not in _BESIDE_START:
         _BESIDE_START.append(work)
 
@@ -188,12 +188,20 @@ class Server:
             raise ConfigError("port", f"127.0.0.1:{self.requested_port} is already in use by another program.",
                               "leave port=None so the harness picks a free one, or stop that program.")
         self._lock.acquire(f"vLLM for {cfg.label()}")
+        bar = _Progress(self.progress, cfg.label())  # before the threads: it may import tqdm
+        beside = [threading.Thread(target=_BESIDE_START.pop(0), name="guide-beside-start", daemon=True)
+                  for _ in range(len(_BESIDE_START))]
+        for t in beside:  # from here this thread only waits (for the zygote, then for /health)
+            t.start()
         try:
             self._spawn()
-            self._wait_healthy()
+            self._wait_healthy(bar)
         except BaseException:
             self.stop()
             raise
+        finally:
+            for t in beside:
+                t.join()
         return self
 
     def stop(self) -> None:
@@ -278,17 +286,12 @@ class Server:
         self._lock.note_server(self.pid, f"vLLM on port {self.port} for {self.config.label()}")
         _LIVE.add(self)
 
-    def _wait_healthy(self) -> None:
-        bar = _Progress(self.progress, self.config.label())
+    def _wait_healthy(self, bar: "_Progress") -> None:
         deadline = self._t0 + START_TIMEOUT_S
-        beside = []
         try:
             while True:
                 log = self.log_text()
                 bar.update(*startup_log.stage(log), time.monotonic() - self._t0)
-                while _BESIDE_START:
-                    beside.append(threading.Thread(target=_BESIDE_START.pop(0), name="guide-beside-start", daemon=True))
-                    beside[-1].start()
                 if not self.running:
                     code = self.proc.returncode if self.proc is not None else "unknown (forked)"
                     raise self._start_error(log, f"the server exited with code {code}")
@@ -300,9 +303,7 @@ class Server:
                 time.sleep(0.5)
         finally:
             bar.close()
-            self.start_seconds = time.monotonic() - self._t0  # not counting what ran beside the start
-            for t in beside:
-                t.join()
+        self.start_seconds = time.monotonic() - self._t0  # not counting a wait for what ran beside the start
         self.report = startup_log.parse_startup(self.log_text())
 
     def _start_error(self, log: str, what: str) -> EngineStartError:
