@@ -140,8 +140,8 @@ def measure(config: EngineConfig, load: Load, *, repeats: int | None = None, for
             store: ResultStore | None = None, progress: bool = True, sample_every: float = 0.5) -> dict:
     """Run `load` on an engine for `config` `repeats` times; returns (and stores) one tidy row.
 
-    A fresh engine first gets a short warm-up load (not counted): the first run after a start
-    is slower than the next ones. Each repeat sends new prompts of the same shape. The row's
+    A fresh engine first gets a warm-up of two short requests (not counted; `Load.warmup` says
+    why two are enough). Each repeat sends new prompts of the same shape. The row's
     figures are the median of the repeats, `<figure>_min` / `<figure>_max` their spread, and
     `runs` keeps every repeat. `repeats` defaults to the size's (1 at smoke size, 3 at full).
     """

@@ -29,13 +29,13 @@ NO_HITS = 0.05  # a hit rate at or below this counts as "saves nothing"
 ORIGINAL, LATE, EARLY, AGAIN = "original", "changed late", "changed early", "original again"
 
 
-CONCURRENCIES = (1, 4, 16)  # requests in flight in section 4.4's loads
+CONCURRENCIES = (1, 4, 16)  # requests in flight in section 4.3's loads
 
 
 def client_loads() -> dict:
-    """Section 4.4's loads, {requests in flight: Load}: 64-token prompts, 16 output tokens (64 at
+    """Section 4.3's loads, {requests in flight: Load}: 64-token prompts, 16 output tokens (64 at
     full size), at least 4 requests. The notebook measures them on the eager baseline while it is
-    up in section 4.2, one start fewer than measuring them where 4.4 shows them."""
+    up in section 4.2, one start fewer than measuring them where 4.3 shows them."""
     from helpers.load import Load
     from helpers.sizes import pick
     return {c: Load(num_prompts=max(4, c), input_len=64, output_len=pick(16, 64), max_concurrency=c)
