@@ -43,6 +43,12 @@ def _order(item) -> int:
     return 2 if item.get_closest_marker("browser") else 1 if item.get_closest_marker("after_notebooks") else 0
 
 
+def pytest_sessionstart(session):
+    """One zygote for the whole run (merged layout): every kernel's first start finds vLLM imported."""
+    from helpers.engine.server import share_zygote
+    share_zygote(Path(tempfile.mkdtemp(prefix="guide-zygote-")))
+
+
 @pytest.hookimpl(tryfirst=True)
 def pytest_runtest_setup(item):
     """Name the notebook for the kernel nbval is about to start (engine messages and the tempo line)."""
@@ -53,10 +59,15 @@ def pytest_runtest_setup(item):
 def pytest_sessionfinish(session):
     """The run leaves no engine of its own behind, even for the grace an idle engine otherwise
     gets; an engine it did not start (a learner's notebook, another test run) is left alone."""
-    from helpers.engine import shared
+    import shutil
+    from helpers.engine import shared, zygote
     rec = shared.live_record()
     if rec and rec["server_pid"] in shared.started_in(Path(os.environ["GUIDE_TEMPO_LOG"])):
         shared.stop_engine("the test run ended", wait_for_load=False)
+    folder = Path(os.environ.get("GUIDE_ZYGOTE_SOCKET", "")).parent
+    zygote.stop_shared()
+    if folder.name.startswith("guide-zygote-"):
+        shutil.rmtree(folder, ignore_errors=True)
 
 
 def pytest_terminal_summary(terminalreporter):

@@ -5,7 +5,8 @@ the engine core and the worker that vLLM spawns (`platforms/cpu.py` forces spawn
 layout drops the worker's import; this drops the API server's too, by forking it from a process
 that has already imported it. The engine core is still spawned by vLLM itself, unchanged.
 
-Protocol, over the Unix socket whose descriptor is argv[1]: the zygote sends b"READY\\n" once
+Protocol, over the Unix socket whose descriptor is argv[1] (or each connection to the socket
+`listen:<path>` names, for the test run's shared zygote): the zygote sends b"READY" once
 imported; each request is one JSON message ({"argv", "env", "log", "cwd"}) carrying the engine
 lock's descriptor (SCM_RIGHTS), answered with {"pid": N}. The zygote exits when the socket
 closes (the process that started it ended). Run by path; imports only the standard library
@@ -19,9 +20,10 @@ import socket
 import sys
 
 
-def _child(request: dict, lock_fd: int, sock: socket.socket) -> None:
+def _child(request: dict, lock_fd: int, *socks: socket.socket) -> None:
     """In the forked child: become the server, as _launch.py would be started."""
-    sock.close()
+    for sock in socks:
+        sock.close()
     os.setsid()
     signal.signal(signal.SIGCHLD, signal.SIG_DFL)
     signal.signal(signal.SIGINT, signal.SIG_DFL)
@@ -80,12 +82,8 @@ def _fork_engine_core() -> None:
     os.register_at_fork(after_in_child=_fresh_malloc)
 
 
-def main(fd: int) -> None:
-    signal.signal(signal.SIGINT, signal.SIG_IGN)  # a notebook's interrupt is not for the zygote
-    signal.signal(signal.SIGCHLD, signal.SIG_IGN)  # servers are reaped by the kernel
-    sock = socket.socket(fileno=fd)
-    import vllm.entrypoints.openai.api_server  # noqa: F401 - the point: imported once, shared by fork
-    sock.send(b"READY")
+def _serve(sock: socket.socket, *others: socket.socket) -> None:
+    """Answer one connection's requests until it closes."""
     while True:
         try:
             msg, fds, _, _ = socket.recv_fds(sock, 1 << 20, 1)  # SOCK_SEQPACKET: one request a message
@@ -96,13 +94,48 @@ def main(fd: int) -> None:
         request = json.loads(msg)
         pid = os.fork()
         if pid == 0:
-            _child(request, fds[0], sock)
+            _child(request, fds[0], sock, *others)
         for extra in fds:
             os.close(extra)
         sock.send(json.dumps({"pid": pid}).encode())
 
 
+def main(fd: int) -> None:
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # a notebook's interrupt is not for the zygote
+    signal.signal(signal.SIGCHLD, signal.SIG_IGN)  # servers are reaped by the kernel
+    sock = socket.socket(fileno=fd)
+    import vllm.entrypoints.openai.api_server  # noqa: F401 - the point: imported once, shared by fork
+    sock.send(b"READY")
+    _serve(sock)
+
+
+def main_shared(path: str) -> None:
+    """One zygote for a whole test run (helpers/engine/zygote.py `start_shared`): it listens on
+    `path`; each connection (a kernel's start) gets READY once vLLM is imported, then its requests.
+    It ends with the process that started it (PR_SET_PDEATHSIG), and when told to (SIGTERM)."""
+    import ctypes
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGCHLD, signal.SIG_IGN)
+    ctypes.CDLL("libc.so.6").prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG; a forked server does not inherit it
+    listener = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+    listener.bind(path)
+    listener.listen(8)  # a kernel may connect now; it waits for READY
+    import vllm.entrypoints.openai.api_server  # noqa: F401
+    while True:
+        conn, _ = listener.accept()
+        try:
+            conn.send(b"READY")
+            _serve(conn, listener)
+        except OSError:
+            pass
+        finally:
+            conn.close()
+
+
 if __name__ == "__main__":
     if sys.path and os.path.abspath(sys.path[0]) == os.path.dirname(os.path.abspath(__file__)):
         sys.path.pop(0)  # this folder's modules must not shadow others
-    main(int(sys.argv[1]))
+    if sys.argv[1].startswith("listen:"):
+        main_shared(sys.argv[1][len("listen:"):])
+    else:
+        main(int(sys.argv[1]))

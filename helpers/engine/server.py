@@ -115,6 +115,17 @@ def beside_next_start(work) -> None:
         _BESIDE_START.append(work)
 
 
+def share_zygote(folder: Path) -> bool:
+    """The test run (merged layout): one zygote for every process it starts from here on, its
+    socket in `folder` (helpers/engine/zygote.py `start_shared`). True if one was started."""
+    from helpers.engine.lock import lock_path
+    config = EngineConfig()
+    if layout_for(config) != "merged" or not zygote.enabled():
+        return False
+    zygote.start_shared(server_environment(config, "merged", lock_path()), log_dir() / "zygote-shared.log", folder)
+    return True
+
+
 def log_dir() -> Path:
     path = models.cache_dir() / "logs"
     path.mkdir(parents=True, exist_ok=True)

@@ -9,6 +9,8 @@ One zygote per process that starts engines, replaced when a start needs another 
 """
 from __future__ import annotations
 
+import contextlib
+import hashlib
 import json
 import os
 import socket
@@ -59,17 +61,79 @@ class Zygote:
         socket.send_fds(self.sock, [request], [lock_fd])
         return int(json.loads(self.sock.recv(4096))["pid"])
 
+    @classmethod
+    def connected(cls, sock: socket.socket, key: dict) -> "Zygote":
+        """A connection to a zygote someone else started (the run's shared one)."""
+        z = cls.__new__(cls)
+        z.sock, z.key, z.proc, z.ready = sock, key, None, False
+        return z
+
     def close(self) -> None:
-        self.sock.close()  # the zygote exits at the end of its socket
+        self.sock.close()  # the zygote exits at the end of its socket (a shared one: at the end of the run)
+        if self.proc is None:
+            return
         try:
             self.proc.wait(timeout=10)
         except subprocess.TimeoutExpired:
             self.proc.kill()
 
 
+# -- the test run's shared zygote ---------------------------------------------------------------
+# One zygote for the whole run, started by the pytest process: each kernel's first start then finds
+# vLLM imported instead of waiting for its own zygote's import (10-15 s of a core, per notebook).
+_SOCKET, _KEY = "GUIDE_ZYGOTE_SOCKET", "GUIDE_ZYGOTE_KEY"
+_shared_proc: "subprocess.Popen | None" = None
+
+
+def _key_text(env) -> str:
+    return hashlib.sha256(json.dumps(server_reads(env), sort_keys=True).encode()).hexdigest()[:16]
+
+
+def start_shared(env: dict, log_path: Path, folder: Path) -> None:
+    """Start the run's shared zygote (listening on a socket in `folder`) and tell every process
+    started from here on (kernels inherit the environment) where it is and what it imported with."""
+    global _shared_proc
+    path = folder / "zygote.sock"
+    with open(log_path, "ab") as log:
+        _shared_proc = subprocess.Popen([sys.executable, str(Path(__file__).with_name("_zygote.py")), f"listen:{path}"],
+                                        env=env, stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT)
+    os.environ[_SOCKET], os.environ[_KEY] = str(path), _key_text(env)
+
+
+def stop_shared() -> None:
+    global _shared_proc
+    if _shared_proc is not None:
+        _shared_proc.terminate()
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            _shared_proc.wait(timeout=10)
+        if _shared_proc.poll() is None:
+            _shared_proc.kill()
+        _shared_proc = None
+    for name in (_SOCKET, _KEY):
+        os.environ.pop(name, None)
+
+
+def _shared_for(env: dict) -> "Zygote | None":
+    """A connection to the run's shared zygote, where there is one and it imported vLLM under the
+    same server-read environment as `env`; None otherwise."""
+    path = os.environ.get(_SOCKET)
+    if not path or os.environ.get(_KEY) != _key_text(env):
+        return None
+    sock = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+    try:
+        sock.connect(path)
+    except OSError:
+        sock.close()
+        return None
+    return Zygote.connected(sock, server_reads(env))
+
+
 def start_early(env: dict, log_path: Path) -> None:
-    """Start a zygote for `env` now, without waiting for its import to finish."""
+    """Start a zygote for `env` now, without waiting for its import to finish (none where the
+    run's shared zygote will serve it)."""
     global _current
+    if os.environ.get(_SOCKET) and os.environ.get(_KEY) == _key_text(env):
+        return
     if _current is None or _current.key != server_reads(env) or _current.proc.poll() is not None:
         close()
         _current = Zygote(env, log_path)
@@ -79,6 +143,14 @@ def start_server(argv: list[str], env: dict, log_path: Path, cwd: str, lock_fd: 
     """Fork a server from this process's zygote (made or replaced as needed); its pid, or None
     when no zygote could serve it (the caller then starts the server the usual way)."""
     global _current
+    if (shared := _shared_for(env)) is not None:
+        try:
+            if shared.wait_ready():
+                return shared.fork(argv, env, log_path, cwd, lock_fd)
+        except OSError:
+            pass  # this process's own zygote, as below
+        finally:
+            shared.close()
     if _current is not None and (_current.key != server_reads(env) or _current.proc.poll() is not None):
         _current.close()
         _current = None
