@@ -113,15 +113,18 @@ def stop_shared() -> None:
         os.environ.pop(name, None)
 
 
+def _shared_serves(env: dict) -> bool:
+    """There is a shared zygote, and it imported vLLM under the same server-read environment as `env`."""
+    return bool(os.environ.get(_SOCKET)) and os.environ.get(_KEY) == _key_text(env)
+
+
 def _shared_for(env: dict) -> "Zygote | None":
-    """A connection to the run's shared zygote, where there is one and it imported vLLM under the
-    same server-read environment as `env`; None otherwise."""
-    path = os.environ.get(_SOCKET)
-    if not path or os.environ.get(_KEY) != _key_text(env):
+    """A connection to the run's shared zygote where it serves `env`; None otherwise."""
+    if not _shared_serves(env):
         return None
     sock = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
     try:
-        sock.connect(path)
+        sock.connect(os.environ[_SOCKET])
     except OSError:
         sock.close()
         return None
@@ -132,7 +135,7 @@ def start_early(env: dict, log_path: Path) -> None:
     """Start a zygote for `env` now, without waiting for its import to finish (none where the
     run's shared zygote will serve it)."""
     global _current
-    if os.environ.get(_SOCKET) and os.environ.get(_KEY) == _key_text(env):
+    if _shared_serves(env):
         return
     if _current is None or _current.key != server_reads(env) or _current.proc.poll() is not None:
         close()
