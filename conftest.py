@@ -6,9 +6,11 @@ one line on its tempo: engine starts, distinct configurations, seconds spent sta
 The test run starts single-rank CPU engines in the "merged" layout (the worker inside the
 engine-core process: two processes import vLLM instead of three, about half the start time
 here). Every row records `engine_layout`, so these rows never match a learner's; the
-parallel-layout comparisons (synthetic model) keep vLLM's layout, and
-tests/engine/test_handover_engine.py runs vLLM's own layout end to end.
-GUIDE_ENGINE_LAYOUT=vllm runs the whole suite in vLLM's layout instead.
+parallel-layout comparisons (synthetic model) keep vLLM's layout. Every start, in either
+layout, forks its API server and engine core from one process that imported vLLM once (the
+run's shared zygote, helpers/engine/zygote.py); only vLLM's workers import it again.
+tests/engine/test_handover_engine.py runs vLLM's own layout end to end the way a learner's
+start runs it, unforked. GUIDE_ENGINE_LAYOUT=vllm runs the whole suite in vLLM's layout instead.
 """
 import json
 import os
@@ -44,9 +46,11 @@ def _order(item) -> int:
 
 
 def pytest_sessionstart(session):
-    """One zygote for the whole run (merged layout): every kernel's first start finds vLLM imported."""
-    from helpers.engine.server import share_zygote
-    share_zygote(Path(tempfile.mkdtemp(prefix="guide-zygote-")))
+    """One zygote for the whole run: every kernel's first start finds vLLM imported."""
+    from helpers.engine.server import beside_next_start, share_zygote
+    if share_zygote(Path(tempfile.mkdtemp(prefix="guide-zygote-"))):
+        from helpers.experiment import import_client
+        beside_next_start(import_client)  # this process's first load (tests/engine) finds the client imported
 
 
 @pytest.hookimpl(tryfirst=True)

@@ -233,7 +233,7 @@ def start_order(configs: dict) -> list:
 
 def _run_repeats(config, load, repeats, endpoint, row, progress, sample_every) -> None:
     if endpoint is None and layout_for(config) == "merged" and "vllm.benchmarks.serve" not in sys.modules:
-        beside_next_start(_import_client)  # the test run's first load in a kernel: import while the engine starts
+        beside_next_start(import_client)  # the test run's first load in a kernel: import while the engine starts
     server = engine_for(config, progress)
     row.update(facts.read(server))  # what the engine reports about itself
     headers = getattr(server, "headers", None)  # a remote server's key
@@ -261,7 +261,7 @@ def _run_repeats(config, load, repeats, endpoint, row, progress, sample_every) -
     row["timeseries"] = first_series  # the first repeat's /metrics samples, for live-usage charts
 
 
-def _import_client() -> None:
+def import_client() -> None:
     """vLLM's benchmark client imports vLLM (6-10 s of one core); a load would otherwise import it
     after the start, with the engine idle. Only in the test run's merged layout (whose rows never
     match a learner's): beside a start, the import takes cores from it and lengthens start_seconds."""

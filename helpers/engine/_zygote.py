@@ -1,9 +1,10 @@
-"""A process that imports vLLM's API server once and forks a server per start (merged layout only).
+"""A process that imports vLLM's API server once and forks a server per start.
 
 A start in vLLM's layout imports torch and vLLM in each of its processes: the API server, then
 the engine core and the worker that vLLM spawns (`platforms/cpu.py` forces spawn). The merged
-layout drops the worker's import; this drops the API server's too, by forking it from a process
-that has already imported it. The engine core is still spawned by vLLM itself, unchanged.
+layout drops the worker's import; this drops the API server's and the engine core's, by forking
+the server from a process that has already imported vLLM and letting it fork its engine core
+(`_fork_engine_core`). Workers (vLLM's layout) are still spawned by vLLM itself, unchanged.
 
 Protocol, over the Unix socket whose descriptor is argv[1] (or each connection to the socket
 `listen:<path>` names, for the test run's shared zygote): the zygote sends b"READY" once
@@ -56,18 +57,22 @@ def _child(request: dict, lock_fd: int, *socks: socket.socket) -> None:
 
 
 def _fork_engine_core() -> None:
-    """Fork vLLM's engine core from this server, as vLLM does on a GPU, instead of spawning it.
+    """Fork vLLM's engine core (and a data-parallel coordinator) from this server, as vLLM does on
+    a GPU, instead of spawning it.
 
     vLLM's CPU platform asks for spawn (`CpuPlatform.check_and_update_config` sets
     VLLM_WORKER_MULTIPROC_METHOD), so the engine core imports torch and vLLM again: about half of
     a start here. This server has run no torch op, so no OpenMP pool is copied into the child,
     which binds its own threads as it would after a spawn. `CoreEngineProcManager` (vllm/v1/engine/
-    utils.py) takes its context from get_mp_context(); only that name is replaced, only here."""
+    utils.py) and, with data parallelism, `DPCoordinator` (vllm/v1/engine/coordinator.py) take their
+    context from get_mp_context(); only those two names are replaced, only here. The workers of
+    vLLM's layout (`MultiprocExecutor`) keep spawn."""
     import ctypes
     import multiprocessing
+    import vllm.v1.engine.coordinator as coordinator
     import vllm.v1.engine.utils as engine_utils
 
-    engine_utils.get_mp_context = lambda: multiprocessing.get_context("fork")
+    engine_utils.get_mp_context = coordinator.get_mp_context = lambda: multiprocessing.get_context("fork")
     # vLLM sizes the CPU KV cache as the budget minus the worker's RSS. A forked child inherits glibc's
     # dynamic mmap threshold, which the server's own allocations have raised, so whether the profile
     # run's large buffers return to the system (and leave the RSS) varied from start to start: a 90 MB

@@ -116,7 +116,7 @@ def beside_next_start(work) -> None:
 
 
 def share_zygote(folder: Path) -> bool:
-    """The test run (merged layout): one zygote for every process it starts from here on, its
+    """The test run (GUIDE_ENGINE_LAYOUT=merged): one zygote for every start from here on, in either layout, its
     socket in `folder` (helpers/engine/zygote.py `start_shared`). True if one was started."""
     from helpers.engine.lock import lock_path
     config = EngineConfig()
@@ -284,11 +284,14 @@ class Server:
         cmd = [sys.executable, str(Path(__file__).with_name("_launch.py")), *argv]
         cwd = str(Path(__file__).resolve().parents[2])
         self._t0, self.spawned_at = time.monotonic(), time.time()
-        forked = self.layout == "merged" and zygote.enabled()
+        # vLLM's layout forks only from the test run's shared zygote: a learner's start keeps vLLM's path.
+        forked = zygote.enabled() and not ray_local.owns_ray(self.config) and (
+            self.layout == "merged" or zygote.shared_serves(env))
         with open(self.log_path, "wb") as log:
             log.write(("$ " + " ".join(cmd) + ("   # forked from a pre-imported process" if forked else "") + "\n").encode())
         if forked:
-            self.pid = zygote.start_server(argv, env, self.log_path, cwd, self._lock.fd)
+            self.pid = zygote.start_server(argv, env, self.log_path, cwd, self._lock.fd,
+                                           shared_only=self.layout != "merged")
         if self.pid is None:
             with open(self.log_path, "ab") as log:
                 self.proc = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,

@@ -1,11 +1,13 @@
-"""Starting merged-layout servers by fork from a process that has imported vLLM once (_zygote.py).
+"""Starting servers by fork from a process that has imported vLLM once (_zygote.py).
 
-Each start in the merged layout otherwise imports torch and vLLM twice (the API server, then the
-engine core vLLM spawns); forking the API server from a pre-imported process leaves one import,
-the engine core's, which vLLM itself spawns as before. The server that results is the same
-program with the same arguments and environment; rows record the layout as "merged" either way.
-One zygote per process that starts engines, replaced when a start needs another environment
-(vLLM reads some variables, such as its logging level, at import). GUIDE_ZYGOTE=0 turns it off.
+Each start otherwise imports torch and vLLM in every process: the API server, then the engine
+core vLLM spawns (and, in vLLM's layout, its workers). Forking the API server from a pre-imported
+process, which then forks its engine core, leaves only the workers' imports. The server that
+results is the same program with the same arguments and environment; rows record their layout
+either way. A learner's kernel forks merged-layout starts from a zygote of its own, replaced when
+a start needs another environment (vLLM reads some variables, such as its logging level, at
+import); the test run's shared zygote also serves vLLM's layout, whose workers vLLM still spawns.
+GUIDE_ZYGOTE=0 turns it off.
 """
 from __future__ import annotations
 
@@ -26,11 +28,16 @@ from pathlib import Path
 _SERVER_READS = ("VLLM_", "HF_", "OMP_", "KMP_", "MKL_", "OPENAI_", "CUDA_VISIBLE_DEVICES", "TOKENIZERS_",
                  "DO_NOT_TRACK")
 _VLLM_WRITES = {"VLLM_WORKER_MULTIPROC_METHOD", "VLLM_DISABLE_SHARED_EXPERTS_STREAM", "VLLM_SSM_CONV_STATE_LAYOUT"}
+# Read only when a server starts, after the fork has handed the child its own environment: the layout
+# (`CpuPlatform.check_and_update_config`, `LLMEngine`) and the thread binding (`OMPProcessManager` in
+# vllm/utils/ompmultiprocessing.py). A zygote imported without them serves starts that set them.
+_READ_AT_START = {"VLLM_ENABLE_V1_MULTIPROCESSING", "VLLM_CPU_OMP_THREADS_BIND", "VLLM_CPU_NUM_OF_RESERVED_CPU"}
 
 
 def server_reads(env) -> dict:
     """The part of an environment that makes one server differ from another (see _SERVER_READS)."""
-    return {k: v for k, v in env.items() if k.startswith(_SERVER_READS) and k not in _VLLM_WRITES}
+    return {k: v for k, v in env.items()
+            if k.startswith(_SERVER_READS) and k not in _VLLM_WRITES and k not in _READ_AT_START}
 
 _current: "Zygote | None" = None
 
@@ -113,14 +120,14 @@ def stop_shared() -> None:
         os.environ.pop(name, None)
 
 
-def _shared_serves(env: dict) -> bool:
+def shared_serves(env: dict) -> bool:
     """There is a shared zygote, and it imported vLLM under the same server-read environment as `env`."""
     return bool(os.environ.get(_SOCKET)) and os.environ.get(_KEY) == _key_text(env)
 
 
 def _shared_for(env: dict) -> "Zygote | None":
     """A connection to the run's shared zygote where it serves `env`; None otherwise."""
-    if not _shared_serves(env):
+    if not shared_serves(env):
         return None
     sock = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
     try:
@@ -135,16 +142,18 @@ def start_early(env: dict, log_path: Path) -> None:
     """Start a zygote for `env` now, without waiting for its import to finish (none where the
     run's shared zygote will serve it)."""
     global _current
-    if _shared_serves(env):
+    if shared_serves(env):
         return
     if _current is None or _current.key != server_reads(env) or _current.proc.poll() is not None:
         close()
         _current = Zygote(env, log_path)
 
 
-def start_server(argv: list[str], env: dict, log_path: Path, cwd: str, lock_fd: int) -> int | None:
-    """Fork a server from this process's zygote (made or replaced as needed); its pid, or None
-    when no zygote could serve it (the caller then starts the server the usual way)."""
+def start_server(argv: list[str], env: dict, log_path: Path, cwd: str, lock_fd: int,
+                 shared_only: bool = False) -> int | None:
+    """Fork a server from the run's shared zygote, else (unless `shared_only`) from this process's
+    own (made or replaced as needed); its pid, or None when no zygote could serve it (the caller
+    then starts the server the usual way)."""
     global _current
     if (shared := _shared_for(env)) is not None:
         try:
@@ -154,6 +163,8 @@ def start_server(argv: list[str], env: dict, log_path: Path, cwd: str, lock_fd: 
             pass  # this process's own zygote, as below
         finally:
             shared.close()
+    if shared_only:
+        return None
     if _current is not None and (_current.key != server_reads(env) or _current.proc.poll() is not None):
         _current.close()
         _current = None

@@ -135,7 +135,8 @@ def test_two_notebooks_share_wait_for_and_leave_the_engine(kernels, tmp_path):
 
 
 def test_vllms_own_layout_end_to_end_on_loopback_only_and_guide_sh_stop_stops_it_at_once(kernels):
-    k = kernels("open.ipynb", GUIDE_ENGINE_GRACE="600", GUIDE_ENGINE_LAYOUT="vllm")
+    # GUIDE_ZYGOTE=0: a learner's start, as `vllm serve` would be run (the rest of the run forks vLLM's layout too).
+    k = kernels("open.ipynb", GUIDE_ENGINE_GRACE="600", GUIDE_ENGINE_LAYOUT="vllm", GUIDE_ZYGOTE="0")
     out = k.run("r = H.measure(EngineConfig(), LOAD, progress=False); s = H.engine_for(EngineConfig(), progress=False); "
                 "print('ROW', r['engine_layout'], r['completed'], 'PIDS', s.pid)")
     assert "ROW vllm 4" in out, out  # vLLM's own three-process layout: a start, a load, a row
