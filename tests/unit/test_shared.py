@@ -120,3 +120,12 @@ def test_a_kernel_keeps_its_zygote_after_vllm_wrote_its_own_settings():
                     "VLLM_WORKER_MULTIPROC_METHOD": "spawn"}
     assert zygote.server_reads(after_a_load) == zygote.server_reads(base)
     assert zygote.server_reads({**base, "VLLM_LOGGING_LEVEL": "DEBUG"}) != zygote.server_reads(base)
+
+
+def test_one_zygote_serves_both_layouts_and_every_binding():
+    """The layout and the thread binding are read when a server starts (after the fork), not when
+    vLLM is imported: the run's zygote, imported for the merged layout, serves vLLM's too."""
+    from helpers.engine import zygote
+    merged = {"VLLM_LOGGING_LEVEL": "INFO", "VLLM_ENABLE_V1_MULTIPROCESSING": "0"}
+    vllms = {"VLLM_LOGGING_LEVEL": "INFO", "VLLM_CPU_OMP_THREADS_BIND": "0|1", "VLLM_CPU_NUM_OF_RESERVED_CPU": "0"}
+    assert zygote.server_reads(merged) == zygote.server_reads(vllms) == {"VLLM_LOGGING_LEVEL": "INFO"}
