@@ -2,6 +2,16 @@
 and "how long does an engine take to start here" from this machine's stored rows.
 
 Prose in the notebooks may not type such numbers (tests/test_prose.py); it asks this module.
+
+The registry is each notebook's `metadata.guide`, the one place a chapter is described:
+  chapter / lab        its number (90: the workshop notebook; `workshop: true`)
+  summary              what it measures, one line (the README's and the contents' tables)
+  accelerator          ["CPU", "GPU"] or ["GPU"]: the test runner skips a GPU-only notebook on a CPU
+  minutes_smoke/_full  the estimate at each size on a 2-core CPU
+  engine_starts_smoke  engine starts at the smoke size when nothing is stored
+  solution             true for a lab's worked solution (labs/solutions/)
+`readme_table()` is the README's chapter table: tests/test_environment.py fails, printing it, when the
+README's copy differs, and fails when a notebook lacks a key.
 """
 from __future__ import annotations
 
@@ -64,3 +74,15 @@ def start_note(eager: bool | None = True, rows: list[dict] | None = None) -> str
                 "takes here; the progress line shows it while it happens.")
     return (f"On this machine {len(seen)} {kind} engine start(s) so far took a median of "
             f"{statistics.median(seen):.0f} s (from {min(seen):.0f} to {max(seen):.0f} s).")
+
+
+def readme_table() -> str:
+    """The README's chapter table, from the registry (a test keeps the README's copy equal)."""
+    rows = ["| notebook | what it measures | minutes, smoke / full | engine starts (smoke) |", "|---|---|---|---|"]
+    for ch in chapters():
+        rel = ch["path"].relative_to(ROOT)
+        needs = "" if "CPU" in ch.get("accelerator", ["CPU"]) else " (GPU only)"
+        rows.append(f"| [{rel.stem}]({rel}){needs} | {ch.get('summary', '?')} | "
+                    f"{ch.get('minutes_smoke', '?')} / {ch.get('minutes_full', '?')} | {ch.get('engine_starts_smoke', '?')} |")
+    return "\n".join(rows)
+

@@ -113,11 +113,32 @@ def test_every_helpers_name_a_notebook_uses_exists(nb):
     assert not missing, f"{nb.name} uses names helpers does not have: {missing}"
 
 
-def test_notebooks_declare_their_needs():
-    """Like Lightning's .meta.yml: each notebook says whether it needs a GPU and how long it takes."""
-    for nb in sorted((ROOT / "notebooks").glob("*.ipynb")):
-        meta = json.loads(nb.read_text())["metadata"].get("guide")
-        assert meta and {"accelerator", "minutes_smoke", "minutes_full"} <= set(meta), nb.name
+def test_every_notebook_is_in_the_registry():
+    """Like Lightning's .meta.yml: each notebook and lab says what it is, what it measures, whether
+    it needs a GPU and how long it takes (the keys are documented in helpers/course.py)."""
+    from helpers import course
+    entries = course.chapters()
+    assert len(entries) == len(list((ROOT / "notebooks").glob("[0-9]*.ipynb"))) + len(list((ROOT / "labs").glob("lab*.ipynb")))
+    for ch in entries:
+        keys = {"accelerator", "minutes_smoke", "minutes_full", "engine_starts_smoke", "summary"}
+        assert keys <= set(ch) and ({"chapter", "lab"} & set(ch)), (ch["path"].name, sorted(keys - set(ch)))
+        assert set(ch["accelerator"]) <= {"CPU", "GPU"} and ch["minutes_smoke"] <= ch["minutes_full"], ch["path"].name
+
+
+def test_the_readme_lists_the_chapters_the_registry_has():
+    from helpers import course
+    table = course.readme_table()
+    assert table in (ROOT / "README.md").read_text(), "README.md's chapter table differs from the registry; paste:\n" + table
+
+
+def test_the_readme_is_a_guide_not_a_log():
+    """Short, the two commands on the first screen, and no run logs (commit hashes, issue numbers)."""
+    text = (ROOT / "README.md").read_text()
+    lines = text.splitlines()
+    assert len(lines) <= 150, len(lines)
+    first = "\n".join(lines[:20])
+    assert "bash guide.sh lab" in first and "bash guide.sh test" in first
+    assert not re.search(r"`[0-9a-f]{7,40}`|\bissue \d+|#\d{2,}\b", text), re.findall(r"`[0-9a-f]{7,40}`|\bissue \d+", text)
 
 
 def test_lab_opens_without_the_news_prompt():
