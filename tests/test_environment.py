@@ -1,6 +1,7 @@
 """The set-up: environment.yml agrees with the pip requirements, the doctor runs, the
 embedded model was converted correctly, and committed notebooks carry no outputs."""
 import json
+import os
 import re
 import subprocess
 import sys
@@ -143,8 +144,28 @@ def test_the_readme_is_a_guide_not_a_log():
 
 def test_lab_opens_without_the_news_prompt():
     """guide.sh writes JupyterLab's overrides so the first notebook is not covered by a news pop-up."""
-    overrides = ROOT / ".venv" / "share" / "jupyter" / "lab" / "settings" / "overrides.json"
+    overrides = Path(sys.prefix) / "share" / "jupyter" / "lab" / "settings" / "overrides.json"
     if not overrides.exists():
         pytest.skip("not installed by guide.sh (run bash guide.sh setup)")
     assert json.loads(overrides.read_text())["@jupyterlab/apputils-extension:notification"]["fetchNews"] == "false"
     assert "--LabApp.news_url=" in (ROOT / "guide.sh").read_text()
+
+
+@pytest.mark.parametrize("name, python, expected", [
+    ("vllm-guide", "fits", "conda"), ("base", "fits", ".venv"), ("vllm-guide", "too old", ".venv")])
+def test_guide_sh_uses_an_active_conda_environment_whose_python_fits(tmp_path, name, python, expected):
+    """`conda activate vllm-guide && bash guide.sh lab` installs into and runs from that environment;
+    never conda's base, never a Python vLLM's CPU wheel does not install on (checked with a fake prefix)."""
+    prefix = tmp_path / "conda-env"
+    (prefix / "bin").mkdir(parents=True)
+    fake = prefix / "bin" / "python"
+    if python == "fits":
+        fake.symlink_to(sys.executable)
+    else:
+        fake.write_text("#!/bin/sh\nexit 1\n")  # what a Python 3.10 answers to guide.sh's version check
+        fake.chmod(0o755)
+    env = {**os.environ, "CONDA_PREFIX": str(prefix), "CONDA_DEFAULT_ENV": name}
+    out = subprocess.run(["bash", "guide.sh", "env"], cwd=ROOT, env=env, capture_output=True, text=True, timeout=60)
+    where = out.stdout.strip().splitlines()[0]
+    assert where == (str(prefix) if expected == "conda" else str(ROOT / ".venv")), out.stdout + out.stderr
+    assert out.returncode == 0 and "using" in out.stdout
