@@ -1,33 +1,29 @@
 """The library every notebook and lab imports: one place for engine plumbing.
 
     import helpers as H
-    from helpers import EngineConfig, Load, charts
+    from helpers.chapters import ch3      # the chapter's own home: its designs, panels, claims, exercises
 
-Layout: `settings` (every engine setting declared once), `config` (the one validated settings
-object), `engine/` (server processes, the one-engine lock, checks before a start, start-up log, the
-facts an engine reports), `load/` (loads from vLLM's benchmark code, /metrics sampling), `results/`
-(fingerprint, append-only store, pooling a room, other tools' result files), `charts` (Altair), `experiment` (the flow config →
-server → load → row → store), `slo` (latency targets, goodput, the knee of a rate sweep), `advisor`
-(the next setting to try, from a run's rows), `tuning` (judging one-at-a-time changes on goodput),
-`target` (chapter 6's service and the capstone's pass rule), `runners` (the rate sweep, the tuning
-walk and the service's preparation: loops that measure and judge, above both), `capstone` (the capstone
-lab's check, hint and panel), `report` (computed verdicts), `widgets`, `correctness`, `models`, `doctor`, `exercises`,
-`course` and `book` (the guide as executed HTML).
+Layout (helpers/README.md draws the layers): `settings` (every engine setting declared once), `config`
+(the one validated settings object), `engine/` (server processes, the one-engine lock, checks before
+a start, start-up log, the facts an engine reports), `load/` (loads from vLLM's benchmark code,
+/metrics sampling), `results/` (fingerprint, append-only store, pooling a room, other tools' result
+files), `experiment` (the flow config → server → load → row → store), the judging layer (`slo`,
+`tuning`, `advisor`, `report`: pure functions of rows), presentation (`tables`, `charts`, `widgets`,
+`course`, `exercises`), and `chapters/` (one home per chapter and lab). `doctor` and `book` are tools.
 
-The imports below show the package's shape, lowest layer first (helpers/README.md draws it).
 Everything is imported when `helpers` is (about 0.5 s here, pandas included) except the three
 modules that load Altair (about 3.5 s more): `charts`, `widgets` and `book` load on first use.
 Server processes do not import this package at all: they start through
 helpers/engine/_launch.py, run by path.
 """
 # Settings and errors → one validated config → the engine → loads and results → a measurement
-# flow → runners (measure and judge) → judging (pure functions of rows) → chapter code.
+# flow → judging (pure functions of rows) → presentation → the chapters' homes.
 from helpers import errors, hardware, settings, sizes  # noqa: F401 - the lowest layer
 from helpers import config, models, quantize  # noqa: F401
 from helpers import engine, load, results  # noqa: F401
-from helpers import correctness, experiment, panels, runners  # noqa: F401
-from helpers import advisor, report, scheduler_rule, slo, target, tuning  # noqa: F401
-from helpers import capstone, claims, course, doctor, exercises, tables  # noqa: F401
+from helpers import correctness, experiment  # noqa: F401
+from helpers import advisor, report, scheduler_rule, slo, tuning  # noqa: F401
+from helpers import course, doctor, exercises, tables  # noqa: F401
 from helpers.config import EngineConfig
 from helpers.engine import EngineBusyError, EngineStartError, stop_all
 from helpers.errors import ConfigError

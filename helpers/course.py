@@ -10,6 +10,8 @@ The registry is each notebook's `metadata.guide`, the one place a chapter is des
   minutes_smoke/_full  the estimate at each size on a 2-core CPU
   engine_starts_smoke  engine starts at the smoke size when nothing is stored
   solution             true for a lab's worked solution (labs/solutions/)
+Each entry's home is derived from its number (`home`): helpers/chapters/chN.py or labN.py (or a
+package of that name), tested by tests/chapters/test_<home>.py.
 `readme_table()` is the README's chapter table: tests/test_environment.py fails, printing it, when the
 README's copy differs, and fails when a notebook lacks a key.
 """
@@ -30,6 +32,11 @@ def chapters() -> list[dict]:
         first = "".join(nb["cells"][0]["source"]).splitlines()[0] if nb["cells"] else path.stem
         out.append({"path": path, "title": first.lstrip("# ").strip(), **nb["metadata"].get("guide", {})})
     return out
+
+
+def home(entry: dict) -> str:
+    """The chapter's home module under helpers/chapters/: "ch3", "lab4", "ch90"."""
+    return f"lab{entry['lab']}" if "lab" in entry else f"ch{entry['chapter']}"
 
 
 def contents(here: str = "notebooks") -> str:

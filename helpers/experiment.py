@@ -20,8 +20,6 @@ from helpers.config import ConfigError, EngineConfig
 from helpers.engine import EngineStartError, Server, facts, preflight, remote, shared, zygote
 from helpers.engine.server import beside_next_start, layout_for, reset_prefix_cache
 from helpers.load import Load, MetricsSampler, run_load
-from helpers.load.direct import cached_tokens_each, timed_completions
-from helpers.load.metrics import scrape
 from helpers.results import ResultStore, fingerprint, result_key, roofline
 from helpers.results.rows import combine
 from helpers.results.store import MEASUREMENT_VERSION
@@ -286,44 +284,3 @@ class LoadFailedError(RuntimeError):
                      "accepts at start-up may still fail at the first request.")
         super().__init__("\n".join(lines))
         self.client_error, self.engine_line = client_error, engine
-
-
-def timed(config: EngineConfig, prompts: list[str], max_tokens: int, params: dict, *, force: bool = False,
-          tag: str = "", store: ResultStore | None = None, progress: bool = True) -> dict:
-    """Time plain, one-at-a-time completion requests sent with `params` (beam search is not
-    streamed, so the benchmark client cannot send it); stored like every other row."""
-    store = store or ResultStore()
-    row = base_row(config, {"prompts": list(prompts), "max_tokens": max_tokens, "params": params}, tag, "timed")
-    if not force and (old := store.get(row["key"])):
-        return {**old, "reused": True}
-    with turn_for(config, "timed requests"):
-        server = engine_for(config, progress)
-        headers = getattr(server, "headers", None)
-        if not isinstance(server, remote.Endpoint):  # a shared server's cache is not ours to empty
-            reset_prefix_cache(server.base_url, headers)
-        row.update(params=params, max_tokens=max_tokens, **timed_completions(
-            server.base_url, server.model_path, list(prompts), max_tokens, params, headers))
-    store.append(row)
-    return {**row, "reused": False}
-
-
-def prefix_hits(config: EngineConfig, prompts: dict[str, list[int]], *, force: bool = False, tag: str = "",
-                store: ResultStore | None = None, progress: bool = True) -> dict:
-    """Tokens the prefix cache supplied to each prompt, sent one after another into an emptied
-    cache (so each finds only what the prompts before it left); stored like every other row."""
-    store = store or ResultStore()
-    row = base_row(config, {"prefix_hits": {name: list(ids) for name, ids in prompts.items()}}, tag, "prefix_hits")
-    if not force and (old := store.get(row["key"])):
-        return {**old, "reused": True}
-    with turn_for(config, "prefix-cache lookups"):
-        server = engine_for(config, progress)
-        headers = getattr(server, "headers", None)
-        if isinstance(server, remote.Endpoint) or not reset_prefix_cache(server.base_url, headers):
-            raise ConfigError("enable_prefix_caching", "this experiment needs an engine whose prefix cache the guide "
-                              "can empty (its own server, started with VLLM_SERVER_DEV_MODE=1).",
-                              "run it on a local engine, not on GUIDE_ENDPOINT.")
-        row["hits"] = cached_tokens_each(server.base_url, server.model_path, prompts,
-                                         lambda: scrape(server.base_url, headers=headers), headers)
-        row["prompt_tokens"] = {name: len(ids) for name, ids in prompts.items()}
-    store.append(row)
-    return {**row, "reused": False}

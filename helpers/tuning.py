@@ -39,7 +39,7 @@ def goodput_runs(row: dict, slo: SLO) -> list[float]:
 
 def effect(before: dict, after: dict, slo: SLO) -> tuple[str, float]:
     """The effect of a change: (helped / within noise / hurt, ratio after ÷ before) on goodput at
-    the target. (A claim's verdict, report.HELD and the rest, is judged from it in claims/ch6.) The noise
+    the target. (A claim's verdict, report.HELD and the rest, is judged from it in chapters/ch6.) The noise
     allowance is the larger run-to-run spread of the two rows, else report.DEFAULT_NOISE."""
     a, b = goodput_runs(before, slo), goodput_runs(after, slo)
     if not a or not b:

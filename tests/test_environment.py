@@ -126,6 +126,25 @@ def test_every_notebook_is_in_the_registry():
         assert set(ch["accelerator"]) <= {"CPU", "GPU"} and ch["minutes_smoke"] <= ch["minutes_full"], ch["path"].name
 
 
+def test_every_notebook_has_its_home_its_tests_and_its_solutions():
+    """Adding a chapter takes four files: the notebook, its home (helpers/chapters/), its test file
+    (tests/chapters/) and its solutions (beside the notebook), each solution run by that test file."""
+    from helpers import course
+    for ch in course.chapters():
+        home, name = course.home(ch), ch["path"].name
+        module = ROOT / "helpers" / "chapters" / f"{home}.py"
+        assert module.exists() or (module.with_suffix("") / "__init__.py").exists(), f"{name}: no helpers/chapters/{home}.py"
+        tests = ROOT / "tests" / "chapters" / f"test_{home}.py"
+        assert tests.exists(), f"{name}: no tests/chapters/test_{home}.py"
+        text = ch["path"].read_text()
+        assert f"helpers.chapters import" in text and re.search(rf"\b{home}\b", text), f"{name} does not import its home"
+        for solution in sorted(set(re.findall(r'([a-z]+\d\d_(?:q\d+|solution)\.(?:py|ipynb))', text))):
+            folder = "labs/solutions" if solution.startswith("lab") else "notebooks/solutions"
+            assert (ROOT / folder / solution).exists(), f"{name} names {solution}, which {folder} lacks"
+            if solution.endswith(".py"):
+                assert solution in tests.read_text(), f"{solution} is not run by tests/chapters/test_{home}.py"
+
+
 def test_the_readme_lists_the_chapters_the_registry_has():
     from helpers import course
     table = course.readme_table()

@@ -69,7 +69,7 @@ def test_summarize_keeps_per_request_latencies():
 
 
 def test_fraction_for_inverts_the_start_up_report():
-    from helpers.claims.ch1 import fraction_for
+    from helpers.chapters.ch1 import fraction_for
     row = {"kv_cache_gib": 2.0, "kv_cache_tokens": 100_000, "node_memory_gib": 20.0, "non_kv_gib": 3.0}
     assert fraction_for(row, 100_000) == 0.25 and fraction_for(row, 50_000) == 0.2
     assert fraction_for({"kv_cache_gib": 2.0}, 10) is None

@@ -8,7 +8,7 @@ GPU default (a "higher" memory fraction below 0.90). It cannot catch what only a
 import pytest
 
 from helpers import hardware
-from helpers.claims import ch3, ch6
+from helpers.chapters import ch3, ch6
 from helpers.config import ConfigError, EngineConfig
 from helpers.engine import preflight
 from helpers.results import fingerprint

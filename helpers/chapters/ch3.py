@@ -9,12 +9,14 @@ the rule that judges each one from the rows the notebook measured.
 """
 from __future__ import annotations
 
+import dataclasses
 import math
 from dataclasses import dataclass
+from typing import Callable
 
 import pandas as pd
 
-from helpers import report
+from helpers import experiment, report
 from helpers.config import EngineConfig
 from helpers.load import Load
 from helpers.report import Claim
@@ -212,3 +214,22 @@ def budget_for(chunked: pd.DataFrame, max_gap_ms: float) -> str:
 def best_concurrency(sweep: pd.DataFrame) -> float:
     """Exercise 4: the client concurrency at which output throughput was highest."""
     return float(sweep.loc[sweep["output_throughput"].idxmax(), "load_max_concurrency"])
+
+
+# -- the control panel's run function (widgets.Panel calls it with the controls' values) ------------
+
+def chunked_prefill_panel(base: EngineConfig, mixed: Load, tag: str = "ch3-panel") -> Callable[..., dict]:
+    """Chapter 3: chunked prefill, budget, prefill cap and seats, on the mixed load or on long
+    prompts only. With chunking off the budget is raised to max_model_len, which vLLM needs to
+    schedule a whole prompt (None: vLLM's default, which it raises itself)."""
+    def run(chunked=True, budget=None, cap=None, max_seqs=None, short_requests=8, shape="mixed",
+            force=False, progress=True) -> dict:
+        if not chunked and budget is not None:
+            budget = max(budget, base.max_model_len)
+        cfg = base.replace(enable_chunked_prefill=chunked, max_num_seqs=max_seqs, max_num_batched_tokens=budget,
+                           long_prefill_token_threshold=cap)
+        load = dataclasses.replace(mixed, num_prompts=short_requests) if shape == "mixed" else \
+            Load(num_prompts=short_requests, input_len=mixed.long_input_len, output_len=mixed.output_len,
+                 max_concurrency=short_requests)
+        return experiment.measure(cfg, load, force=force, progress=progress, tag=tag)
+    return run

@@ -6,7 +6,7 @@ The notebook passes:
   checks    6.1: explain(...) records (figure, engine, computed, agree)
   share     6.1: the KV cache's share of the memory budget (0–1), and the service row measured on
                  that engine (its peak KV usage and preemptions say whether concurrency was short)
-  records   6.2: runners.walk(...) records; `advised` the advisor's row and the baseline it changed;
+  records   6.2: walk(...) records (runs.py); `advised` the advisor's row and the baseline it changed;
                  `mixed` the final mixed-load rows {"baseline": row, "tuned": row}
   backfire  6.3: rows by name (ROOMY, TIGHT, HIGH_FRACTION; SEATS_HIGH, SEATS_DEFAULT; BUDGET, TINY)
 """

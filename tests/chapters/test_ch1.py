@@ -1,8 +1,11 @@
-"""Chapter 1's verdicts from recorded-shape rows."""
+"""Chapter 1's home on recorded rows: its rules can say "held" and "did not hold"; its solutions pass its checks."""
 import pandas as pd
+import pytest
 
 from helpers import report
-from helpers.claims import ch1
+from helpers.chapters import ch1
+from helpers.exercises import Question
+from tests.solutions import run_solution
 
 
 def row(**kw):
@@ -49,3 +52,33 @@ def test_chain_throughput_judges_the_throughput_when_the_cache_was_short():
 def test_chain_capacity():
     chain = pd.DataFrame([row(), row(kv_cache_tokens=20_000.0, max_concurrency=10.0)])
     assert ch1.chain_capacity(chain).verdict == report.HELD
+
+
+def test_chapter1_solutions():
+    import pandas as pd
+    ablation = pd.DataFrame({"p99_itl_ms": [1000.0, 950.0, 400.0, 380.0]},
+                            index=["stock", "stock + max_model_len", "stock + budget", "tuned"])
+    env = run_solution("ch01_q1.py", {"ablation": ablation})
+    assert env["setting"] == "max_num_batched_tokens"
+    ref = pd.Series({"kv_cache_gib": 2.0, "kv_cache_tokens": 100_000, "node_memory_gib": 20.0, "non_kv_gib": 3.0})
+    env = run_solution("ch01_q3.py", {"ref": ref, "need_tokens": 50_000})
+    from helpers.chapters.ch1 import fraction_for
+    assert Question("k", lambda: fraction_for(ref, 50_000), 0.03, "", "ch01_q3.py").check(env["knee_fraction"])
+
+
+@pytest.mark.parametrize("stock_itl, tuned_itl, verdict", [(120.0, 118.0, report.NOISE), (900.0, 300.0, report.HELD),
+                                                             (300.0, 900.0, report.NOT_HELD)])
+def test_chapter1_predict_then_measure_solution(stock_itl, tuned_itl, verdict):
+    """ch01_q2.py measures (it calls H.measure); here `measure` hands back recorded rows instead."""
+    import types
+
+    from helpers.exercises import Choice
+    rows = {"stock": {"p99_itl_ms": stock_itl, "repeats": 1}, "tuned": {"p99_itl_ms": tuned_itl, "repeats": 1}}
+    H = types.SimpleNamespace(measure=lambda config, load, tag="": rows[config])
+    env = run_solution("ch01_q2.py", {"H": H, "configs": {"stock": "stock", "tuned": "tuned"}, "short_only": None,
+                                      "report": report})
+    want = report.judge_change("tuned is better", rows["stock"], rows["tuned"], "p99_itl_ms", better="lower",
+                               held_at=1.3).verdict
+    assert want == verdict
+    assert Choice("q2", [report.HELD, report.NOISE, report.NOT_HELD, report.PARTLY], lambda: want, "",
+                  "ch01_q2.py").check(env["verdict"])

@@ -1,12 +1,13 @@
-"""Runners: loops of measurements that judge as they go. They sit above both the measuring
-(`experiment`) and the judging (`slo`, `tuning`, `target`: pure functions of rows), so neither of
-those imports the other. `measure` (and `sweep`) can be handed in, so tests run them on recorded rows.
+"""Chapter 6's runs: loops of measurements that judge as they go. They sit above both the measuring
+(`experiment`) and the judging (`slo`, `tuning`, the chapter's `service`: pure functions of rows), so
+neither of those imports the other. `measure` (and `sweep`) can be handed in, so tests run them on recorded rows.
 """
 from __future__ import annotations
 
 import dataclasses
 
-from helpers import experiment, target, tuning
+from helpers import experiment, tuning
+from helpers.chapters.ch6 import service
 from helpers.config import EngineConfig
 from helpers.errors import ConfigError
 from helpers.slo import SLO, overloaded
@@ -73,11 +74,11 @@ def walk(config: EngineConfig, load, slo: SLO, steps: list[tuning.Step], *, forc
 
 
 def prepare_service(config, *, slo: SLO | None = None, tag: str = "ch6", measure=None, sweep=None,
-                    say=print) -> target.Service:
+                    say=print) -> service.Service:
     """Unloaded latency → target (unless `slo` is given) → rate sweep → the rate to tune at.
     Stored rows are reused, so after notebook 06 this starts no engine."""
     measure, sweep = measure or experiment.measure, sweep or rate_sweep
-    unloaded = measure(config, target.unloaded_load(), tag=tag)
-    slo = slo or target.slo_for(unloaded)
-    rows = sweep(config, target.service_load(), target.rates_for(unloaded), slo, tag=tag, say=say)
-    return target.Service(slo, target.tuning_rate(rows, slo), unloaded, rows)
+    unloaded = measure(config, service.unloaded_load(), tag=tag)
+    slo = slo or service.slo_for(unloaded)
+    rows = sweep(config, service.service_load(), service.rates_for(unloaded), slo, tag=tag, say=say)
+    return service.Service(slo, service.tuning_rate(rows, slo), unloaded, rows)

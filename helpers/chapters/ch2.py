@@ -1,7 +1,7 @@
 """Chapter 2's claims (throughput, latency and memory) and the rule that judges each one.
 
 The notebook measures; `claims(...)` turns its tables and rows into verdicts. The exercise
-factories at the end are shared by the notebook and tests/unit/test_exercises_ch2.py, so the
+factories at the end are shared by the notebook and tests/chapters/test_ch2.py, so the
 check a learner runs is the one the tests run on recorded rows.
 """
 from __future__ import annotations

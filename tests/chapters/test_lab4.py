@@ -2,13 +2,21 @@
 TTFT/TPOT, the advisor's figures), with a stand-in for `measure` that counts engine runs."""
 import pytest
 
-from helpers import capstone, sizes, target
+from helpers import sizes
+from helpers.chapters import ch6, lab4
 from helpers.config import ConfigError, EngineConfig
 from helpers.slo import SLO
 
+
 BASE = EngineConfig(device="cpu")
+
+
 ADVISED_CFG = BASE.replace(max_num_batched_tokens=256)
+
+
 GOOD_CFG = ADVISED_CFG.replace(long_prefill_token_threshold=128)
+
+
 BAD_CFG = BASE.replace(max_num_seqs=2)
 
 
@@ -25,9 +33,13 @@ def _row(good: int, total: int = 12, duration: float = 4.0, **figures) -> dict:
 
 
 STALLED = dict(max_itl_ms=980.0, median_itl_ms=50.0)  # the baseline's long prefill stalls (advisor rule 3)
+
+
 ROWS = {BASE: _row(5, **STALLED), ADVISED_CFG: _row(8), GOOD_CFG: _row(9), BAD_CFG: _row(3, peak_waiting=9.0,
                                                                                         peak_running=2.0,
                                                                                         engine_max_num_seqs=2)}
+
+
 UNLOADED = {"median_ttft_ms": 240.0, "median_tpot_ms": 24.0, "median_e2el_ms": 1000.0}
 
 
@@ -56,7 +68,7 @@ def _sweep(config, load, rates, slo, tag="", say=print):
 def lab(monkeypatch):
     monkeypatch.setattr(sizes, "_size", "smoke")
     engine = FakeEngine()
-    lab = capstone.Capstone.prepare(BASE, measure=engine, sweep=_sweep, say=lambda _: None)
+    lab = lab4.Capstone.prepare(BASE, measure=engine, sweep=_sweep, say=lambda _: None)
     return lab, engine
 
 
@@ -73,7 +85,7 @@ def test_prepare_derives_the_service_and_measures_baseline_and_advice(lab):
 
 def test_a_second_lab_run_reuses_every_row(lab):
     lab, engine = lab
-    again = capstone.Capstone.prepare(BASE, measure=engine, sweep=_sweep, say=lambda _: None)
+    again = lab4.Capstone.prepare(BASE, measure=engine, sweep=_sweep, say=lambda _: None)
     assert len(engine.runs) == 2 and again.baseline["reused"] and again.advised["reused"]
     assert "(a stored row, reused)" in again.references()
 
@@ -91,11 +103,11 @@ def test_pass_only_by_beating_the_advisor(lab, capsys):
     lab, engine = lab
     assert lab.check(GOOD_CFG)  # 9 of 12 against the advisor's 8 of 12: ×1.12, beyond one repeat's ±10 %
     assert "Passed: ×1.12 the advisor's" in capsys.readouterr().out and engine.runs[-1] == GOOD_CFG
-    v = target.capstone_verdict(_row(8), lab.baseline, lab.advised, lab.slo)
+    v = ch6.capstone_verdict(_row(8), lab.baseline, lab.advised, lab.slo)
     assert not v.passed and "within the noise of the advisor's" in v.text
     assert not lab.check(ADVISED_CFG)  # the advice itself is not an answer
     assert "advisor's own change" in capsys.readouterr().out
-    v = target.capstone_verdict(_row(11), lab.baseline, lab.advised, lab.slo)
+    v = ch6.capstone_verdict(_row(11), lab.baseline, lab.advised, lab.slo)
     assert v.passed and "the advisor's" in v.text  # 11 vs 8 of 12
 
 
@@ -128,8 +140,8 @@ def test_an_unmeetable_target_says_so_and_shows_the_closest(lab):
 def test_the_panel_measures_the_base_with_its_settings(lab):
     lab, engine = lab
     row = lab.panel_run(max_num_batched_tokens=256, long_prefill_token_threshold=128)
-    assert engine.runs[-1] == GOOD_CFG and row[capstone.GOODPUT] == pytest.approx(9 / 4)
-    assert row[capstone.MET] == pytest.approx(0.75) and "Passes" in lab.summary([row])
+    assert engine.runs[-1] == GOOD_CFG and row[lab4.GOODPUT] == pytest.approx(9 / 4)
+    assert row[lab4.MET] == pytest.approx(0.75) and "Passes" in lab.summary([row])
 
 
 def test_hint_reads_the_last_run_and_names_its_chapter(lab, capsys):
@@ -146,10 +158,10 @@ def test_hint_reads_the_last_run_and_names_its_chapter(lab, capsys):
 
 
 def test_every_lever_has_a_chapter_and_the_solution_exists(capsys):
-    assert set(capstone.LEVERS.values()) == set(capstone.TOPICS)
-    for chapter in capstone.TOPICS:
-        assert capstone.chapter_file(chapter).startswith(f"notebooks/0{chapter}_")
-    capstone.Capstone.solution(None)
+    assert set(lab4.LEVERS.values()) == set(lab4.TOPICS)
+    for chapter in lab4.TOPICS:
+        assert lab4.chapter_file(chapter).startswith(f"notebooks/0{chapter}_")
+    lab4.Capstone.solution(None)
     assert "lab04_solution.ipynb" in capsys.readouterr().out
 
 

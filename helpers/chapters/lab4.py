@@ -2,7 +2,7 @@
 and the self-check, hints and solution, in the manner of `helpers.exercises`.
 
 Everything here judges rows measured on this machine: the service (load, target, rate) comes
-from `runners.prepare_service`, the pass rule from `target.capstone_verdict`, the hint from the
+from chapter 6's `prepare_service`, the pass rule from its `capstone_verdict`, the hint from the
 advisor's diagnosis of the learner's last row. Chapter 6 calls the same functions with the same
 config, so after notebook 06 (one results store) preparing the lab starts no engine, and
 checking the unchanged baseline never does.
@@ -13,7 +13,8 @@ import time
 from dataclasses import dataclass, field
 from typing import Callable
 
-from helpers import advisor, runners, target
+from helpers import advisor
+from helpers.chapters import ch6
 from helpers.config import BY_NAME, SETTINGS, ConfigError, EngineConfig
 from helpers.slo import SLO, knee
 
@@ -87,7 +88,7 @@ class Capstone:
     """The service, the two reference rows (baseline and the advisor's), and the learner's runs."""
 
     base: EngineConfig
-    service: target.Service
+    service: ch6.Service
     baseline: dict
     advice: advisor.Advice
     advised: dict
@@ -102,7 +103,7 @@ class Capstone:
         Rows stored by notebook 06 (same config, same loads) are reused."""
         if measure is None:
             from helpers.experiment import measure
-        service = runners.prepare_service(base, slo=slo, tag=tag, measure=measure, sweep=sweep, say=say)
+        service = ch6.prepare_service(base, slo=slo, tag=tag, measure=measure, sweep=sweep, say=say)
         baseline = measure(base, service.load, tag=tag)
         advice = advisor.advise(baseline, base, service.slo)
         advised = measure(advice.apply(base), service.load, tag=tag) if advice.change else baseline
@@ -122,8 +123,8 @@ class Capstone:
             f"Load: {self.service.load.label()}",
             f"Unloaded (one request at a time): median TTFT {u['median_ttft_ms']:,.0f} ms, median TPOT "
             f"{u['median_tpot_ms']:.1f} ms, a request every {u['median_e2el_ms']:,.0f} ms.",
-            f"Target: {s.label()} (TTFT ×{target.TTFT_HEADROOM:g} and TPOT ×{target.TPOT_HEADROOM:g} the unloaded "
-            "medians, rounded up)." if s == target.slo_for(u) else f"Target (yours): {s.label()}.",
+            f"Target: {s.label()} (TTFT ×{ch6.TTFT_HEADROOM:g} and TPOT ×{ch6.TPOT_HEADROOM:g} the unloaded "
+            "medians, rounded up)." if s == ch6.slo_for(u) else f"Target (yours): {s.label()}.",
             f"Rate sweep of the baseline at {rates} req/s: {k.text(s)}",
             f"You tune at {self.service.rate:g} req/s (Poisson arrivals).",
         ])
@@ -159,8 +160,8 @@ class Capstone:
         """The control panel's function: the base config with the panel's settings."""
         return self.run(self.base.replace(**settings), force=force, progress=progress)
 
-    def verdict(self, config: EngineConfig, row: dict) -> target.Verdict:
-        return target.capstone_verdict(row, self.baseline, self.advised, self.slo,
+    def verdict(self, config: EngineConfig, row: dict) -> ch6.Verdict:
+        return ch6.capstone_verdict(row, self.baseline, self.advised, self.slo,
                                        same_as_baseline=config == self.base,
                                        same_as_advised=config == self.advice.apply(self.base))
 

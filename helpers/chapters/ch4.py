@@ -12,13 +12,23 @@ The notebook passes its tables indexed by name:
 """
 from __future__ import annotations
 
+import dataclasses
 import math
 import random
+from typing import Callable
 
 import pandas as pd
 
-from helpers import report
+from helpers import experiment, report
+from helpers.config import ConfigError, EngineConfig
+from helpers.engine import remote
+from helpers.engine.server import reset_prefix_cache
+from helpers.experiment import base_row, engine_for, turn_for
+from helpers.load import Load
+from helpers.load.direct import cached_tokens_each, timed_completions
+from helpers.load.metrics import scrape
 from helpers.report import Claim
+from helpers.results import ResultStore
 
 N1, N4, MANY = "n=1", "n=4", "4× requests"
 FIXED, CHURN, SHORT, OFF = "fixed prefix", "churning prefixes", "prefix under one block", "caching off"
@@ -234,3 +244,70 @@ def claims(samples, beam, prefix, stale, compiled, logging, device: str = "cpu",
     evicted = [eviction_claim(eviction[0]["hits"], eviction[1], block)] if eviction else []
     return [*sample_claims(samples), beam_claim(beam), *prefix_claims(prefix), *changed, stale_claim(stale), *evicted,
             *compile_claims(compiled, device), logging_claim(logging)]
+
+
+# -- the control panel's run function (widgets.Panel calls it with the controls' values) ------------
+
+def prefix_caching_panel(base: EngineConfig, fixed: Load, block: int, tag: str = "ch4-panel") -> Callable[..., dict]:
+    """Chapter 4: caching on or off, on the fixed-prefix load with another prefix length (in
+    blocks), number of distinct prefixes or number of requests."""
+    def run(caching=True, prefix_blocks=4.0, prefixes=1, requests=fixed.num_prompts, force=False,
+            progress=True) -> dict:
+        load = dataclasses.replace(fixed, num_prompts=requests, prefix_len=max(1, int(prefix_blocks * block)),
+                                   num_prefixes=min(prefixes, requests))
+        return experiment.measure(base.replace(enable_prefix_caching=caching), load, force=force,
+                                  progress=progress, tag=tag)
+    return run
+
+
+def eager_or_compiled_panel(base: EngineConfig, compiled: EngineConfig, loads: dict[int, Load],
+                      tag: str = "ch4-compile") -> Callable[..., dict]:
+    """Chapter 4: the eager or the compiled engine (optionally with a CUDA-graph mode) at a
+    number of requests in flight (`loads` maps it to the load)."""
+    def run(engine="compiled", concurrency=4, cudagraph_mode=None, force=False, progress=True) -> dict:
+        cfg = base if engine == "eager" else compiled.replace(
+            compilation_config={"cudagraph_mode": cudagraph_mode} if cudagraph_mode else None)
+        return experiment.measure(cfg, loads[concurrency], force=force, progress=progress, tag=tag)
+    return run
+
+
+# -- runs of plain requests that vLLM's benchmark client cannot send (4.1 beam search, 4.2 lookups) ----
+def timed(config: EngineConfig, prompts: list[str], max_tokens: int, params: dict, *, force: bool = False,
+          tag: str = "", store: ResultStore | None = None, progress: bool = True) -> dict:
+    """Time plain, one-at-a-time completion requests sent with `params` (beam search is not
+    streamed, so the benchmark client cannot send it); stored like every other row."""
+    store = store or ResultStore()
+    row = base_row(config, {"prompts": list(prompts), "max_tokens": max_tokens, "params": params}, tag, "timed")
+    if not force and (old := store.get(row["key"])):
+        return {**old, "reused": True}
+    with turn_for(config, "timed requests"):
+        server = engine_for(config, progress)
+        headers = getattr(server, "headers", None)
+        if not isinstance(server, remote.Endpoint):  # a shared server's cache is not ours to empty
+            reset_prefix_cache(server.base_url, headers)
+        row.update(params=params, max_tokens=max_tokens, **timed_completions(
+            server.base_url, server.model_path, list(prompts), max_tokens, params, headers))
+    store.append(row)
+    return {**row, "reused": False}
+
+
+def prefix_hits(config: EngineConfig, prompts: dict[str, list[int]], *, force: bool = False, tag: str = "",
+                store: ResultStore | None = None, progress: bool = True) -> dict:
+    """Tokens the prefix cache supplied to each prompt, sent one after another into an emptied
+    cache (so each finds only what the prompts before it left); stored like every other row."""
+    store = store or ResultStore()
+    row = base_row(config, {"prefix_hits": {name: list(ids) for name, ids in prompts.items()}}, tag, "prefix_hits")
+    if not force and (old := store.get(row["key"])):
+        return {**old, "reused": True}
+    with turn_for(config, "prefix-cache lookups"):
+        server = engine_for(config, progress)
+        headers = getattr(server, "headers", None)
+        if isinstance(server, remote.Endpoint) or not reset_prefix_cache(server.base_url, headers):
+            raise ConfigError("enable_prefix_caching", "this experiment needs an engine whose prefix cache the guide "
+                              "can empty (its own server, started with VLLM_SERVER_DEV_MODE=1).",
+                              "run it on a local engine, not on GUIDE_ENDPOINT.")
+        row["hits"] = cached_tokens_each(server.base_url, server.model_path, prompts,
+                                         lambda: scrape(server.base_url, headers=headers), headers)
+        row["prompt_tokens"] = {name: len(ids) for name, ids in prompts.items()}
+    store.append(row)
+    return {**row, "reused": False}

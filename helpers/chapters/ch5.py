@@ -11,9 +11,12 @@ The notebook passes its tables indexed by name:
 """
 from __future__ import annotations
 
+from typing import Callable
+
 import pandas as pd
 
-from helpers import report
+from helpers import correctness, experiment, report
+from helpers.config import EngineConfig
 from helpers.report import Claim
 from helpers.results import roofline
 
@@ -140,3 +143,18 @@ def parallel_claims(parallel: pd.DataFrame, device: str = "cpu") -> list[Claim]:
 
 def claims(weights, kv, drift, parallel, device: str = "cpu") -> list[Claim]:
     return [*weight_claims(weights), *kv_claims(kv, drift), *parallel_claims(parallel, device)]
+
+
+# -- the control panel's run function (widgets.Panel calls it with the controls' values) ------------
+
+def kv_dtype_and_weights_panel(base: EngineConfig, weight_models: dict[str, str], reference_trace: dict,
+                         drift_tokens: int, tag: str = "ch5-panel") -> Callable[..., dict]:
+    """Chapter 5: one engine per (KV dtype, weights): its KV capacity, then its long greedy
+    answers against the reference's (the share of tokens matched before the first difference)."""
+    def run(kv_cache_dtype="auto", weights="bf16", force=False, progress=True) -> dict:
+        cfg = base.replace(kv_cache_dtype=kv_cache_dtype, model=weight_models[weights])
+        row = experiment.capacity(cfg, force=force, progress=progress, tag=tag)
+        d = correctness.drift(reference_trace, correctness.greedy_trace(cfg, max_tokens=drift_tokens, force=force))
+        return {**row, "config_label": f"{weights} weights, kv={kv_cache_dtype}",
+                "token_agreement": d.token_agreement.mean()}
+    return run

@@ -1,10 +1,13 @@
-"""Chapter 4's verdicts on recorded figures (shaped like this project's smoke runs)."""
+"""Chapter 4's home on recorded rows: its rules, prompt designs and exercises."""
 import math
 
 import pandas as pd
 
-from helpers.claims import ch4
+from helpers.chapters import ch4
+from helpers.exercises import Question
+from helpers.load import Load
 from helpers.report import HELD, NOISE, NOT_HELD, PARTLY, UNTESTED
+from tests.solutions import run_solution
 
 
 def _row(**kw):
@@ -100,3 +103,24 @@ def test_eviction_prompts_predict_tail_first():
     assert predicted == 5 * 128  # A's 8 full blocks, its last 3 evicted by B
     assert ch4.eviction_claim({ch4.FIRST_AGAIN: 640}, predicted, 128).verdict == HELD
     assert ch4.eviction_claim({ch4.FIRST_AGAIN: 0}, predicted, 128).verdict == NOT_HELD  # head first
+
+
+def test_chapter4_solutions():
+    import math
+    from helpers.chapters import ch4
+
+    one = Load(num_prompts=4, input_len=256, output_len=16, max_concurrency=4, temperature=1.0)
+    env = run_solution("ch04_q1.py", {"sample_loads": {"n=1": one}})
+    assert Question("q1", lambda: 16.0, 0.0, "", "ch04_q1.py").check(env["answer"])
+    fixed = Load(kind="prefix", num_prompts=6, prefix_len=512, input_len=64, output_len=16, max_concurrency=4)
+    measured = {"prefix_cache_hits": 2560.0, "total_input_tokens": 3456.0}  # this project's smoke run
+    env = run_solution("ch04_q2.py", {"fixed": fixed, "block": 128})
+    assert Question("q2", lambda: ch4.share_saved(measured), 0.05, "", "ch04_q2.py").check(env["answer"])
+    eager_rows = {1: {"start_seconds": 26.6, "output_throughput": 26.2}}
+    compiled_rows = {1: {"start_seconds": 75.7, "output_throughput": 33.2}}
+    env = run_solution("ch04_q3.py", {"eager_rows": eager_rows, "compiled_rows": compiled_rows})
+    want = ch4.break_even_tokens(eager_rows[1], compiled_rows[1])
+    assert Question("q3", lambda: want, 0.02, "", "ch04_q3.py").check(env["answer3"])
+    compiled_rows[1]["output_throughput"] = 20.0  # slower: it never catches up
+    env = run_solution("ch04_q3.py", {"eager_rows": eager_rows, "compiled_rows": compiled_rows})
+    assert math.isinf(env["answer3"]) and Question("q3", lambda: math.inf, 0.02, "", "ch04_q3.py").check(env["answer3"])

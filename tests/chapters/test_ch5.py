@@ -1,7 +1,10 @@
+"""Chapter 5's home on recorded rows: its rules and exercises."""
 import pandas as pd
 
-from helpers.claims import ch5
+from helpers.chapters import ch5
+from helpers.exercises import Choice, Question
 from helpers.report import HELD, NOT_HELD, PARTLY, UNTESTED
+from tests.solutions import run_solution
 
 
 def _weights(int8_tpot=35.0, int4_tpot=62.0, ppl=(19.0, 21.5, 29.0)):
@@ -44,3 +47,17 @@ def test_parallel_claims():
     offload, split, slower = ch5.parallel_claims(rows)
     assert offload.verdict == UNTESTED and (split.verdict, slower.verdict) == (HELD, HELD)
     assert len(ch5.parallel_claims(rows, device="cuda")) == 2
+
+
+def test_chapter5_solutions():
+    import pandas as pd
+    shape = {"num_hidden_layers": 30, "num_key_value_heads": 3, "head_dim": 64}
+    env = run_solution("ch05_q1.py", {"shape": shape, "kv_bytes": 24 * 128 * 23040})
+    assert Question("q1", lambda: 6144.0, 0.05, "", "ch05_q1.py").check(env["answer"])
+    weights = pd.DataFrame({"non_kv_gib": [1.08, 0.91], "kv_cache_gib": [3.85, 4.0],
+                            "kv_cache_tokens": [174976, 183040]}, index=["bf16", "int4"])
+    env = run_solution("ch05_q2.py", {"weights": weights, "small": "int4"})
+    assert Question("q2", lambda: 183040 - 174976, 0.25, "", "ch05_q2.py").check(env["answer"])
+    parallel = pd.DataFrame({"mean_tpot_ms": [13.7, 29.2]}, index=["TP=1", "TP=2"])
+    env = run_solution("ch05_q3.py", {"parallel": parallel})
+    assert Choice("q3", ["TP=1", "TP=2"], lambda: "TP=1", "", "ch05_q3.py").check(env["answer3"])

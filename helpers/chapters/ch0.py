@@ -1,0 +1,22 @@
+"""Chapter 0 · start here: the answer its "predict first" exercise is checked against.
+
+The other two exercises read one figure of the first row (its throughput) or recompute goodput
+(`helpers.slo.goodput`); this one compares the two parts of a request's time.
+"""
+from __future__ import annotations
+
+from helpers.load import Load
+
+FIRST_TOKEN, THE_REST = "first token", "the rest"
+
+
+def where_the_time_goes(row: dict, load: Load) -> str:
+    """Which part of one request took longer on average: the wait for the first token (mean TTFT)
+    or every token after it (mean TPOT × the output tokens after the first)."""
+    return FIRST_TOKEN if row["mean_ttft_ms"] > row["mean_tpot_ms"] * (load.output_len - 1) else THE_REST
+
+
+def time_split(row: dict, load: Load) -> str:
+    """The two figures `where_the_time_goes` compared, for the check's explanation."""
+    rest = row["mean_tpot_ms"] * (load.output_len - 1)
+    return f"mean TTFT {row['mean_ttft_ms']:.0f} ms vs {load.output_len - 1} × {row['mean_tpot_ms']:.1f} ms = {rest:.0f} ms"

@@ -1,0 +1,28 @@
+"""Chapter 0's exercises on recorded rows: the kept-apart solutions pass the chapter's checks."""
+
+from helpers.exercises import Choice, Question
+from helpers.load import Load
+from helpers.slo import goodput
+from tests.solutions import run_solution
+
+
+def test_chapter0_solutions():
+    runs = [{"duration": 10.0, "total_output_tokens": 1024, "request_ttft_ms": [500, 1500, 800],
+             "request_tpot_ms": [40, 30, 60]}]
+    first = {"output_throughput": 102.4, "total_output_tokens": 1024.0, "duration": 10.0, "mean_ttft_ms": 2000.0,
+             "mean_tpot_ms": 50.0, "runs": runs}
+    first_load = Load(num_prompts=16, input_len=256, output_len=64, max_concurrency=8)
+    env = run_solution("ch00_q1.py", {"first": first})
+    assert Question("t", lambda: first["output_throughput"], 0.02, "", "ch00_q1.py").check(env["throughput"])
+    env = run_solution("ch00_q2.py", {"first": first, "first_load": first_load})
+    assert Choice("c", ["first token", "the rest"], lambda: "the rest", "", "ch00_q2.py").check(env["prediction"])
+    env = run_solution("ch00_q3.py", {"first": first})
+    assert env["strict_goodput"] == goodput({"runs": runs}, 1000, 50) == 0.1
+
+
+def test_where_the_time_goes_can_say_either():
+    from helpers.chapters import ch0
+    load = Load(num_prompts=4, input_len=256, output_len=65, max_concurrency=4)
+    assert ch0.where_the_time_goes({"mean_ttft_ms": 700.0, "mean_tpot_ms": 10.0}, load) == ch0.FIRST_TOKEN  # 700 > 640
+    assert ch0.where_the_time_goes({"mean_ttft_ms": 600.0, "mean_tpot_ms": 10.0}, load) == ch0.THE_REST
+    assert "64 × 10.0 ms = 640 ms" in ch0.time_split({"mean_ttft_ms": 600.0, "mean_tpot_ms": 10.0}, load)

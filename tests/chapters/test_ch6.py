@@ -1,0 +1,169 @@
+"""Chapter 6's home on recorded rows: the service and its target, the runs (with `measure` handed in), the rules, the exercises."""
+import math
+
+import pytest
+
+from helpers import report, sizes
+from helpers.chapters import ch6
+from helpers.config import ConfigError
+from helpers.exercises import Question
+from helpers.slo import goodput, SLO
+from tests.solutions import run_solution
+
+
+SLO_ = SLO(1000, 50, share=0.9)
+
+
+def _row(good, total=10, duration=10.0, **extra):
+    return {"runs": [{"request_ttft_ms": [100] * good + [5000] * (total - good), "request_tpot_ms": [20] * total,
+                      "duration": duration}], **extra}
+
+
+def test_startup_claims():
+    checks = [{"figure": "KV cache tokens", "agree": True}, {"figure": "max concurrency", "agree": True}]
+    idle, full = {"peak_kv_cache_usage_pct": 3.0, "preemptions": 0}, {"peak_kv_cache_usage_pct": 99.0, "preemptions": 3}
+    c = ch6.startup_claims(checks, 0.82, idle, 0.05)
+    assert [x.verdict for x in c] == [report.HELD, report.HELD]
+    c = ch6.startup_claims(checks + [{"figure": "KV cache (GiB)", "agree": False}], 0.82, full, 0.05)
+    assert [x.verdict for x in c] == [report.PARTLY, report.NOT_HELD]  # a high share, yet the cache ran short
+    assert "off: KV cache (GiB)" in c[0].evidence
+
+
+def test_each_band_is_judged_by_what_it_says():
+    idle = {"peak_kv_cache_usage_pct": 3.0, "preemptions": 0}
+    assert ch6.band_claim(0.15, 0.70, idle).verdict == report.HELD  # weights really crowd the cache out
+    low = ch6.band_claim(0.18, 0.04, idle)  # a small fraction, tiny weights: the band's reason is wrong
+    assert low.verdict == report.NOT_HELD and "weights crowd" in low.text
+    assert ch6.band_claim(0.5, 0.3, idle).verdict == report.HELD
+    assert ch6.band_claim(0.5, 0.3, {"peak_kv_cache_usage_pct": 100.0, "preemptions": 0}).verdict == report.NOT_HELD
+    assert ch6.band_claim(0.3, 0.05, idle).verdict == report.UNTESTED
+
+
+def test_tuning_claims_follow_goodput():
+    base, better, same = _row(3), _row(6), _row(3)
+    records = [{"step": "baseline", "row": base, "kept": True},
+               {"step": "budget", "row": better, "kept": True, "effect": "helped"},
+               {"step": "caching off", "row": same, "kept": False, "effect": "within noise"}]
+    c = ch6.tuning_claims(records, {"baseline": base, "row": same}, "advice", {"baseline": base, "tuned": _row(1)}, SLO_)
+    assert [x.verdict for x in c] == [report.HELD, report.NOISE, report.NOT_HELD]
+    assert "1 of 2 steps kept" in c[0].evidence
+    assert len(ch6.tuning_claims(records, {"baseline": base, "row": better}, "a", {}, SLO_)) == 2
+
+
+def test_backfire_claims():
+    rows = {ch6.ROOMY: {"prefix_cache_hit_rate": 0.6, "median_ttft_ms": 100, "kv_cache_tokens": 1000},
+            ch6.TIGHT: {"prefix_cache_hit_rate": 0.1, "median_ttft_ms": 300},
+            ch6.HIGH_FRACTION: {"prefix_cache_hit_rate": 0.6, "cfg_gpu_memory_utilization": 0.5, "kv_cache_tokens": 2000},
+            ch6.SEATS_HIGH: {"request_throughput": 10.0, "peak_running": 200, "engine_max_num_seqs": 256},
+            ch6.SEATS_DEFAULT: {"request_throughput": 8.0, "peak_running": 128, "engine_max_num_seqs": 128},
+            ch6.BUDGET: {"median_ttft_ms": 1000.0}, ch6.TINY: {"median_ttft_ms": 1600.0}}
+    # the tight cache loses its hits; the high fraction does not; more seats were faster; tiny chunks slower
+    assert [x.verdict for x in ch6.backfire_claims(rows)] == [report.HELD, report.NOT_HELD, report.NOT_HELD, report.HELD]
+    assert len(ch6.backfire_claims({ch6.BUDGET: rows[ch6.BUDGET]})) == 0  # a pair is needed
+    rows[ch6.SEATS_HIGH]["peak_running"] = 128  # the flood never used the extra seats
+    assert ch6.backfire_claims(rows)[2].verdict == report.UNTESTED
+    assert ch6.very_many_seats(128, full=False) == 256 and ch6.very_many_seats(1024, full=True) == 2048
+
+
+def test_the_kept_configuration_is_judged_on_fresh_prompts():
+    base, lucky, fresh = _row(3), _row(6), _row(3)
+    records = [{"step": "baseline", "row": base, "kept": True},
+               {"step": "budget", "row": lucky, "kept": True, "effect": "helped"}]
+    advised = {"baseline": base, "row": base}
+    assert ch6.tuning_claims(records, advised, "a", {}, SLO_)[0].verdict == report.HELD
+    judged = ch6.tuning_claims(records, advised, "a", {}, SLO_, fresh=fresh)[0]
+    assert judged.verdict == report.NOISE and "fresh run" in judged.evidence  # the lucky row does not count
+
+
+def test_order_claim_compares_the_two_paths():
+    base, good, worse = _row(3), _row(6), _row(4)
+    forward = [{"step": "baseline", "row": base, "kept": True, "goodput": 0.75},
+               {"step": "budget", "row": good, "kept": True, "goodput": 1.5}]
+    reverse = [{"step": "baseline", "row": base, "kept": True, "goodput": 0.75},
+               {"step": "INT8 weights", "row": worse, "kept": True, "goodput": 1.0}]
+    assert ch6.order_claim(forward, reverse, SLO_).verdict == report.HELD
+    assert ch6.order_claim(reverse, forward, SLO_).verdict == report.NOT_HELD
+    assert ch6.order_claim(forward, None, SLO_).verdict == report.UNTESTED
+
+
+def _rate_row(rate, ttfts, tpots, duration=10.0):
+    return {"load_request_rate": rate, "median_ttft_ms": sorted(ttfts)[len(ttfts) // 2],
+            "runs": [{"request_ttft_ms": ttfts, "request_tpot_ms": tpots, "duration": duration}]}
+
+
+def test_the_target_is_a_rounded_multiple_of_the_unloaded_latency():
+    slo = ch6.slo_for({"median_ttft_ms": 84.3, "median_tpot_ms": 23.4})
+    assert (slo.ttft_ms, slo.tpot_ms, slo.share) == (340, 47, ch6.SHARE)  # 337.2 → 340, 46.8 → 47
+    with pytest.raises(ConfigError, match="unloaded"):
+        ch6.slo_for({"median_ttft_ms": None, "median_tpot_ms": 20})
+
+
+def test_sweep_rates_are_multiples_of_the_one_at_a_time_rate(monkeypatch):
+    monkeypatch.setattr(sizes, "_size", "smoke")
+    assert ch6.rates_for({"median_e2el_ms": 800.0}) == [1.2, 2.5, 5.0, 10.0]
+
+
+def test_tune_just_past_the_knee():
+    slo = SLO(1000, 50, share=1.0)
+    good, bad = ([100] * 4, [20] * 4), ([5000] * 4, [20] * 4)
+    assert ch6.tuning_rate([_rate_row(1, *good), _rate_row(2, *good), _rate_row(4, *bad)], slo) == 4
+    assert ch6.tuning_rate([_rate_row(1, *good), _rate_row(2, *good)], slo) == 2  # all met: the highest tried
+    assert ch6.tuning_rate([_rate_row(1, *bad), _rate_row(2, *bad)], slo) == 1  # none met: the lowest
+    with pytest.raises(ConfigError):
+        ch6.tuning_rate([], slo)
+
+
+def test_the_service_load_arrives_at_the_rate_asked():
+    load = ch6.service_load(2.5)
+    assert load.kind == "prefix" and load.request_rate == 2.5 and load.max_concurrency is None
+    assert math.isinf(ch6.service_load().request_rate)
+    assert ch6.unloaded_load().max_concurrency == 1
+
+
+def test_prepare_reuses_what_it_is_given():
+    calls = []
+
+    def measure(config, load, tag=""):
+        calls.append(load)
+        return {"median_ttft_ms": 100.0, "median_tpot_ms": 20.0, "median_e2el_ms": 500.0}
+
+    def sweep(config, load, rates, slo, tag="", say=print):
+        return [_rate_row(r, [100] * 4, [20] * 4) if r < 8 else _rate_row(r, [9000] * 4, [20] * 4) for r in rates]
+
+    service = ch6.prepare_service(object(), measure=measure, sweep=sweep)
+    assert service.slo.ttft_ms == 400 and service.slo.tpot_ms == 40
+    assert service.rate == min(r["load_request_rate"] for r in service.sweep if r["median_ttft_ms"] > 1000)
+    assert service.load.request_rate == service.rate and calls[0].max_concurrency == 1
+
+
+def test_capstone_passes_only_beyond_the_noise_of_the_better_reference():
+    slo = SLO(1000, 50, share=0.9)
+    row = lambda good: _rate_row(1, [100] * good + [5000] * (10 - good), [20] * 10)  # noqa: E731
+    base, advised = row(4), row(6)  # goodput 0.4 and 0.6 req/s
+    v = ch6.capstone_verdict(row(8), base, advised, slo)
+    assert v.passed and "the advisor's" in v.text  # 0.8 vs 0.6: beyond the ±10 % noise of one repeat
+    v = ch6.capstone_verdict(row(6), base, advised, slo)
+    assert not v.passed and v.text.startswith("Not yet: within the noise")  # matching the advisor is not beating it
+    v = ch6.capstone_verdict(row(5), base, row(3), slo)
+    assert v.passed and "the baseline's" in v.text  # the advice hurt: the baseline is the one to beat
+    v = ch6.capstone_verdict(row(9), base, advised, slo, same_as_advised=True)
+    assert not v.passed and "advisor's own change" in v.text
+    v = ch6.capstone_verdict(row(9), base, advised, slo, same_as_baseline=True)
+    assert not v.passed and "change at least one setting" in v.text
+    assert not ch6.capstone_verdict(row(0), row(0), row(0), slo).passed  # nothing met the target anywhere
+
+
+def test_chapter6_solutions():
+    from helpers.config import EngineConfig
+    from helpers.slo import SLO
+
+    base, cap = EngineConfig(), {"kv_cache_tokens": 223872, "max_concurrency": 109.3125}
+    env = run_solution("ch06_q1.py", {"cap": cap, "base": base})
+    assert Question("q1", lambda: cap["max_concurrency"], 0.01, "", "ch06_q1.py").check(env["answer"])
+    slo = SLO(1600, 65)
+    row = {"runs": [{"request_ttft_ms": [100, 2000, 300, 400], "request_tpot_ms": [50, 50, 70, 60], "duration": 4.0}]}
+    env = run_solution("ch06_q2.py", {"baseline_row": row, "slo": slo})
+    assert env["answer"] == slo.goodput(row) == 0.5
+    backfire = {"default budget": {"median_ttft_ms": 1000.0}, "tiny chunks": {"median_ttft_ms": 1500.0}}
+    env = run_solution("ch06_q3.py", {"backfire": backfire})
+    assert env["answer3"] == "yes"
