@@ -89,18 +89,23 @@ def stop(now: bool = False) -> None:
         shared.release()
 
 
-def base_row(config: EngineConfig, load: Load | dict | None, tag: str, kind: str, repeats: int = 1) -> dict:
+_ASK = object()
+
+
+def base_row(config: EngineConfig, load: Load | dict | None, tag: str, kind: str, repeats: int = 1,
+             endpoint=_ASK) -> dict:
     """What every stored row starts with: run id, key, time, config, load and machine.
     `load` is a Load, or for other kinds of row (greedy answers) a dict of what was asked.
     A remote server's rows also carry its URL, model, version and settings (remote.Endpoint.record),
-    and its key includes them, so they never match a local row or another server's."""
+    and its key includes them, so they never match a local row or another server's. `endpoint`:
+    what `remote_for(config)` returned, where the caller already asked."""
     env = fingerprint()
     cfg = config.as_dict()
     if isinstance(load, Load):
         what = {**load.as_dict(), "repeats": repeats}  # 1 and 3 repeats are different results
     else:
         what = load
-    endpoint = remote_for(config)
+    endpoint = remote_for(config) if endpoint is _ASK else endpoint
     if endpoint is None:
         layout = layout_for(config)  # vLLM's process layout unless GUIDE_ENGINE_LAYOUT says otherwise
         where, keyed, label = {"engine_location": "local"}, ({"layout": layout} if layout != "vllm" else {}), None
@@ -156,7 +161,7 @@ def measure(config: EngineConfig, load: Load, *, repeats: int | None = None, for
         raise ConfigError("max_model_len", f"({whose}, {limit}) is shorter than this load's {what}: "
                           f"{load.longest_prompt()} tokens, so the server would reject it.",
                           f"max_model_len >= {load.longest_prompt()}, or a shorter load.")
-    row = base_row(config, load, tag, "load", repeats)
+    row = base_row(config, load, tag, "load", repeats, endpoint=endpoint)
     if not force and (old := store.get(row["key"])):
         return roofline.annotate({**old, "reused": True}, roof(roofline.worker_threads(old), store, probe=False))
     with turn_for(config, f"the load {load.label()}"):
@@ -232,7 +237,7 @@ def start_order(configs: dict) -> list:
 def _run_repeats(config, load, repeats, endpoint, row, progress, sample_every) -> None:
     if endpoint is None and layout_for(config) == "merged" and "vllm.benchmarks.serve" not in sys.modules:
         beside_next_start(import_client)  # the test run's first load in a kernel: import while the engine starts
-    server = engine_for(config, progress)
+    server = endpoint if endpoint is not None else engine_for(config, progress)  # GUIDE_ENDPOINT asked once, in measure
     row.update(facts.read(server))  # what the engine reports about itself
     headers = getattr(server, "headers", None)  # a remote server's key
     if not server.warmed_up:

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from helpers.results.imports import missing
+from helpers.results.gaps import missing
 
 HELD, PARTLY, NOT_HELD, NOISE, UNTESTED = "held", "held partly", "did not hold", "within noise here", "not measured here"
 # Marks every browser draws with its ordinary text fonts (no emoji font needed).

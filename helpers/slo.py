@@ -14,7 +14,7 @@ import statistics
 from dataclasses import dataclass
 
 from helpers.errors import ConfigError
-from helpers.results.imports import missing
+from helpers.results.gaps import missing
 
 
 @dataclass(frozen=True)

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 
 from helpers import report
 from helpers.config import ConfigError
-from helpers.results.imports import missing
+from helpers.results.gaps import missing
 from helpers.slo import SLO
 
 HELPED, NOTHING, HURT = "helped", "within noise", "hurt"

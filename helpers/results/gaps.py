@@ -1,0 +1,38 @@
+"""Why a row lacks a figure: an imported file records only what its tool wrote, and a verdict
+that needs a missing figure says which file and why ("not in this file: …") instead of guessing.
+
+The judging layer (`report`, `slo`, `tuning`) asks this module; it needs nothing of the importer
+(helpers/results/imports.py), which only writes the tool names that rows carry.
+"""
+from __future__ import annotations
+
+import re
+
+from helpers.results import roofline
+
+VLLM_BENCH, VLLM_SWEEP, GUIDELLM = "vllm bench serve", "vllm bench sweep", "guidellm"
+
+
+def missing(row, figure: str) -> str | None:
+    """Why an imported row has no `figure` ("not in this file: …"), or None where the row has it
+    or is not imported."""
+    get = row.get if hasattr(row, "get") else (lambda k: None)
+    if get("engine_location") != "imported":
+        return None
+    value = get(figure)
+    if value is not None and value == value:
+        return None
+    tool = get("import_tool") or "the tool"
+    if figure in ("request_ttft_ms", "request_tpot_ms", "goodput") or figure.startswith("goodput"):
+        why = ("it keeps per-request TTFT only with --save-detailed" if tool == VLLM_BENCH else
+               "a sweep's run files keep no per-request TTFT (the sweep does not pass --save-detailed)"
+               if tool == VLLM_SWEEP else "GuideLLM kept a sample of its requests, not all of them")
+    elif figure in roofline.COLUMNS:
+        why = "a decode floor needs the memory bandwidth of the machine that served, which no such file records"
+    elif "_itl_" in figure and tool == GUIDELLM:
+        why = "GuideLLM records no gap between streamed chunks"
+    elif re.match(r"^(mean|median|p[\d.]+)_\w+_ms$", figure) and tool in (VLLM_BENCH, VLLM_SWEEP):
+        why = "the run's --percentile-metrics / --metric-percentiles left it out"
+    else:
+        why = f"{tool} does not record {figure}"
+    return f"not in this file ({get('import_file')}): {why}"
