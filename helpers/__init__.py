@@ -29,14 +29,19 @@ from helpers.engine import EngineBusyError, EngineStartError, stop_all
 from helpers.errors import ConfigError
 from helpers.experiment import capacity, engine_for, measure, measure_each, stop
 from helpers.load import Load, LoadError
+from helpers.engine.server import process_layout
+from helpers.exercises import Choice, Question
 from helpers.sizes import pick, set_size, size
 from helpers.tables import numbered, samples, table
-from helpers.slo import goodput
+from helpers.slo import SLO, goodput
 
 _WITH_ALTAIR = {"charts", "widgets", "book"}
-__all__ = ["EngineConfig", "ConfigError", "EngineBusyError", "EngineStartError", "stop_all", "capacity", "engine_for",
-           "measure", "measure_each", "numbered", "samples", "stop", "table", "Load", "LoadError", "pick", "set_size",
-           "size", "goodput"]
+# The learner's surface: exactly the names the notebooks, labs and solutions use as `H.<name>` (a test
+# keeps it so; helpers/README.md says what each is for). Everything else is the guide's own plumbing.
+__all__ = ["Choice", "ConfigError", "EngineConfig", "Load", "Question", "SLO", "advisor", "capacity", "charts", "config",
+           "correctness", "course", "doctor", "engine", "engine_for", "experiment", "goodput", "hardware", "measure",
+           "measure_each", "models", "pick", "process_layout", "quantize", "report", "results", "roofs", "samples",
+           "scheduler_rule", "size", "sizes", "slo", "stop", "table", "tuning", "widgets"]
 
 
 def __getattr__(name):

@@ -188,3 +188,29 @@ def test_guide_sh_uses_an_active_conda_environment_whose_python_fits(tmp_path, n
     where = out.stdout.strip().splitlines()[0]
     assert where == (str(prefix) if expected == "conda" else str(ROOT / ".venv")), out.stdout + out.stderr
     assert out.returncode == 0 and "using" in out.stdout
+
+
+def _notebook_sources() -> dict[str, str]:
+    """Every notebook's, lab's and solution's code and prose, by file name."""
+    out = {}
+    for nb in [*(ROOT / "notebooks").glob("*.ipynb"), *(ROOT / "labs").glob("*.ipynb"), *(ROOT / "labs" / "solutions").glob("*.ipynb")]:
+        out[nb.name] = "\n".join("".join(c["source"]) for c in json.loads(nb.read_text())["cells"])
+    for py in [*(ROOT / "notebooks" / "solutions").glob("*.py"), *(ROOT / "labs" / "solutions").glob("*.py")]:
+        out[py.name] = py.read_text()
+    return out
+
+
+def test_notebooks_import_the_guide_one_way():
+    """`import helpers as H` and the chapter's home (`from helpers.chapters import ch3`); nothing else."""
+    for name, text in _notebook_sources().items():
+        other = [ln for ln in text.splitlines() if re.match(r"\s*(from helpers(?!\.chapters import)|import helpers(?! as H$))", ln)]
+        assert not other, f"{name}: {other}"
+
+
+def test_the_learner_surface_is_exactly_what_notebooks_use():
+    """`H.__all__` names what the notebooks, labs and solutions call as `H.<name>`, and no more."""
+    import helpers
+    used = set()
+    for text in _notebook_sources().values():
+        used |= set(re.findall(r"\bH\.(\w+)", text))
+    assert used == set(helpers.__all__), (sorted(used - set(helpers.__all__)), sorted(set(helpers.__all__) - used))

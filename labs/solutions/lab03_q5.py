@@ -5,6 +5,8 @@
 # Expect TP=1 (or a tie with the replicas); splitting a tiny step rarely pays.
 # After measuring, read it from the rows: the lowest median TPOT wins, unless the best two differ by less
 # than the run-to-run noise.
+import helpers as H
+
 rows = {option: measured[(option, "one user")] for option in LAYOUTS}
 best, second = sorted(rows, key=lambda o: rows[o]["median_tpot_ms"])[:2]
-one_user_choice = "too close to call" if report.within_noise(rows[best], rows[second], "median_tpot_ms") else best
+one_user_choice = "too close to call" if H.report.within_noise(rows[best], rows[second], "median_tpot_ms") else best

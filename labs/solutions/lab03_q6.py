@@ -8,6 +8,8 @@
 # CPU too: the layout that leaves them a core can win.
 # After measuring, read it from the rows: the highest output throughput wins, unless the best two differ
 # by less than the run-to-run noise.
+import helpers as H
+
 rows = {option: measured[(option, "eight users")] for option in LAYOUTS}
 best, second = sorted(rows, key=lambda o: rows[o]["output_throughput"], reverse=True)[:2]
-eight_users_choice = "too close to call" if report.within_noise(rows[best], rows[second], "output_throughput") else best
+eight_users_choice = "too close to call" if H.report.within_noise(rows[best], rows[second], "output_throughput") else best
