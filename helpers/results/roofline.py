@@ -88,13 +88,9 @@ def crossover_batch(weights: float, flops_per_token: float, kv_per_seq: float, b
 
 
 def model_folder(row: dict) -> Path | None:
-    """The local folder of the model a row measured, where this machine has it."""
-    from helpers import models
-    name = row.get("cfg_model")
-    try:
-        path = Path(models.resolve(name)) if name else None
-    except Exception:  # noqa: BLE001 - a hub id or a remote server's model: no local files to count
-        return None
+    """The local folder of the model a row measured (`model_folder`, which `measure` records from
+    the engine it ran on), where this machine still has it: nothing is prepared or resolved here."""
+    path = Path(row["model_folder"]) if row.get("model_folder") else None
     return path if path is not None and (path / "config.json").exists() else None
 
 

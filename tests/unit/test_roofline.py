@@ -12,7 +12,8 @@ ROOF = {"bandwidth_gbs": 10.0, "threads": 2, "compute_gflops": 100.0}
 
 def _row(**over):
     # The embedded model in float32 on a 2-core AVX2 host: 46,080 KV bytes per token.
-    row = {"cfg_model": "embedded", "cfg_dtype": "float32", "mean_tpot_ms": 60.0, "kv_cache_tokens": 100_000,
+    row = {"cfg_model": "embedded", "model_folder": str(models.prepare_embedded()), "cfg_dtype": "float32",
+           "mean_tpot_ms": 60.0, "kv_cache_tokens": 100_000,
            "kv_cache_gib": 100_000 * 46_080 / 2**30, "load_input_len": 128, "load_output_len": 32,
            "load_num_prompts": 8, "load_max_concurrency": 1, "env_cpu_cores": 2}
     return {**row, **over}
@@ -46,7 +47,7 @@ def test_the_batch_is_what_metrics_saw_else_what_the_load_allows():
 
 
 def test_rows_without_tpot_model_or_roof_are_left_alone():
-    for row, roof in ((_row(mean_tpot_ms=None), ROOF), (_row(cfg_model="someone/not-here"), ROOF), (_row(), None)):
+    for row, roof in ((_row(mean_tpot_ms=None), ROOF), (_row(model_folder="/not/here"), ROOF), (_row(model_folder=None), ROOF), (_row(), None)):
         assert "mbu" not in roofline.annotate(row, roof)
 
 
