@@ -29,7 +29,7 @@ os.environ.setdefault("GUIDE_LOCK_WAIT", "3600")
 os.environ["GUIDE_RESULTS"] = tempfile.mkdtemp(prefix="roofline-")
 os.environ.pop("GUIDE_ENGINE_LAYOUT", None)  # vLLM's own layout unless a measurement asks for another
 
-from helpers import EngineConfig, Load, experiment, hardware, roofs  # noqa: E402
+from helpers import EngineConfig, experiment, hardware, Load, probes  # noqa: E402
 from helpers.engine.server import process_layout  # noqa: E402
 from helpers.results import fingerprint  # noqa: E402
 
@@ -51,7 +51,7 @@ def main() -> None:
     args = p.parse_args()
     cores, dtype = hardware.describe()["cpu_cores"], hardware.cpu_dtype()
     # The first probe at each thread count is stored (the rows' floors use it); the others show its spread.
-    probes = {t: [experiment.roof(t, force=True)] + [roofs.probe(t, dtype, experiment.ROOF_SHAPE, repeats=5)
+    probes = {t: [experiment.roof(t, force=True)] + [probes.probe(t, dtype, experiment.ROOF_SHAPE, repeats=5)
                                                      for _ in range(args.probes - 1)] for t in sorted({1, cores})}
     out = {"fingerprint": fingerprint(), "probes": probes, "rows": {}}
     for t, found in probes.items():

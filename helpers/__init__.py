@@ -8,7 +8,7 @@ Layout (helpers/README.md draws the layers): `settings` (every engine setting de
 a start, start-up log, the facts an engine reports), `load/` (loads from vLLM's benchmark code,
 /metrics sampling), `results/` (fingerprint, append-only store, pooling a room, other tools' result
 files), `experiment` (the flow config → server → load → row → store), the judging layer (`slo`,
-`tuning`, `advisor`, `report`: pure functions of rows), presentation (`tables`, `charts`, `widgets`,
+`tuning`, `advisor`, `verdicts`: pure functions of rows), presentation (`tables`, `charts`, `widgets`,
 `course`, `exercises`), and `chapters/` (one home per chapter and lab). `doctor` and `book` are tools.
 
 Everything is imported when `helpers` is (about 0.5 s here, pandas included) except the three
@@ -22,7 +22,7 @@ from helpers import errors, hardware, settings, sizes  # noqa: F401 - the lowest
 from helpers import config, models, quantize  # noqa: F401
 from helpers import engine, load, results  # noqa: F401
 from helpers import correctness, experiment  # noqa: F401
-from helpers import advisor, report, scheduler_rule, slo, tuning  # noqa: F401
+from helpers import advisor, scheduler_rule, slo, tuning, verdicts  # noqa: F401
 from helpers import course, doctor, exercises, tables  # noqa: F401
 from helpers.config import EngineConfig
 from helpers.engine import EngineBusyError, EngineStartError, stop_all
@@ -40,8 +40,8 @@ _WITH_ALTAIR = {"charts", "widgets", "book"}
 # keeps it so; helpers/README.md says what each is for). Everything else is the guide's own plumbing.
 __all__ = ["Choice", "ConfigError", "EngineConfig", "Load", "Question", "SLO", "advisor", "capacity", "charts", "config",
            "correctness", "course", "doctor", "engine", "engine_for", "experiment", "goodput", "hardware", "measure",
-           "measure_each", "models", "pick", "process_layout", "quantize", "report", "results", "roofs", "samples",
-           "scheduler_rule", "size", "sizes", "slo", "stop", "table", "tuning", "widgets"]
+           "measure_each", "models", "pick", "process_layout", "probes", "quantize", "results", "samples",
+           "scheduler_rule", "size", "sizes", "slo", "stop", "table", "tuning", "verdicts", "widgets"]
 
 
 def __getattr__(name):

@@ -15,7 +15,7 @@ import sys
 import time
 import uuid
 
-from helpers import hardware, models, roofs, sizes
+from helpers import hardware, models, probes, sizes
 from helpers.config import ConfigError, EngineConfig
 from helpers.engine import EngineStartError, Server, facts, preflight, remote, shared, zygote
 from helpers.engine.server import beside_next_start, layout_for, reset_prefix_cache
@@ -179,14 +179,14 @@ ROOF_SHAPE = (256, 576, 1536)  # a batch of 256 tokens through the embedded mode
 def roof(threads: int | None = None, store: ResultStore | None = None, *, probe: bool = True,
          force: bool = False) -> dict | None:
     """This machine's roofs at `threads` cores (all by default): memory bandwidth (two methods) and
-    matmul throughput in the compute dtype (helpers/roofs.py), measured once per machine and
+    matmul throughput in the compute dtype (helpers/probes.py), measured once per machine and
     stored as a row of kind "roof"; None where none is stored and `probe` is False. Probing takes
     about ten seconds and is best done with no load running."""
     store = store or ResultStore()
     gpu = hardware.default_device() == "cuda"
     threads = 0 if gpu else (threads or hardware.describe()["cpu_cores"])  # a GPU's roof has no thread count
     dtype = "bfloat16" if gpu else hardware.cpu_dtype()
-    what = {"threads": threads, "dtype": dtype, "shape": list(ROOF_SHAPE), "probe": roofs.PROBE_VERSION}
+    what = {"threads": threads, "dtype": dtype, "shape": list(ROOF_SHAPE), "probe": probes.PROBE_VERSION}
     key = result_key(what, None, fingerprint()["env_id"], "roof")
     machine = ResultStore(models.cache_dir() / "roofs")  # every results folder on this machine shares one probe
     if not force and (old := store.get(key) or machine.get(key)):
@@ -199,7 +199,7 @@ def roof(threads: int | None = None, store: ResultStore | None = None, *, probe:
     time.sleep(1.5)  # an idle engine's shared-memory readers spin for busy_loop_s (1 s) after their last read
     row = {"key": key, "kind": "roof", "time": time.strftime("%Y-%m-%dT%H:%M:%S"),
            "measurement_version": MEASUREMENT_VERSION, **{f"env_{k}": v for k, v in fingerprint().items()},
-           **(roofs.cuda_probe(dtype, ROOF_SHAPE) if gpu else roofs.probe(threads, dtype, ROOF_SHAPE, sizes.pick(5, 9)))}
+           **(probes.cuda_probe(dtype, ROOF_SHAPE) if gpu else probes.probe(threads, dtype, ROOF_SHAPE, sizes.pick(5, 9)))}
     store.append(row)
     machine.append(row)
     return row

@@ -12,7 +12,7 @@ from __future__ import annotations
 import statistics
 from dataclasses import dataclass, field
 
-from helpers import report
+from helpers import verdicts
 from helpers.config import ConfigError
 from helpers.results.gaps import missing
 from helpers.slo import SLO
@@ -39,8 +39,8 @@ def goodput_runs(row: dict, slo: SLO) -> list[float]:
 
 def effect(before: dict, after: dict, slo: SLO) -> tuple[str, float]:
     """The effect of a change: (helped / within noise / hurt, ratio after ÷ before) on goodput at
-    the target. (A claim's verdict, report.HELD and the rest, is judged from it in chapters/ch6.) The noise
-    allowance is the larger run-to-run spread of the two rows, else report.DEFAULT_NOISE."""
+    the target. (A claim's verdict, verdicts.HELD and the rest, is judged from it in chapters/ch6.) The noise
+    allowance is the larger run-to-run spread of the two rows, else verdicts.DEFAULT_NOISE."""
     a, b = goodput_runs(before, slo), goodput_runs(after, slo)
     if not a or not b:
         if why := (missing(before, "request_ttft_ms") or missing(after, "request_ttft_ms")):
@@ -50,7 +50,7 @@ def effect(before: dict, after: dict, slo: SLO) -> tuple[str, float]:
                           "measure them again (force=True) with this version of the guide.")
     x, y = statistics.median(a), statistics.median(b)
     spreads = [(max(v) - min(v)) / statistics.median(v) for v in (a, b) if len(v) > 1 and statistics.median(v)]
-    noise = max(spreads, default=report.DEFAULT_NOISE)
+    noise = max(spreads, default=verdicts.DEFAULT_NOISE)
     if x == 0:
         return (HELPED if y > 0 else NOTHING), (float("inf") if y > 0 else 1.0)
     ratio = y / x

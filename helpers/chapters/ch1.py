@@ -6,7 +6,7 @@ from dataclasses import dataclass
 
 import pandas as pd
 
-from helpers import report
+from helpers import verdicts
 from helpers.load import Load
 
 ARTICLE_FACTOR = 2.0  # the article: P99 latency more than twice as bad with the stock settings
@@ -63,28 +63,28 @@ def chain_design(ref, load: Load, max_model_len: int, multiples=(0.5, 2), fixed=
 def attribution(ablation: pd.DataFrame, metric: str = "p99_itl_ms") -> dict[str, float]:
     """How far each single change moves `metric` from stock, as stock/changed (×>1: better)."""
     stock = ablation.loc["stock", metric]
-    return {name: report.ratio(stock, ablation.loc[name, metric]) for name in ablation.index if name != "stock"}
+    return {name: verdicts.ratio(stock, ablation.loc[name, metric]) for name in ablation.index if name != "stock"}
 
 
-def stock_vs_tuned(stock, tuned) -> report.Claim:
+def stock_vs_tuned(stock, tuned) -> verdicts.Claim:
     text = "Stock vs tuned: P99 latency differs a lot (article: over 2×), and throughput differs too"
     if not (stock["p99_itl_ms"] > 0 and tuned["p99_itl_ms"] > 0):
         # Tokens that arrive in one burst have no gaps between them: the server's front end was starved
         # (another program busy on the same cores), so this run measured the machine, not the settings.
-        return report.untested(text, f"a P99 ITL of 0 ms (stock {stock['p99_itl_ms']:.0f}, tuned {tuned['p99_itl_ms']:.0f}): "
+        return verdicts.untested(text, f"a P99 ITL of 0 ms (stock {stock['p99_itl_ms']:.0f}, tuned {tuned['p99_itl_ms']:.0f}): "
                                "the tokens arrived in bursts, so the machine was too busy to measure; run again "
                                "with FORCE = True", rule="tested only when both runs streamed their tokens")
-    itl, ttft = report.ratio(stock["p99_itl_ms"], tuned["p99_itl_ms"]), report.ratio(stock["p99_ttft_ms"], tuned["p99_ttft_ms"])
-    thr = report.ratio(tuned["output_throughput"], stock["output_throughput"])
-    itl_noise = report.within_noise(stock, tuned, "p99_itl_ms")
-    thr_noise = report.within_noise(stock, tuned, "output_throughput")
-    level = 100 * report.noise([stock, tuned], "p99_itl_ms")
+    itl, ttft = verdicts.ratio(stock["p99_itl_ms"], tuned["p99_itl_ms"]), verdicts.ratio(stock["p99_ttft_ms"], tuned["p99_ttft_ms"])
+    thr = verdicts.ratio(tuned["output_throughput"], stock["output_throughput"])
+    itl_noise = verdicts.within_noise(stock, tuned, "p99_itl_ms")
+    thr_noise = verdicts.within_noise(stock, tuned, "output_throughput")
+    level = 100 * verdicts.noise([stock, tuned], "p99_itl_ms")
     # Each half in its own direction: the chat users' P99 ITL lower, the throughput higher. A TTFT
     # that improved does not make up for an ITL that got worse, nor a latency gain for lost throughput.
     lat_held, lat_better = itl >= ARTICLE_FACTOR and not itl_noise, itl > 1 and not itl_noise
     thr_better = thr > 1 and not thr_noise
     said = lambda better, noise: "within noise" if noise else ("better" if better else "worse")
-    return report.judge(
+    return verdicts.judge(
         text, lat_held and thr_better,
         f"P99 ITL stock/tuned ×{itl:.2f} ({said(lat_better, itl_noise)}), throughput tuned/stock ×{thr:.2f} "
         f"({said(thr_better, thr_noise)}); P99 TTFT stock/tuned ×{ttft:.2f}, for reference (noise ±{level:.0f} %)",
@@ -93,8 +93,8 @@ def stock_vs_tuned(stock, tuned) -> report.Claim:
              "partly: one of the two better beyond noise")
 
 
-def chain_capacity(chain: pd.DataFrame) -> report.Claim:
-    return report.judge(
+def chain_capacity(chain: pd.DataFrame) -> verdicts.Claim:
+    return verdicts.judge(
         "A larger memory fraction ripples down to more KV tokens and a higher max concurrency",
         chain.kv_cache_tokens.is_monotonic_increasing and chain.max_concurrency.is_monotonic_increasing,
         f"KV tokens {chain.kv_cache_tokens.iloc[0]:,.0f} → {chain.kv_cache_tokens.iloc[-1]:,.0f}; max concurrency "
@@ -102,7 +102,7 @@ def chain_capacity(chain: pd.DataFrame) -> report.Claim:
         rule="held: both rise with every larger fraction (engine start-up reports)")
 
 
-def chain_throughput(small, large, need_tokens: float) -> report.Claim:
+def chain_throughput(small, large, need_tokens: float) -> verdicts.Claim:
     text = "…and on to the sequences that run and the throughput, under a load that needs the space"
     evidence = (f"the load needs {need_tokens:,.0f} KV tokens at once; cache {small['kv_cache_tokens']:,.0f} → "
                 f"{large['kv_cache_tokens']:,.0f} tokens; peak running {small['peak_running']:.0f} → "
@@ -110,16 +110,16 @@ def chain_throughput(small, large, need_tokens: float) -> report.Claim:
     # Requests also queue for the token budget, so waiting alone does not show a memory limit:
     # the smallest cache must have filled up and run fewer sequences than the largest one.
     if small["peak_kv_cache_usage_pct"] < FULL_PCT or small["peak_running"] >= large["peak_running"]:
-        return report.untested(text, evidence + f"; the smallest cache peaked at {small['peak_kv_cache_usage_pct']:.0f} % "
+        return verdicts.untested(text, evidence + f"; the smallest cache peaked at {small['peak_kv_cache_usage_pct']:.0f} % "
                                "use, so memory was not what limited it", rule=RULE_TESTED)
-    claim = report.judge_change(text, small, large, "output_throughput", better="higher", held_at=1.0,
+    claim = verdicts.judge_change(text, small, large, "output_throughput", better="higher", held_at=1.0,
                                 evidence=evidence + f"; throughput {small['output_throughput']:.0f} → "
                                                     f"{large['output_throughput']:.0f} tokens/s")
-    if claim.verdict == report.NOISE and large["peak_running"] > small["peak_running"]:
+    if claim.verdict == verdicts.NOISE and large["peak_running"] > small["peak_running"]:
         claim.evidence += "; more sequences ran, but the steps got slower by as much: compute, not memory, was the limit"
     return claim
 
 
-def claims(stock, tuned, chain: pd.DataFrame, need_tokens: float) -> list[report.Claim]:
+def claims(stock, tuned, chain: pd.DataFrame, need_tokens: float) -> list[verdicts.Claim]:
     return [stock_vs_tuned(stock, tuned), chain_capacity(chain),
             chain_throughput(chain.iloc[0], chain.iloc[-1], need_tokens)]

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Callable
 
-from helpers import report
+from helpers import verdicts
 from helpers.exercises import Choice, Question
 
 # The engine lines that name each start-up failure (vllm/v1/worker/cpu_worker.py, v1/core/kv_cache_utils.py).
@@ -48,11 +48,11 @@ def failure_kind(line: str | None) -> str | None:
 
 def same_or_half(short, long, metric: str = "peak_running") -> str:
     """What the engine did to `metric` when max_model_len doubled on the same blocks."""
-    a, b = report.number(short, metric), report.number(long, metric)
+    a, b = verdicts.number(short, metric), verdicts.number(long, metric)
     if not a or b is None:
         return "no data"
     r = b / a
-    if abs(r - 1) <= report.noise([short, long], metric):
+    if abs(r - 1) <= verdicts.noise([short, long], metric):
         return "the same"
     return "about half" if r < 0.75 else ("fewer" if r < 1 else "more")
 
@@ -70,98 +70,98 @@ def claims(frac, too_high: dict, too_low: dict, lens, fixed: dict, per_token: di
             formula(per_token), queueing(fill), block_size(blocks)]
 
 
-def memory_fraction(frac) -> report.Claim:
+def memory_fraction(frac) -> verdicts.Claim:
     first, last = frac.iloc[0], frac.iloc[-1]
     evidence = ", ".join(f"{f:g}: {t:,.0f}" for f, t in zip(frac.cfg_gpu_memory_utilization, frac.kv_cache_tokens))
-    c = report.judge_change("2.2 A larger memory fraction gives more KV tokens", first, last, "kv_cache_tokens",
+    c = verdicts.judge_change("2.2 A larger memory fraction gives more KV tokens", first, last, "kv_cache_tokens",
                             "higher", held_at=1.0, evidence=f"KV tokens by fraction: {evidence}")
-    if c.verdict == report.HELD and not frac.kv_cache_tokens.is_monotonic_increasing:
-        c.verdict = report.PARTLY
+    if c.verdict == verdicts.HELD and not frac.kv_cache_tokens.is_monotonic_increasing:
+        c.verdict = verdicts.PARTLY
     c.rule = "held: KV tokens rise with every step up in fraction, beyond the noise; " + c.rule.split("; ", 1)[1]
     return c
 
 
-def start_failure_high(too_high: dict) -> report.Claim:
+def start_failure_high(too_high: dict) -> verdicts.Claim:
     line, f = too_high.get("line"), too_high["fraction"]
     kind = failure_kind(line)
-    return report.judge("2.2 Too high a fraction: the engine does not start", line is not None,
+    return verdicts.judge("2.2 Too high a fraction: the engine does not start", line is not None,
                         f"{f:g} → {line}" if line else f"{f:g} started on this machine",
                         partly=False,
                         rule=f"held: the engine refuses {f:g}; here the check was: {kind or 'none (it started)'}")
 
 
-def start_failure_low(too_low: dict) -> report.Claim:
+def start_failure_low(too_low: dict) -> verdicts.Claim:
     line, f = too_low.get("line"), too_low["fraction"]
     kind = failure_kind(line)
-    return report.judge("2.2 Too low a fraction: weights and working memory leave no room for the KV cache",
+    return verdicts.judge("2.2 Too low a fraction: weights and working memory leave no room for the KV cache",
                         kind == "no room for KV", f"{f:g} → {line}" if line else f"{f:g} started on this machine",
                         partly=line is not None,
                         rule="held: the engine refuses with the KV-room check (budget minus non-KV memory ≤ 0); "
                              "another refusal: partly")
 
 
-def reported_concurrency(lens) -> report.Claim:
+def reported_concurrency(lens) -> verdicts.Claim:
     """The engine's figure is KV tokens ÷ max_model_len: a worst case for full-length sequences."""
     first, last = lens.iloc[0], lens.iloc[-1]
     want = last.cfg_max_model_len / first.cfg_max_model_len
     got = first.max_concurrency / last.max_concurrency
     evidence = ", ".join(f"{int(n)}: {c:.2f}" for n, c in zip(lens.cfg_max_model_len, lens.max_concurrency))
-    close = abs(got / want - 1) <= report.DEFAULT_NOISE
-    return report.judge("2.2 The reported maximum concurrency (full-length sequences) falls as max_model_len grows",
+    close = abs(got / want - 1) <= verdicts.DEFAULT_NOISE
+    return verdicts.judge("2.2 The reported maximum concurrency (full-length sequences) falls as max_model_len grows",
                         close and lens.max_concurrency.is_monotonic_decreasing,
                         f"max_model_len: reported concurrency: {evidence} (×{got:.2f} fewer for ×{want:g} longer)",
                         partly=got > 1,
                         rule=f"held: falls in proportion (×{want:g} longer → ×{want:g} fewer, within "
-                             f"{100 * report.DEFAULT_NOISE:.0f} %)")
+                             f"{100 * verdicts.DEFAULT_NOISE:.0f} %)")
 
 
-def smaller_len_more_running(short, long) -> report.Claim:
+def smaller_len_more_running(short, long) -> verdicts.Claim:
     """The article's claim, on real requests: does a smaller max_model_len let more short ones run?"""
-    a, b = report.number(short, "peak_running"), report.number(long, "peak_running")
-    level = report.noise([short, long], "peak_running")
+    a, b = verdicts.number(short, "peak_running"), verdicts.number(long, "peak_running")
+    level = verdicts.noise([short, long], "peak_running")
     gain = a / b if b else float("inf")  # the claimed way: more running at the shorter length
-    want = report.number(long, "cfg_max_model_len") / report.number(short, "cfg_max_model_len")
-    evidence = (f"same {int(report.number(short, 'num_blocks') or 0)} blocks; peak running "
-                f"{a:.0f} (len {int(report.number(short, 'cfg_max_model_len'))}) vs {b:.0f} "
-                f"(len {int(report.number(long, 'cfg_max_model_len'))}); peak waiting "
-                f"{report.number(short, 'peak_waiting'):.0f} vs {report.number(long, 'peak_waiting'):.0f}; "
-                f"{report.number(short, 'output_throughput'):.0f} vs {report.number(long, 'output_throughput'):.0f} "
-                f"output tokens/s; reported max concurrency {report.number(short, 'max_concurrency'):.2f} vs "
-                f"{report.number(long, 'max_concurrency'):.2f}")
+    want = verdicts.number(long, "cfg_max_model_len") / verdicts.number(short, "cfg_max_model_len")
+    evidence = (f"same {int(verdicts.number(short, 'num_blocks') or 0)} blocks; peak running "
+                f"{a:.0f} (len {int(verdicts.number(short, 'cfg_max_model_len'))}) vs {b:.0f} "
+                f"(len {int(verdicts.number(long, 'cfg_max_model_len'))}); peak waiting "
+                f"{verdicts.number(short, 'peak_waiting'):.0f} vs {verdicts.number(long, 'peak_waiting'):.0f}; "
+                f"{verdicts.number(short, 'output_throughput'):.0f} vs {verdicts.number(long, 'output_throughput'):.0f} "
+                f"output tokens/s; reported max concurrency {verdicts.number(short, 'max_concurrency'):.2f} vs "
+                f"{verdicts.number(long, 'max_concurrency'):.2f}")
     rule = (f"held: ×{want:g} more short requests run at once at the shorter length (as the reported figure "
             f"says); the same peak (±{100 * level:.0f} %): did not hold; in between: partly")
     if abs(gain - 1) <= level:
-        return report.Claim("2.2 A smaller max_model_len lets more short requests run at once", report.NOT_HELD,
+        return verdicts.Claim("2.2 A smaller max_model_len lets more short requests run at once", verdicts.NOT_HELD,
                             evidence + " — the engine ran as many at either length", rule)
-    return report.judge("2.2 A smaller max_model_len lets more short requests run at once",
+    return verdicts.judge("2.2 A smaller max_model_len lets more short requests run at once",
                         gain >= want / (1 + level), evidence, partly=gain > 1, rule=rule)
 
 
-def formula(per_token: dict) -> report.Claim:
+def formula(per_token: dict) -> verdicts.Claim:
     article, full, engine = per_token["article"], per_token["full"], per_token["engine"]
     err = abs(full - engine) / engine
-    return report.judge("2.3 The article's formula is incomplete; the full one matches", err < 0.05 and engine / article > 2,
+    return verdicts.judge("2.3 The article's formula is incomplete; the full one matches", err < 0.05 and engine / article > 2,
                         f"engine {engine:,.0f} B/token; full formula {full:,.0f} (off by {100 * err:.1f} %); "
                         f"article {article:,.0f} (engine/article ×{engine / article:.0f})",
                         rule="held: the full formula within 5 % of the engine (its GiB figure is rounded), "
                              "the article's off by more than ×2")
 
 
-def queueing(fill) -> report.Claim:
+def queueing(fill) -> verdicts.Claim:
     usage, waiting = fill["peak_kv_cache_usage_pct"], fill["peak_waiting"]
-    return report.judge("2.3 Usage near the ceiling means queueing", usage > 80 and waiting > 0,
+    return verdicts.judge("2.3 Usage near the ceiling means queueing", usage > 80 and waiting > 0,
                         f"peak KV usage {usage:.0f} %, up to {waiting:.0f} waiting, "
                         f"{fill['preemptions']:.0f} preemption(s)", partly=waiting > 0,
                         rule="held: peak KV usage above 80 % with requests waiting; waiting alone: partly")
 
 
-def block_size(blocks) -> report.Claim:
+def block_size(blocks) -> verdicts.Claim:
     rows = [r for _, r in blocks.iterrows()]
     thr = blocks.output_throughput
     spread = (thr.max() - thr.min()) / thr.max()
-    level = report.noise(rows, "output_throughput")
+    level = verdicts.noise(rows, "output_throughput")
     sizes = ", ".join(str(int(b)) for b in blocks.block_size)
-    return report.judge("2.3 block_size barely matters for short requests", spread <= level,
+    return verdicts.judge("2.3 block_size barely matters for short requests", spread <= level,
                         f"output throughput spread {100 * spread:.0f} % across block sizes {sizes}",
                         partly=spread < 0.25,
                         rule=f"held: spread within the run-to-run noise (±{100 * level:.0f} %); under 25 %: partly")

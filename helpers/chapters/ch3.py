@@ -16,10 +16,10 @@ from typing import Callable
 
 import pandas as pd
 
-from helpers import experiment, report
+from helpers import experiment, verdicts
 from helpers.config import EngineConfig
 from helpers.load import Load
-from helpers.report import Claim
+from helpers.verdicts import Claim
 
 DEFAULT, OFF = "default budget", "chunking off"
 # The short requests' stall statistic: the P99 of their token gaps. The single worst gap depends on
@@ -72,11 +72,11 @@ def concurrency_claims(sweep: pd.DataFrame) -> list[Claim]:
     first, last = sweep.iloc[0], sweep.iloc[-1]
     c0, c1 = first["load_max_concurrency"], last["load_max_concurrency"]
     return [
-        report.judge_change(
+        verdicts.judge_change(
             "3.1 More concurrency raises throughput", first, last, "output_throughput", better="higher", held_at=1.3,
             evidence=f"{first.output_throughput:.0f} → {last.output_throughput:.0f} tokens/s from {c0:.0f} to "
-                     f"{c1:.0f} requests in flight (×{report.ratio(last.output_throughput, first.output_throughput):.1f})"),
-        report.judge_change(
+                     f"{c1:.0f} requests in flight (×{verdicts.ratio(last.output_throughput, first.output_throughput):.1f})"),
+        verdicts.judge_change(
             "3.1 …and each request gets slower", first, last, "mean_tpot_ms", better="higher", held_at=1.0,
             evidence=f"mean TPOT {first.mean_tpot_ms:.0f} → {last.mean_tpot_ms:.0f} ms/token"),
     ]
@@ -90,18 +90,18 @@ def chunking_claims(chunked: pd.DataFrame) -> list[Claim]:
     gaps = (f"{{}}: short requests' P99 token gap {{:.0f}} ms vs {off[GAP]:.0f} ms "
             f"with chunking off (budget {_budget(off)})")
     return [
-        report.judge_change(
+        verdicts.judge_change(
             f"3.2 Chunked prefill with a small budget ({_budget(small)}) keeps short requests moving", off, small,
             GAP, better="lower", held_at=1.0, evidence=gaps.format(f"budget {_budget(small)}", small[GAP])),
-        report.judge_change(
+        verdicts.judge_change(
             f"3.2 Chunked prefill at vLLM's default budget ({_budget(default)}) keeps short requests moving", off,
             default, GAP, better="lower", held_at=1.0, evidence=gaps.format(f"budget {_budget(default)}", default[GAP])),
-        report.judge_change(
+        verdicts.judge_change(
             "3.2 Too small a chunk delays the long prompts' first token", default, small, "long_mean_ttft_ms",
             better="higher", held_at=1.0,
             evidence=f"long prompts' mean TTFT: {small.long_mean_ttft_ms:.0f} ms (budget {_budget(small)}) vs "
                      f"{default.long_mean_ttft_ms:.0f} ms (budget {_budget(default)})"),
-        report.judge_change(
+        verdicts.judge_change(
             "3.2 Chunked prefill raises the whole batch's throughput", off, default, "output_throughput",
             better="higher", held_at=1.0,
             evidence=f"output throughput {default.output_throughput:.0f} tokens/s (chunking on, budget "
@@ -113,7 +113,7 @@ def long_docs_claim(small, default) -> Claim:
     """The article's 'long documents want a bigger budget': the same long prompts, alone, at the
     smallest budget and at vLLM's default."""
     small, default = pd.Series(small), pd.Series(default)
-    return report.judge_change(
+    return verdicts.judge_change(
         "3.1 Long documents want a bigger max_num_batched_tokens", small, default, "mean_ttft_ms", better="lower",
         held_at=1.0,
         evidence=f"long prompts alone: mean TTFT {small.mean_ttft_ms:.0f} ms at budget {_budget(small)} vs "
@@ -124,9 +124,9 @@ def long_docs_claim(small, default) -> Claim:
 def blocks_only_claim(tiny, admitted: int) -> Claim:
     """The article: with max_num_seqs unset, concurrency comes entirely from the KV blocks. vLLM
     0.32 never leaves it unset: EngineArgs picks a default (128 for a CPU API server)."""
-    seats = report.number(tiny, "engine_max_num_seqs")
+    seats = verdicts.number(tiny, "engine_max_num_seqs")
     capped = tiny["peak_running"] <= admitted
-    return report.judge(
+    return verdicts.judge(
         "3.3 Without max_num_seqs set, concurrency comes entirely from the KV blocks", capped and not seats, (
             f"max_num_seqs left unset: at most {tiny['peak_running']:.0f} ran at once, what the blocks admit "
             f"({admitted}); yet the engine set max_num_seqs={seats:.0f} itself, a seat cap that binds whenever the "
@@ -140,10 +140,10 @@ def queue_claim(capped, waited) -> Claim:
     """max_num_queued_reqs (vLLM 0.32): the API server answers HTTP 503 beyond the cap, so the
     requests it takes wait less than the same load with no cap."""
     capped, waited = pd.Series(capped), pd.Series(waited)
-    refused = (report.number(capped, "failed") or 0) > 0
+    refused = (verdicts.number(capped, "failed") or 0) > 0
     sooner = (capped["p99_ttft_ms"] < waited["p99_ttft_ms"]
-              and not report.within_noise(waited, capped, "p99_ttft_ms"))
-    return report.judge(
+              and not verdicts.within_noise(waited, capped, "p99_ttft_ms"))
+    return verdicts.judge(
         "3.3 A queue cap answers 'busy' instead of letting requests wait", refused and sooner,
         f"max_num_queued_reqs={capped['cfg_max_num_queued_reqs']:.0f}: {capped['failed']:.0f} of "
         f"{capped['failed'] + capped['completed']:.0f} refused (HTTP 503); P99 TTFT of the rest "
@@ -156,9 +156,9 @@ def seqs_claim(seqs: pd.DataFrame) -> Claim:
     small_n = min(n for n in seqs.index if n != "default")
     small, base = seqs.loc[small_n], seqs.loc["default"]
     queued = small.peak_waiting > 0
-    slower = small.output_throughput < base.output_throughput and not report.within_noise(base, small,
+    slower = small.output_throughput < base.output_throughput and not verdicts.within_noise(base, small,
                                                                                            "output_throughput")
-    return report.judge(
+    return verdicts.judge(
         "3.1 Many short requests want a higher max_num_seqs (a small one makes them queue)", queued and slower,
         f"max_num_seqs={small_n}: up to {small.peak_waiting:.0f} waiting, {small.output_throughput:.0f} vs "
         f"{base.output_throughput:.0f} tokens/s at the default ({base.engine_max_num_seqs:.0f})",
@@ -169,7 +169,7 @@ def seqs_claim(seqs: pd.DataFrame) -> Claim:
 def block_claims(tiny, flood_requests: int) -> list[Claim]:
     capped = tiny["peak_running"] < flood_requests and tiny["peak_waiting"] > 0
     cache = f"{tiny['kv_cache_tokens']:.0f}-token cache ({tiny['num_blocks']:.0f} blocks of {tiny['block_size']:.0f})"
-    out = [report.judge(
+    out = [verdicts.judge(
         "3.3 KV blocks cap real concurrency; the excess waits", capped,
         f"{cache}: at most {tiny['peak_running']:.0f} of {flood_requests} ran at once, "
         f"up to {tiny['peak_waiting']:.0f} waited",
@@ -180,11 +180,11 @@ def block_claims(tiny, flood_requests: int) -> list[Claim]:
     evidence = (f"{tiny['preemptions']:.0f} preemption(s), peak KV usage {tiny['peak_kv_cache_usage_pct']:.0f} %, "
                 f"up to {tiny['peak_waiting']:.0f} waiting")
     if tiny["preemptions"] > 0:
-        out.append(report.judge(text, True, evidence, rule=rule))
+        out.append(verdicts.judge(text, True, evidence, rule=rule))
     elif tiny["peak_kv_cache_usage_pct"] < FULL_CACHE_PCT:
-        out.append(report.untested(text, f"the cache never ran out ({evidence})", rule=rule))
+        out.append(verdicts.untested(text, f"the cache never ran out ({evidence})", rule=rule))
     else:
-        out.append(report.judge(text, False, evidence + ": the cache filled, yet nothing was preempted", rule=rule))
+        out.append(verdicts.judge(text, False, evidence + ": the cache filled, yet nothing was preempted", rule=rule))
     return out
 
 

@@ -19,7 +19,7 @@ from typing import Callable
 
 import pandas as pd
 
-from helpers import experiment, report
+from helpers import experiment, verdicts
 from helpers.config import ConfigError, EngineConfig
 from helpers.engine import remote
 from helpers.engine.server import reset_prefix_cache
@@ -27,7 +27,7 @@ from helpers.experiment import base_row, engine_for, turn_for
 from helpers.load import Load
 from helpers.load.direct import cached_tokens_each, timed_completions
 from helpers.load.metrics import scrape
-from helpers.report import Claim
+from helpers.verdicts import Claim
 from helpers.results import ResultStore
 
 N1, N4, MANY = "n=1", "n=4", "4× requests"
@@ -66,7 +66,7 @@ def one_token_changes(block: int, blocks: int = 6, seed: int = 0) -> dict[str, l
 def one_token_claim(hits: dict, block: int) -> Claim:
     late, early, again = hits[LATE], hits[EARLY], hits[AGAIN]
     whole = late == 0 and early == 0
-    return report.judge(
+    return verdicts.judge(
         "4.2 One changed character invalidates the cached prefix entirely", whole and again > 0,
         f"one token changed in the last full block: {late:,} tokens still came from the cache "
         f"({late // block} blocks); changed in the first block: {early:,}; the original again: {again:,}",
@@ -94,7 +94,7 @@ def eviction_prompts(block: int, usable: int, seed: int = 1) -> tuple[dict[str, 
 
 def eviction_claim(hits: dict, predicted: int, block: int) -> Claim:
     found = hits[FIRST_AGAIN]
-    return report.judge(
+    return verdicts.judge(
         "4.2 A cached prefix is evicted from its tail: its start survives longest", found == predicted,
         f"prompt A found {found:,} tokens ({found // block} blocks) the second time, after prompt B needed blocks; "
         f"tail-first eviction predicts {predicted:,}, head-first 0",
@@ -104,8 +104,8 @@ def eviction_claim(hits: dict, predicted: int, block: int) -> Claim:
 def share_saved(row) -> float:
     """Share of the prompt tokens the engine did not have to compute: prefix-cache hits are
     counted in tokens (vllm:prefix_cache_hits), prompts in tokens too."""
-    prompt = report.number(row, "total_input_tokens")
-    return (report.number(row, "prefix_cache_hits") or 0.0) / prompt if prompt else 0.0
+    prompt = verdicts.number(row, "total_input_tokens")
+    return (verdicts.number(row, "prefix_cache_hits") or 0.0) / prompt if prompt else 0.0
 
 
 def break_even_tokens(eager, compiled) -> float:
@@ -134,19 +134,19 @@ def catch_up_lines(eager: dict, compiled: dict) -> pd.DataFrame:
 
 
 def _close(a, b, metric: str) -> bool:
-    x, y = report.number(a, metric), report.number(b, metric)
-    return bool(x and y) and abs(y / x - 1) <= max(CLOSE, report.noise([a, b], metric))
+    x, y = verdicts.number(a, metric), verdicts.number(b, metric)
+    return bool(x and y) and abs(y / x - 1) <= max(CLOSE, verdicts.noise([a, b], metric))
 
 
 def sample_claims(samples: pd.DataFrame) -> list[Claim]:
     one, four, many = samples.loc[N1], samples.loc[N4], samples.loc[MANY]
     same_thr, same_lat = _close(many, four, "output_throughput"), _close(many, four, "mean_e2el_ms")
     return [
-        report.judge_change(
+        verdicts.judge_change(
             "4.1 Each of n samples runs as a sequence of its own", one, four, "peak_running", better="higher",
             held_at=3.0, evidence=f"peak running: {one.peak_running:.0f} with n=1, {four.peak_running:.0f} with n=4 "
                                   f"(the same {one.completed:.0f} requests)"),
-        report.judge(
+        verdicts.judge(
             "4.1 n=4 costs about as much as four times the requests", same_thr and same_lat,
             f"n=4 vs 4× requests: {four.output_throughput:.0f} vs {many.output_throughput:.0f} output tokens/s, "
             f"mean request latency {four.mean_e2el_ms:.0f} vs {many.mean_e2el_ms:.0f} ms, "
@@ -163,31 +163,31 @@ def beam_claim(beam: dict) -> Claim:
     sampled, searched = beam["sampled"], beam["beam"]
     width = searched["params"]["n"]
     slower = searched["mean_seconds"] / sampled["mean_seconds"]
-    return report.judge(
-        "4.1 Beam search costs more still", slower > 1 + report.DEFAULT_NOISE,
+    return verdicts.judge(
+        "4.1 Beam search costs more still", slower > 1 + verdicts.DEFAULT_NOISE,
         f"width {width}: {searched['mean_seconds']:.2f} s per request vs {sampled['mean_seconds']:.2f} s for "
         f"{width} sampled answers (×{slower:.1f}); greedy {beam['greedy']['mean_seconds']:.2f} s",
-        within_noise=abs(slower - 1) <= report.DEFAULT_NOISE,
-        rule=f"held: slower than the same number of sampled answers by more than {100 * report.DEFAULT_NOISE:.0f} %")
+        within_noise=abs(slower - 1) <= verdicts.DEFAULT_NOISE,
+        rule=f"held: slower than the same number of sampled answers by more than {100 * verdicts.DEFAULT_NOISE:.0f} %")
 
 
 def prefix_claims(prefix: pd.DataFrame) -> list[Claim]:
     fixed, churn, short, off = (prefix.loc[n] for n in (FIXED, CHURN, SHORT, OFF))
     share = share_saved(fixed)
     return [
-        report.judge_change(
+        verdicts.judge_change(
             "4.2 A fixed system prompt saves 30–40 % of prefill time (time to first token)", off, fixed,
             "median_ttft_ms", better="lower", held_at=1 / (1 - 0.30),
             evidence=f"median TTFT {off.median_ttft_ms:,.0f} ms with caching off → {fixed.median_ttft_ms:,.0f} ms on "
                      f"({100 * (1 - fixed.median_ttft_ms / off.median_ttft_ms):.0f} % less); the design shares "
                      f"{100 * share:.0f} % of the prompt tokens (hit rate {100 * fixed.prefix_cache_hit_rate:.0f} %)",
             rule="held: median TTFT at least 30 % lower than with caching off (×1.43); partly: lower beyond noise"),
-        report.judge(
+        verdicts.judge(
             "4.2 With a churning template the saving vanishes", churn.prefix_cache_hit_rate <= NO_HITS,
             f"{churn.load_num_prefixes:.0f} distinct prefixes for {churn.completed:.0f} requests: hit rate "
             f"{100 * churn.prefix_cache_hit_rate:.0f} %, median TTFT {churn.median_ttft_ms:.0f} ms",
             rule=f"held: hit rate at most {100 * NO_HITS:.0f} %"),
-        report.judge(
+        verdicts.judge(
             "4.2 A prefix shorter than one KV block is never reused", short.prefix_cache_hits == 0,
             f"{short.load_prefix_len:.0f}-token prefix, {short.block_size:.0f}-token blocks: "
             f"{short.prefix_cache_hits:.0f} tokens hit",
@@ -198,9 +198,9 @@ def prefix_claims(prefix: pd.DataFrame) -> list[Claim]:
 def stale_claim(stale: pd.DataFrame) -> Claim:
     on, off = stale.loc["caching on"], stale.loc["caching off"]
     slower = (on.output_throughput < off.output_throughput
-              and not report.within_noise(off, on, "output_throughput"))
+              and not verdicts.within_noise(off, on, "output_throughput"))
     worse = on.peak_running < off.peak_running or on.preemptions > off.preemptions or slower
-    return report.judge(
+    return verdicts.judge(
         "4.2 Stale cached blocks only take space", worse,
         f"{on.num_blocks:.0f}-block cache, churning prefixes: peak running {on.peak_running:.0f} vs "
         f"{off.peak_running:.0f}, preemptions {on.preemptions:.0f} vs {off.preemptions:.0f}, "
@@ -213,16 +213,16 @@ def compile_claims(compiled: pd.DataFrame, device: str = "cpu") -> list[Claim]:
     conc = f"{eager.load_max_concurrency:.0f} request(s) in flight"
     what = "torch.compile" if device == "cpu" else "torch.compile and CUDA graphs"
     out = [
-        report.judge_change(
+        verdicts.judge_change(
             f"4.3 {what} makes the engine start slower", eager, comp, "start_seconds", better="higher", held_at=1.5,
             evidence=f"start {eager.start_seconds:.0f} s eager vs {comp.start_seconds:.0f} s compiled"),
-        report.judge_change(
+        verdicts.judge_change(
             "4.3 …and cuts the time per token of small batches", eager, comp, "mean_tpot_ms", better="lower",
             held_at=1.0, evidence=f"mean TPOT at {conc}: {eager.mean_tpot_ms:.1f} ms eager vs "
                                   f"{comp.mean_tpot_ms:.1f} ms compiled"),
     ]
     if device == "cpu":
-        out.append(report.untested(
+        out.append(verdicts.untested(
             "4.3 CUDA graphs cut launch overhead for small batches",
             "no CUDA GPU here: the CPU backend has no CUDA graphs (vllm/platforms/cpu.py empties the capture sizes)"))
     return out
@@ -230,7 +230,7 @@ def compile_claims(compiled: pd.DataFrame, device: str = "cpu") -> list[Claim]:
 
 def logging_claim(logging: pd.DataFrame) -> Claim:
     info, debug = logging.loc["info"], logging.loc["debug"]
-    return report.judge_change(
+    return verdicts.judge_change(
         "4.3 Debug logging costs throughput under load", info, debug, "output_throughput", better="lower",
         held_at=1.0, evidence=f"{info.output_throughput:.0f} tokens/s at info vs {debug.output_throughput:.0f} "
                               f"with debug level and per-request logs ({info.load_max_concurrency:.0f} in flight)")

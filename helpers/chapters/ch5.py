@@ -15,9 +15,9 @@ from typing import Callable
 
 import pandas as pd
 
-from helpers import correctness, experiment, report
+from helpers import correctness, experiment, verdicts
 from helpers.config import EngineConfig
-from helpers.report import Claim
+from helpers.verdicts import Claim
 from helpers.results import roofline
 
 BF16, INT8, INT4 = "bf16", "int8", "int4"
@@ -53,28 +53,28 @@ def weight_claims(weights: pd.DataFrame) -> list[Claim]:
     smaller = {n: ref.checkpoint_gib / weights.loc[n].checkpoint_gib for n in quant}
     more_kv = {n: weights.loc[n].kv_cache_tokens / ref.kv_cache_tokens for n in quant}
     faster = {n: ref.mean_tpot_ms / weights.loc[n].mean_tpot_ms for n in quant}
-    beyond = {n: not report.within_noise(ref, weights.loc[n], "mean_tpot_ms") for n in quant}
+    beyond = {n: not verdicts.within_noise(ref, weights.loc[n], "mean_tpot_ms") for n in quant}
     cost = {n: weights.loc[n].perplexity / ref.perplexity - 1 for n in quant}
 
     def each(d, fmt):
         return ", ".join(f"{n} {fmt(v)}" for n, v in d.items())
 
     return [
-        report.judge(
+        verdicts.judge(
             "5.1 Quantized weights take less memory", all(v >= 1.5 for v in smaller.values()),
             f"checkpoint {ref.checkpoint_gib:.2f} GiB in bf16; " + each(
                 {n: weights.loc[n].checkpoint_gib for n in quant}, lambda v: f"{v:.2f} GiB")
             + "; KV tokens at the same memory fraction: " + each(more_kv, lambda v: f"×{v:.2f}"),
             partly=any(v > 1 for v in smaller.values()),
             rule="held: every quantized checkpoint at least 1.5× smaller; partly: one of them smaller"),
-        report.judge(
+        verdicts.judge(
             "5.1 …and decode faster", all(faster[n] > 1 and beyond[n] for n in quant),
             f"mean TPOT {ref.mean_tpot_ms:.1f} ms in bf16; " + each(
                 {n: weights.loc[n].mean_tpot_ms for n in quant}, lambda v: f"{v:.1f} ms"),
             partly=any(faster[n] > 1 and beyond[n] for n in quant),
             within_noise=not any(beyond.values()),
             rule="held: every quantized model's TPOT lower beyond noise; partly: one of them"),
-        report.judge(
+        verdicts.judge(
             "5.1 …at the cost of a little accuracy", all(0 <= c <= LITTLE for c in cost.values()),
             f"perplexity of the reference text {ref.perplexity:.2f} in bf16 (itself dequantized from the package's "
             "Q4_1 GGUF: the accuracy lost here comes on top of that); " + each(
@@ -93,20 +93,20 @@ def kv_claims(kv: pd.DataFrame, drift: pd.DataFrame) -> list[Claim]:
     diverged = drift.first_divergence.notna()
     firsts = drift.first_divergence.dropna()
     return [
-        report.judge(
+        verdicts.judge(
             "5.2 An fp8 KV cache holds about twice the tokens", DOUBLE[0] <= gain <= DOUBLE[1],
             f"{auto.kv_cache_tokens:,.0f} → {fp8.kv_cache_tokens:,.0f} KV tokens in the same "
             f"{auto.kv_cache_gib:.2f} GiB (×{gain:.2f}); max concurrency {auto.max_concurrency:.1f} → "
             f"{fp8.max_concurrency:.1f}",
             partly=gain > 1.2, rule=f"held: ×{DOUBLE[0]}–{DOUBLE[1]} the KV tokens at equal KV memory"),
-        report.judge_change(
+        verdicts.judge_change(
             "5.2 …so more requests run at once when the cache is the limit", auto, fp8, "peak_running",
             better="higher", held_at=1.5,
             evidence=f"peak running {auto.peak_running:.0f} → {fp8.peak_running:.0f}, peak waiting "
                      f"{auto.peak_waiting:.0f} → {fp8.peak_waiting:.0f}, preemptions {auto.preemptions:.0f} → "
                      f"{fp8.preemptions:.0f}, {auto.output_throughput:.0f} → {fp8.output_throughput:.0f} output "
                      "tokens/s"),
-        report.judge(
+        verdicts.judge(
             "5.2 Long outputs may drift with fp8 KV", bool(diverged.any()),
             f"{int(diverged.sum())} of {len(drift)} long greedy answers left the bf16 reference"
             + (f", first at token {int(firsts.min())} (median {firsts.median():.0f})" if len(firsts) else "")
@@ -120,22 +120,22 @@ def parallel_claims(parallel: pd.DataFrame, device: str = "cpu") -> list[Claim]:
     one, two = parallel.loc[TP1], parallel.loc[TP2]
     out = []
     if device == "cpu":
-        out.append(report.untested(
+        out.append(verdicts.untested(
             "5.3 CPU offload lets a model run but slows decoding",
             "no CUDA GPU here: cpu_offload_gb moves GPU weights into host memory; on the CPU backend they are "
             "in host memory already"))
     out += [
-        report.judge(
+        verdicts.judge(
             "5.3 Tensor parallelism splits one model over ranks", bool(two.same_tokens),
             f"TP=2 gave {'the same' if two.same_tokens else 'different'} greedy tokens as TP=1; KV tokens "
             f"{one.kv_cache_tokens:,.0f} → {two.kv_cache_tokens:,.0f} (each rank keeps its share of the heads)",
             rule="held: the same greedy tokens from two ranks as from one"),
-        report.judge(
+        verdicts.judge(
             "5.3 …but adds communication, so more ranks are not always faster",
-            two.mean_tpot_ms > one.mean_tpot_ms and not report.within_noise(one, two, "mean_tpot_ms"),
+            two.mean_tpot_ms > one.mean_tpot_ms and not verdicts.within_noise(one, two, "mean_tpot_ms"),
             f"mean TPOT {one.mean_tpot_ms:.1f} ms with one rank, {two.mean_tpot_ms:.1f} ms with two; "
             f"{one.output_throughput:.0f} vs {two.output_throughput:.0f} output tokens/s",
-            within_noise=report.within_noise(one, two, "mean_tpot_ms"),
+            within_noise=verdicts.within_noise(one, two, "mean_tpot_ms"),
             rule="held: two ranks slower per token than one, beyond noise (here, more ranks did not help)"),
     ]
     return out

@@ -14,8 +14,8 @@ from pathlib import Path
 
 import pandas as pd
 
-from helpers import report
-from helpers.report import Claim
+from helpers import verdicts
+from helpers.verdicts import Claim
 from helpers.results import roofline
 
 AGREE = 0.15  # the two bandwidth methods "agree" within 15 %
@@ -36,9 +36,9 @@ def roof_table(roof: dict) -> pd.DataFrame:
 def probe_claim(roof: dict) -> Claim:
     r = roof["methods_ratio"]
     if r is None:  # a GPU's roof: one method (a device-to-device copy)
-        return report.untested("7.1 Two ways of measuring bandwidth agree", "a GPU's roof is measured one way here "
+        return verdicts.untested("7.1 Two ways of measuring bandwidth agree", "a GPU's roof is measured one way here "
                                "(torch's device-to-device copy)")
-    return report.judge(
+    return verdicts.judge(
         "7.1 Two ways of measuring bandwidth agree", abs(r - 1) <= AGREE,
         f"read kernel at {roof['threads']} thread(s): numpy {roof['numpy']['read']['best_gbs']:.1f} GB/s, torch "
         f"{roof['torch']['read']['best_gbs']:.1f} GB/s (×{r:.2f}); torch's runs spread from "
@@ -90,13 +90,13 @@ def floor_claims(sweep: dict) -> list[Claim]:
     one, many = sweep[min(sweep)], sweep[max(sweep)]
     batch_cost = many["mean_tpot_ms"] / one["mean_tpot_ms"]
     return [
-        report.judge(
+        verdicts.judge(
             "7.2 With one request in flight, decode runs near the bandwidth floor", one["mbu"] >= NEAR_FLOOR,
             f"floor {one['roofline_tpot_ms']:.1f} ms (reading {one['bytes_per_step_mb']:.0f} MB at "
             f"{one['roof_bandwidth_gbs']:.1f} GB/s), measured {one['mean_tpot_ms']:.1f} ms: MBU {one['mbu']:.2f}",
             partly=one["mbu"] >= NEAR_FLOOR / 2,
             rule=f"held: MBU ≥ {NEAR_FLOOR}; partly: ≥ {NEAR_FLOOR / 2}; else per-step overhead dominates"),
-        report.judge(
+        verdicts.judge(
             "7.2 While decode is memory-bound, more sequences per step cost little more time per step",
             batch_cost <= 2, f"{min(sweep)} → {max(sweep)} in flight ({roofline.decode_batch(many):.1f} sequences a step): "
             f"mean TPOT {one['mean_tpot_ms']:.1f} → {many['mean_tpot_ms']:.1f} ms (×{batch_cost:.2f}); MBU "
@@ -109,17 +109,17 @@ def bytes_claims(base: dict, int8: dict) -> list[Claim]:
     """Judges "quantization speeds decode by the bytes it saves" on one load, both engines."""
     by_bytes = int8["bytes_per_step_mb"] / base["bytes_per_step_mb"]
     by_time = int8["mean_tpot_ms"] / base["mean_tpot_ms"]
-    noisy = report.within_noise(base, int8, "mean_tpot_ms")
-    level = report.noise([base, int8], "mean_tpot_ms")
+    noisy = verdicts.within_noise(base, int8, "mean_tpot_ms")
+    level = verdicts.noise([base, int8], "mean_tpot_ms")
     gaps = gap(int8) / gap(base) if gap(base) > 0 else float("inf")
     return [
-        report.judge(
+        verdicts.judge(
             "7.3 INT8 weights speed decode by the bytes they save", by_time <= by_bytes * (1 + level),
             f"INT8 reads ×{by_bytes:.2f} of the bytes per step and took ×{by_time:.2f} of the time per token "
             f"(MBU {base['mbu']:.2f} → {int8['mbu']:.2f})",
             partly=by_time < 1 and not noisy, within_noise=noisy and by_bytes > 1 - level,
             rule="held: the time fell at least as much as the bytes (within noise); partly: it fell, by less"),
-        report.judge(
+        verdicts.judge(
             "7.3 What is left above the floor is a per-step cost that fewer bytes do not remove",
             0.75 <= gaps <= 1 / 0.75,
             f"time above the floor: {gap(base):.1f} ms ({base['config_label']}) vs {gap(int8):.1f} ms (INT8), ×{gaps:.2f}",
@@ -129,14 +129,14 @@ def bytes_claims(base: dict, int8: dict) -> list[Claim]:
 
 def layout_claims(layouts: dict, binding: dict, cores: int) -> list[Claim]:
     merged, split = layouts[MERGED], layouts[VLLM]
-    out = [report.judge_change(
+    out = [verdicts.judge_change(
         f"7.3 On {cores} cores the merged layout decodes faster than vLLM's three processes", split, merged,
         "output_throughput", better="higher", held_at=1.2,
         evidence=f"{split['output_throughput']:.0f} → {merged['output_throughput']:.0f} output tokens/s, mean TPOT "
                  f"{split['mean_tpot_ms']:.1f} → {merged['mean_tpot_ms']:.1f} ms; worker cores "
                  f"{roofline.worker_threads(split)} vs {roofline.worker_threads(merged)}")]
     auto, every = binding[AUTO], binding[ALL]
-    out.append(report.judge_change(
+    out.append(verdicts.judge_change(
         "7.3 Binding the worker to every core beats vLLM's auto binding (one core kept free)", auto, every,
         "output_throughput", better="higher", held_at=1.2,
         evidence=f"{auto['output_throughput']:.0f} → {every['output_throughput']:.0f} output tokens/s, mean TPOT "
@@ -147,9 +147,9 @@ def layout_claims(layouts: dict, binding: dict, cores: int) -> list[Claim]:
 
 def gpu_claim(device: str) -> Claim:
     if device == "cpu":
-        return report.untested("7.3 CUDA graphs remove the kernel-launch share of the gap",
+        return verdicts.untested("7.3 CUDA graphs remove the kernel-launch share of the gap",
                                "no CUDA GPU here: the CPU backend has no CUDA graphs (capture sizes emptied in "
                                "vllm/platforms/cpu.py)")
-    return report.untested("7.3 CUDA graphs remove the kernel-launch share of the gap",
+    return verdicts.untested("7.3 CUDA graphs remove the kernel-launch share of the gap",
                            "compare eager and graph rows against the floor in the GPU cells of 7.3")
 

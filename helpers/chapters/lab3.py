@@ -2,7 +2,7 @@
 picks a layout, from the rows the lab measured. No engine starts here."""
 from __future__ import annotations
 
-from helpers import report
+from helpers import verdicts
 from helpers.engine.startup_log import rank_memory
 from helpers.results.rows import kv_bytes_per_token
 
@@ -25,10 +25,10 @@ def ranked(measured: dict, layouts: list[str], target: str) -> list[str]:
 
 def winner(measured: dict, layouts: list[str], target: str) -> str:
     """The best layout, or "too close to call" when the best two differ by no more than the
-    run-to-run noise (report.within_noise)."""
+    run-to-run noise (verdicts.within_noise)."""
     best, second = ranked(measured, layouts, target)[:2]
     metric, _ = TARGETS[target]
-    return TOO_CLOSE if report.within_noise(measured[(best, target)], measured[(second, target)], metric) else best
+    return TOO_CLOSE if verdicts.within_noise(measured[(best, target)], measured[(second, target)], metric) else best
 
 
 def why(measured: dict, layouts: list[str], target: str) -> str:
@@ -36,7 +36,7 @@ def why(measured: dict, layouts: list[str], target: str) -> str:
     metric, _ = TARGETS[target]
     rows = [measured[(o, target)] for o in layouts]
     return (f"{metric}: " + ", ".join(f"{o} {measured[(o, target)][metric]:,.1f}" for o in layouts)
-            + f"; noise allowance {report.noise(rows, metric):.0%}")
+            + f"; noise allowance {verdicts.noise(rows, metric):.0%}")
 
 
 def binding_lines(rows: dict[str, dict]) -> list[str]:

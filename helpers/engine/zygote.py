@@ -182,7 +182,7 @@ def start_server(argv: list[str], env: dict, log_path: Path, cwd: str, lock_fd: 
 
 def settle() -> None:
     """Wait until a zygote started early has finished importing vLLM, so that a measurement of
-    the machine itself (helpers/roofs.py) does not share the cores with that import."""
+    the machine itself (helpers/probes.py) does not share the cores with that import."""
     if _current is not None and _current.proc.poll() is None:
         try:
             _current.wait_ready()

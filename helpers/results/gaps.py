@@ -1,7 +1,7 @@
 """Why a row lacks a figure: an imported file records only what its tool wrote, and a verdict
 that needs a missing figure says which file and why ("not in this file: …") instead of guessing.
 
-The judging layer (`report`, `slo`, `tuning`) asks this module; it needs nothing of the importer
+The judging layer (`verdicts`, `slo`, `tuning`) asks this module; it needs nothing of the importer
 (helpers/results/imports.py), which only writes the tool names that rows carry.
 """
 from __future__ import annotations

@@ -7,7 +7,7 @@ One decode step runs every running sequence's next token through every weight, s
 the weights once (whatever the batch) plus each sequence's KV cache. At small batches that
 reading is the step; compute takes over only past the crossover batch, where the step's
 multiply-adds take longer at the compute roof than its bytes at the bandwidth roof.
-Pure functions: the bandwidth and compute roofs come from `helpers.roofs` via stored rows.
+Pure functions: the bandwidth and compute roofs come from `helpers.probes` via stored rows.
 """
 from __future__ import annotations
 

@@ -9,4 +9,4 @@ import helpers as H
 
 rows = {option: measured[(option, "one user")] for option in LAYOUTS}
 best, second = sorted(rows, key=lambda o: rows[o]["median_tpot_ms"])[:2]
-one_user_choice = "too close to call" if H.report.within_noise(rows[best], rows[second], "median_tpot_ms") else best
+one_user_choice = "too close to call" if H.verdicts.within_noise(rows[best], rows[second], "median_tpot_ms") else best

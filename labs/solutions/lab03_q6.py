@@ -12,4 +12,4 @@ import helpers as H
 
 rows = {option: measured[(option, "eight users")] for option in LAYOUTS}
 best, second = sorted(rows, key=lambda o: rows[o]["output_throughput"], reverse=True)[:2]
-eight_users_choice = "too close to call" if H.report.within_noise(rows[best], rows[second], "output_throughput") else best
+eight_users_choice = "too close to call" if H.verdicts.within_noise(rows[best], rows[second], "output_throughput") else best

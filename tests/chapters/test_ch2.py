@@ -2,7 +2,7 @@
 import pandas as pd
 import pytest
 
-from helpers import report
+from helpers import verdicts
 from helpers.chapters import ch2
 from tests.solutions import run_solution
 
@@ -50,55 +50,55 @@ def test_failure_kind(line, kind):
 
 
 def test_fraction_held_and_flat():
-    assert ch2.memory_fraction(frac_table()).verdict == report.HELD
-    assert ch2.memory_fraction(frac_table((50000, 52000))).verdict == report.NOISE
+    assert ch2.memory_fraction(frac_table()).verdict == verdicts.HELD
+    assert ch2.memory_fraction(frac_table((50000, 52000))).verdict == verdicts.NOISE
     assert ch2.memory_fraction(frac_table()).rule.startswith("held:")
 
 
 def test_failures():
-    assert ch2.start_failure_high({"fraction": 0.95, "line": HIGH_LINE}).verdict == report.HELD
-    assert ch2.start_failure_high({"fraction": 0.95, "line": None}).verdict == report.NOT_HELD
-    assert ch2.start_failure_low({"fraction": 0.02, "line": LOW_LINE}).verdict == report.HELD
-    assert ch2.start_failure_low({"fraction": 0.02, "line": HIGH_LINE}).verdict == report.PARTLY
-    assert ch2.start_failure_low({"fraction": 0.02, "line": None}).verdict == report.NOT_HELD
+    assert ch2.start_failure_high({"fraction": 0.95, "line": HIGH_LINE}).verdict == verdicts.HELD
+    assert ch2.start_failure_high({"fraction": 0.95, "line": None}).verdict == verdicts.NOT_HELD
+    assert ch2.start_failure_low({"fraction": 0.02, "line": LOW_LINE}).verdict == verdicts.HELD
+    assert ch2.start_failure_low({"fraction": 0.02, "line": HIGH_LINE}).verdict == verdicts.PARTLY
+    assert ch2.start_failure_low({"fraction": 0.02, "line": None}).verdict == verdicts.NOT_HELD
 
 
 def test_reported_concurrency():
-    assert ch2.reported_concurrency(lens_table()).verdict == report.HELD
-    assert ch2.reported_concurrency(lens_table((26.3, 20.0))).verdict == report.PARTLY
+    assert ch2.reported_concurrency(lens_table()).verdict == verdicts.HELD
+    assert ch2.reported_concurrency(lens_table((26.3, 20.0))).verdict == verdicts.PARTLY
 
 
 def test_smaller_len_same_running_did_not_hold():
     c = ch2.smaller_len_more_running(fixed_row(2048, 10), fixed_row(4096, 10, conc=1.03))
-    assert c.verdict == report.NOT_HELD and "as many at either length" in c.evidence and c.rule
+    assert c.verdict == verdicts.NOT_HELD and "as many at either length" in c.evidence and c.rule
 
 
 def test_smaller_len_double_running_held():
     c = ch2.smaller_len_more_running(fixed_row(2048, 10), fixed_row(4096, 5, conc=1.03))
-    assert c.verdict == report.HELD
-    assert ch2.smaller_len_more_running(fixed_row(2048, 10), fixed_row(4096, 7)).verdict == report.PARTLY
+    assert c.verdict == verdicts.HELD
+    assert ch2.smaller_len_more_running(fixed_row(2048, 10), fixed_row(4096, 7)).verdict == verdicts.PARTLY
 
 
 def test_smaller_len_small_change_counts_as_same_within_noise():
     short, long = fixed_row(2048, 10, repeats=3, spread=0.15), fixed_row(4096, 9, repeats=3, spread=0.15)
-    assert ch2.smaller_len_more_running(short, long).verdict == report.NOT_HELD
+    assert ch2.smaller_len_more_running(short, long).verdict == verdicts.NOT_HELD
     assert ch2.same_or_half(short, long) == "the same"
     assert ch2.same_or_half(fixed_row(2048, 10), fixed_row(4096, 5)) == "about half"
 
 
 def test_formula_and_queueing():
-    assert ch2.formula({"article": 120, "full": 9216, "engine": 9221}).verdict == report.HELD
-    assert ch2.formula({"article": 120, "full": 4608, "engine": 9221}).verdict == report.NOT_HELD
+    assert ch2.formula({"article": 120, "full": 9216, "engine": 9221}).verdict == verdicts.HELD
+    assert ch2.formula({"article": 120, "full": 4608, "engine": 9221}).verdict == verdicts.NOT_HELD
     fill = {"peak_kv_cache_usage_pct": 97.0, "peak_waiting": 6.0, "preemptions": 0.0}
-    assert ch2.queueing(fill).verdict == report.HELD
-    assert ch2.queueing({**fill, "peak_kv_cache_usage_pct": 60.0}).verdict == report.PARTLY
-    assert ch2.queueing({**fill, "peak_waiting": 0.0}).verdict == report.NOT_HELD
+    assert ch2.queueing(fill).verdict == verdicts.HELD
+    assert ch2.queueing({**fill, "peak_kv_cache_usage_pct": 60.0}).verdict == verdicts.PARTLY
+    assert ch2.queueing({**fill, "peak_waiting": 0.0}).verdict == verdicts.NOT_HELD
 
 
 def test_block_size():
-    assert ch2.block_size(blocks_table()).verdict == report.HELD
-    assert ch2.block_size(blocks_table((95.0, 80.0))).verdict == report.PARTLY
-    assert ch2.block_size(blocks_table((95.0, 50.0))).verdict == report.NOT_HELD
+    assert ch2.block_size(blocks_table()).verdict == verdicts.HELD
+    assert ch2.block_size(blocks_table((95.0, 80.0))).verdict == verdicts.PARTLY
+    assert ch2.block_size(blocks_table((95.0, 50.0))).verdict == verdicts.NOT_HELD
 
 
 def test_claims_has_every_rule():
@@ -107,7 +107,7 @@ def test_claims_has_every_rule():
                     {"article": 120, "full": 9216, "engine": 9221},
                     {"peak_kv_cache_usage_pct": 97.0, "peak_waiting": 6.0, "preemptions": 0.0}, blocks_table())
     assert len(cs) == 8 and all(c.rule for c in cs)
-    assert "|" in report.markdown(cs)
+    assert "|" in verdicts.markdown(cs)
 
 
 # Recorded on the AMD EPYC (AVX-512, bf16) host at smoke size; rounded as the rows store them.

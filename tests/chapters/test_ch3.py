@@ -4,7 +4,7 @@ import math
 import pandas as pd
 import pytest
 
-from helpers import report
+from helpers import verdicts
 from helpers.chapters import ch3
 from helpers.exercises import Choice, Question
 from helpers.load import Load
@@ -33,16 +33,16 @@ RECORDED = {"budget 256": mixed_row(256, True, 547, 5100, throughput=80),
 def test_small_budget_held_default_budget_did_not():
     small, default, ttft, throughput = ch3.chunking_claims(pd.DataFrame(RECORDED).T)
     assert "(256)" in small.text
-    assert small.verdict == report.HELD
-    assert default.verdict == report.NOT_HELD and "(2048)" in default.text
-    assert ttft.verdict == report.HELD  # 5100 ms at 256 vs 3800 ms at the default
-    assert throughput.verdict == report.HELD  # 120 vs 100 tokens/s, chunking on vs off
+    assert small.verdict == verdicts.HELD
+    assert default.verdict == verdicts.NOT_HELD and "(2048)" in default.text
+    assert ttft.verdict == verdicts.HELD  # 5100 ms at 256 vs 3800 ms at the default
+    assert throughput.verdict == verdicts.HELD  # 120 vs 100 tokens/s, chunking on vs off
     assert all(c.rule for c in (small, default, ttft, throughput))
 
 
 def test_chunking_that_lowers_throughput_did_not_hold():
     slower = pd.DataFrame({**RECORDED, "default budget": mixed_row(2048, True, 3596, 3800, throughput=70)}).T
-    assert ch3.chunking_claims(slower)[3].verdict == report.NOT_HELD  # 70 vs 100 tokens/s with chunking off
+    assert ch3.chunking_claims(slower)[3].verdict == verdicts.NOT_HELD  # 70 vs 100 tokens/s with chunking off
 
 
 def test_the_smallest_budget_is_picked_by_the_engine_value():
@@ -55,7 +55,7 @@ def test_close_gaps_are_within_noise():
     chunked = rows(**{"budget 256": mixed_row(256, True, 2300, 5000), "default budget": mixed_row(2048, True, 2500, 3800),
                       "chunking off": mixed_row(2048, False, 2400, 5000)})
     small, default, _, _ = ch3.chunking_claims(chunked)
-    assert small.verdict == default.verdict == report.NOISE
+    assert small.verdict == default.verdict == verdicts.NOISE
 
 
 def sweep_row(concurrency, throughput, tpot):
@@ -64,9 +64,9 @@ def sweep_row(concurrency, throughput, tpot):
 
 def test_concurrency_claims():
     held = ch3.concurrency_claims(pd.DataFrame([sweep_row(1, 30, 30), sweep_row(8, 90, 80)]))
-    assert [c.verdict for c in held] == [report.HELD, report.HELD]
+    assert [c.verdict for c in held] == [verdicts.HELD, verdicts.HELD]
     flat = ch3.concurrency_claims(pd.DataFrame([sweep_row(1, 30, 30), sweep_row(8, 31, 31)]))
-    assert [c.verdict for c in flat] == [report.NOISE, report.NOISE]
+    assert [c.verdict for c in flat] == [verdicts.NOISE, verdicts.NOISE]
 
 
 def seqs_row(n, throughput, waiting):
@@ -74,9 +74,9 @@ def seqs_row(n, throughput, waiting):
 
 
 @pytest.mark.parametrize("small, verdict", [
-    (seqs_row(2, 45, 6), report.HELD),        # recorded: 6 waiting, 45 vs 91 tokens/s
-    (seqs_row(2, 88, 6), report.PARTLY),      # they waited, throughput within noise
-    (seqs_row(2, 88, 0), report.NOT_HELD),
+    (seqs_row(2, 45, 6), verdicts.HELD),        # recorded: 6 waiting, 45 vs 91 tokens/s
+    (seqs_row(2, 88, 6), verdicts.PARTLY),      # they waited, throughput within noise
+    (seqs_row(2, 88, 0), verdicts.NOT_HELD),
 ])
 def test_seqs_claim(small, verdict):
     seqs = pd.DataFrame([seqs_row(128, 91, 0), small], index=["default", 2])
@@ -89,10 +89,10 @@ def tiny(running, waiting, preemptions, usage):
 
 
 @pytest.mark.parametrize("row, capped, preempted", [
-    (tiny(4, 4, 3, 100), report.HELD, report.HELD),
-    (tiny(4, 4, 0, 60), report.HELD, report.UNTESTED),     # the cache never ran out: not measured
-    (tiny(4, 4, 0, 100), report.HELD, report.NOT_HELD),    # it ran out, yet nothing was preempted
-    (tiny(8, 0, 0, 50), report.NOT_HELD, report.UNTESTED),
+    (tiny(4, 4, 3, 100), verdicts.HELD, verdicts.HELD),
+    (tiny(4, 4, 0, 60), verdicts.HELD, verdicts.UNTESTED),     # the cache never ran out: not measured
+    (tiny(4, 4, 0, 100), verdicts.HELD, verdicts.NOT_HELD),    # it ran out, yet nothing was preempted
+    (tiny(8, 0, 0, 50), verdicts.NOT_HELD, verdicts.UNTESTED),
 ])
 def test_block_claims(row, capped, preempted):
     a, b = ch3.block_claims(row, 8)
@@ -124,25 +124,25 @@ def test_exercise_answers():
 def test_long_documents_and_the_queue_cap():
     one = lambda **kw: pd.Series({"repeats": 1, "engine_max_num_batched_tokens": 256, **kw})
     small, default = one(mean_ttft_ms=5000, output_throughput=20), one(mean_ttft_ms=3000, output_throughput=25)
-    assert ch3.long_docs_claim(small, default).verdict == report.HELD
-    assert ch3.long_docs_claim(default, small).verdict == report.NOT_HELD
+    assert ch3.long_docs_claim(small, default).verdict == verdicts.HELD
+    assert ch3.long_docs_claim(default, small).verdict == verdicts.NOT_HELD
     capped = one(failed=12, completed=4, p99_ttft_ms=400, cfg_max_num_queued_reqs=4)
     waited = one(failed=0, completed=16, p99_ttft_ms=4000)
-    assert ch3.queue_claim(capped, waited).verdict == report.HELD
+    assert ch3.queue_claim(capped, waited).verdict == verdicts.HELD
     assert ch3.queue_claim(one(failed=0, completed=16, p99_ttft_ms=3900, cfg_max_num_queued_reqs=64),
-                           waited).verdict == report.NOT_HELD
+                           waited).verdict == verdicts.NOT_HELD
 
 
 def test_blocks_alone_never_decide_in_vllm_032():
     tiny = pd.Series({"peak_running": 4, "engine_max_num_seqs": 128})
-    assert ch3.blocks_only_claim(tiny, admitted=4).verdict == report.PARTLY  # blocks capped, but a seat cap exists
-    assert ch3.blocks_only_claim(pd.Series({"peak_running": 6, "engine_max_num_seqs": 128}), 4).verdict == report.NOT_HELD
+    assert ch3.blocks_only_claim(tiny, admitted=4).verdict == verdicts.PARTLY  # blocks capped, but a seat cap exists
+    assert ch3.blocks_only_claim(pd.Series({"peak_running": 6, "engine_max_num_seqs": 128}), 4).verdict == verdicts.NOT_HELD
 
 
 def test_long_docs_and_queue_take_plain_rows():
     small = {"repeats": 1, "engine_max_num_batched_tokens": 256, "mean_ttft_ms": 5000, "output_throughput": 20}
     default = {**small, "engine_max_num_batched_tokens": 2048, "mean_ttft_ms": 3000}
-    assert ch3.long_docs_claim(small, default).verdict == report.HELD  # dicts, as measure returns them
+    assert ch3.long_docs_claim(small, default).verdict == verdicts.HELD  # dicts, as measure returns them
 
 
 def run(name: str, env: dict):

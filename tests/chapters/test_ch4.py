@@ -6,7 +6,7 @@ import pandas as pd
 from helpers.chapters import ch4
 from helpers.exercises import Question
 from helpers.load import Load
-from helpers.report import HELD, NOISE, NOT_HELD, PARTLY, UNTESTED
+from helpers.verdicts import HELD, NOISE, NOT_HELD, PARTLY, UNTESTED
 from tests.solutions import run_solution
 
 

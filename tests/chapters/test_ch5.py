@@ -3,7 +3,7 @@ import pandas as pd
 
 from helpers.chapters import ch5
 from helpers.exercises import Choice, Question
-from helpers.report import HELD, NOT_HELD, PARTLY, UNTESTED
+from helpers.verdicts import HELD, NOT_HELD, PARTLY, UNTESTED
 from tests.solutions import run_solution
 
 

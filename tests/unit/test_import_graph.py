@@ -7,16 +7,16 @@ from pathlib import Path
 import helpers
 
 ROOT = Path(helpers.__file__).parent
-JUDGING = ("helpers.slo", "helpers.tuning", "helpers.chapters.ch6.service", "helpers.advisor", "helpers.report")
+JUDGING = ("helpers.slo", "helpers.tuning", "helpers.chapters.ch6.service", "helpers.advisor", "helpers.verdicts")
 RUNNING = ("helpers.experiment", "helpers.chapters.ch6.runs", "helpers.engine")
 # Lowest first. A module may import its own layer or a lower one; a new module gets a layer here.
 LAYERS = {
-    "settings and errors": ("errors", "settings", "hardware", "roofs", "sizes", "quantize"),
+    "settings and errors": ("errors", "settings", "hardware", "probes", "sizes", "quantize"),
     "config": ("config", "models"),
     "engine": ("engine",),
     "loads and results": ("load", "results"),
     "runs": ("experiment", "correctness"),
-    "judging rows": ("slo", "tuning", "advisor", "report", "scheduler_rule"),
+    "judging rows": ("slo", "tuning", "advisor", "verdicts", "scheduler_rule"),
     "presentation": ("tables", "charts", "widgets", "course", "exercises"),
     "chapters' homes": ("chapters",),
     "tools": ("doctor", "book", "helpers"),

@@ -6,7 +6,7 @@ import shutil
 
 import pytest
 
-from helpers import report, slo
+from helpers import slo, verdicts
 from helpers.results import imports, pool
 from helpers.results.imports import ImportFileError
 from tests.conftest import ROOT
@@ -84,15 +84,15 @@ def test_a_guidellm_report_is_recomputed_from_its_requests_with_vllms_tpot():
 
 def test_a_verdict_on_imported_rows_is_computed_where_the_figure_exists_and_not_in_this_file_otherwise():
     [guidellm], [bench] = imports.from_file(GUIDELLM), imports.from_file(SUMMARY)
-    held = report.judge_change("throughput higher", guidellm, bench, "output_throughput", "higher", 1.0)
-    assert held.verdict in (report.HELD, report.NOISE, report.NOT_HELD, report.PARTLY)
-    gap = report.judge_change("the worst token gap lower", bench, guidellm, "p99_itl_ms", "lower", 1.0)
-    assert gap.verdict == report.UNTESTED and gap.evidence.startswith("not in this file (guidellm_benchmarks.json)")
+    held = verdicts.judge_change("throughput higher", guidellm, bench, "output_throughput", "higher", 1.0)
+    assert held.verdict in (verdicts.HELD, verdicts.NOISE, verdicts.NOT_HELD, verdicts.PARTLY)
+    gap = verdicts.judge_change("the worst token gap lower", bench, guidellm, "p99_itl_ms", "lower", 1.0)
+    assert gap.verdict == verdicts.UNTESTED and gap.evidence.startswith("not in this file (guidellm_benchmarks.json)")
     # A rule on imported rows can still say "did not hold": the same row cannot be twice as fast as itself.
-    assert report.judge_change("twice the throughput", bench, bench, "output_throughput", "higher", 2.0).verdict \
-        == report.NOISE
+    assert verdicts.judge_change("twice the throughput", bench, bench, "output_throughput", "higher", 2.0).verdict \
+        == verdicts.NOISE
     slower = {**bench, "output_throughput": bench["output_throughput"] / 2}
-    assert report.judge_change("faster", bench, slower, "output_throughput", "higher", 1.2).verdict == report.NOT_HELD
+    assert verdicts.judge_change("faster", bench, slower, "output_throughput", "higher", 1.2).verdict == verdicts.NOT_HELD
 
 
 @pytest.mark.parametrize("make, needle", [

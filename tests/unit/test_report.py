@@ -1,7 +1,7 @@
 """Verdicts from recorded rows: held, held partly, did not hold, within noise here."""
 import pytest
 
-from helpers import report
+from helpers import verdicts
 from helpers.results.rows import combine
 
 
@@ -13,51 +13,51 @@ def row(value, lo=None, hi=None, repeats=3, metric="p99_itl_ms"):
 
 
 def test_spread_needs_repeats():
-    assert report.spread(row(100), "p99_itl_ms") is None
-    assert report.spread(row(100, 90, 110), "p99_itl_ms") == pytest.approx(0.2)
+    assert verdicts.spread(row(100), "p99_itl_ms") is None
+    assert verdicts.spread(row(100, 90, 110), "p99_itl_ms") == pytest.approx(0.2)
 
 
 def test_noise_falls_back_to_the_default_with_one_repeat():
-    assert report.noise([row(100), row(200)], "p99_itl_ms") == report.DEFAULT_NOISE
-    assert report.noise([row(100, 95, 125), row(50, 49, 51)], "p99_itl_ms") == pytest.approx(0.30)
+    assert verdicts.noise([row(100), row(200)], "p99_itl_ms") == verdicts.DEFAULT_NOISE
+    assert verdicts.noise([row(100, 95, 125), row(50, 49, 51)], "p99_itl_ms") == pytest.approx(0.30)
 
 
 @pytest.mark.parametrize("before, after, verdict", [
-    (row(1000), row(400), report.HELD),                        # 2.5x lower, claim asks 2x
-    (row(1000), row(700), report.PARTLY),                      # the right way, beyond 10 % noise, short of 2x
-    (row(1000), row(1300), report.NOT_HELD),                   # the wrong way, beyond noise
-    (row(1000), row(950), report.NOISE),                       # 5 %: within the default 10 %
-    (row(1000, 700, 1400), row(700, 650, 760), report.NOISE),  # 30 % better, but the spread was 70 %
-    (row(1000, 980, 1020), row(920, 915, 925), report.PARTLY), # 8 % better, spread 4 %: real
+    (row(1000), row(400), verdicts.HELD),                        # 2.5x lower, claim asks 2x
+    (row(1000), row(700), verdicts.PARTLY),                      # the right way, beyond 10 % noise, short of 2x
+    (row(1000), row(1300), verdicts.NOT_HELD),                   # the wrong way, beyond noise
+    (row(1000), row(950), verdicts.NOISE),                       # 5 %: within the default 10 %
+    (row(1000, 700, 1400), row(700, 650, 760), verdicts.NOISE),  # 30 % better, but the spread was 70 %
+    (row(1000, 980, 1020), row(920, 915, 925), verdicts.PARTLY), # 8 % better, spread 4 %: real
 ])
 def test_judge_change_lower_is_better(before, after, verdict):
-    claim = report.judge_change("worst gap shrinks", before, after, "p99_itl_ms", better="lower", held_at=2.0)
+    claim = verdicts.judge_change("worst gap shrinks", before, after, "p99_itl_ms", better="lower", held_at=2.0)
     assert claim.verdict == verdict, claim
     assert "noise ±" in claim.evidence
 
 
 def test_judge_change_higher_is_better():
     a, b = row(10, metric="output_throughput"), row(25, metric="output_throughput")
-    assert report.judge_change("more tokens", a, b, "output_throughput", "higher", 2.0).verdict == report.HELD
-    assert report.judge_change("more tokens", b, a, "output_throughput", "higher", 2.0).verdict == report.NOT_HELD
+    assert verdicts.judge_change("more tokens", a, b, "output_throughput", "higher", 2.0).verdict == verdicts.HELD
+    assert verdicts.judge_change("more tokens", b, a, "output_throughput", "higher", 2.0).verdict == verdicts.NOT_HELD
 
 
 def test_judge_within_noise_flag_wins():
-    assert report.judge("x", True, "e", within_noise=True).verdict == report.NOISE
-    assert report.judge("x", False, "e", partly=True).verdict == report.PARTLY
+    assert verdicts.judge("x", True, "e", within_noise=True).verdict == verdicts.NOISE
+    assert verdicts.judge("x", False, "e", partly=True).verdict == verdicts.PARTLY
 
 
 def test_table_has_every_verdict_kind():
-    claims = [report.judge("a", True, "1"), report.judge("b", False, "2", partly=True), report.judge("c", False, "3"),
-              report.judge("d", True, "4", within_noise=True), report.untested("e", "5")]
-    md = report.markdown(claims)
+    claims = [verdicts.judge("a", True, "1"), verdicts.judge("b", False, "2", partly=True), verdicts.judge("c", False, "3"),
+              verdicts.judge("d", True, "4", within_noise=True), verdicts.untested("e", "5")]
+    md = verdicts.markdown(claims)
     for word in ("held", "held partly", "did not hold", "within noise here", "not measured here"):
         assert f" {word} |" in md
 
 
 def test_measured_on_names_cpu_and_isa():
     from helpers.results import fingerprint
-    line = report.measured_on()
+    line = verdicts.measured_on()
     assert fingerprint()["cpu_isa"] in line and "vLLM" in line
 
 

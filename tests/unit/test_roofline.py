@@ -1,10 +1,10 @@
 """The decode roofline of a row (helpers/results/roofline.py) and the probes that give its roofs
-(helpers/roofs.py), on small arrays and recorded rows: no engine."""
+(helpers/probes.py), on small arrays and recorded rows: no engine."""
 import json
 
 import pytest
 
-from helpers import models, roofs
+from helpers import models, probes
 from helpers.results import roofline
 
 ROOF = {"bandwidth_gbs": 10.0, "threads": 2, "compute_gflops": 100.0}
@@ -68,7 +68,7 @@ def test_linear_params_of_the_embedded_model():
 
 
 def test_the_probes_report_both_methods_and_a_matmul_on_small_arrays():
-    found = roofs.probe(1, "float32", (16, 64, 64), repeats=2)
+    found = probes.probe(1, "float32", (16, 64, 64), repeats=2)
     for method in ("numpy", "torch"):
         assert set(found[method]) == {"read", "copy", "triad"}
         assert all(k["best_gbs"] >= k["median_gbs"] >= k["min_gbs"] > 0 for k in found[method].values())

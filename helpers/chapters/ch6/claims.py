@@ -12,9 +12,9 @@ The notebook passes:
 """
 from __future__ import annotations
 
-from helpers import models, report, tuning
+from helpers import models, tuning, verdicts
 from helpers.config import EngineConfig
-from helpers.report import Claim
+from helpers.verdicts import Claim
 from helpers.slo import SLO
 from helpers.tuning import Step
 
@@ -62,7 +62,7 @@ def parallel_step(base: EngineConfig, gpu_count: int) -> Step | None:
     return Step("two GPUs (DP=2)", {"data_parallel_size": 2}, 5) if gpu_count >= 2 else None
 
 
-_GOODPUT_VERDICT = {tuning.HELPED: report.HELD, tuning.NOTHING: report.NOISE, tuning.HURT: report.NOT_HELD}
+_GOODPUT_VERDICT = {tuning.HELPED: verdicts.HELD, tuning.NOTHING: verdicts.NOISE, tuning.HURT: verdicts.NOT_HELD}
 
 
 def startup_claims(checks: list[dict], share: float, loaded: dict, non_kv_share: float) -> list[Claim]:
@@ -71,7 +71,7 @@ def startup_claims(checks: list[dict], share: float, loaded: dict, non_kv_share:
     agree = [c for c in checks if c["agree"]]
     off = [c["figure"] for c in checks if not c["agree"]]
     return [
-        report.judge("6.1 The start-up log's capacity figures follow from its memory figures", not off,
+        verdicts.judge("6.1 The start-up log's capacity figures follow from its memory figures", not off,
                      f"{len(agree)} of {len(checks)} figures agree with the harness's arithmetic"
                      + (f"; off: {', '.join(off)}" if off else ""),
                      partly=bool(agree), rule="held: every figure within its tolerance (tokens 1 %, the others 2 %)"),
@@ -81,20 +81,20 @@ def startup_claims(checks: list[dict], share: float, loaded: dict, non_kv_share:
 
 def band_claim(share: float, non_kv_share: float, loaded: dict) -> Claim:
     """The article's three bands of the KV share of device memory, each judged by what it says."""
-    peak, preempted = report.number(loaded, "peak_kv_cache_usage_pct") or 0, report.number(loaded, "preemptions") or 0
+    peak, preempted = verdicts.number(loaded, "peak_kv_cache_usage_pct") or 0, verdicts.number(loaded, "preemptions") or 0
     short = peak >= FULL_PCT or preempted > 0
     ev = (f"KV cache {100 * share:.0f} % of the device's memory, non-KV memory {100 * non_kv_share:.0f} %; under the "
           f"service load the cache peaked at {peak:.1f} % with {preempted:.0f} preemption(s)")
     if share < 0.20:
-        return report.judge("6.1 A KV share under a fifth means the weights crowd the cache out", non_kv_share > share, ev,
+        return verdicts.judge("6.1 A KV share under a fifth means the weights crowd the cache out", non_kv_share > share, ev,
                             rule="held: the non-KV memory (weights, runtime) is larger than the cache")
     if 0.40 <= share < 0.60:
-        return report.judge("6.1 A KV share of two to three fifths is a sound configuration", not short, ev,
+        return verdicts.judge("6.1 A KV share of two to three fifths is a sound configuration", not short, ev,
                             rule=f"held: the service load never filled the cache (peak under {FULL_PCT:.0f} %, no preemption)")
     if share >= 0.70:
-        return report.judge("6.1 A KV share above seven tenths leaves plenty of room for concurrency", not short, ev,
+        return verdicts.judge("6.1 A KV share above seven tenths leaves plenty of room for concurrency", not short, ev,
                             rule=f"held: the service load never filled the cache (peak under {FULL_PCT:.0f} %, no preemption)")
-    return report.untested("6.1 The article's bands of the KV share (under a fifth, two to three fifths, over seven "
+    return verdicts.untested("6.1 The article's bands of the KV share (under a fifth, two to three fifths, over seven "
                            f"tenths)", f"{ev}: {100 * share:.0f} % lies between the bands, which say nothing about it")
 
 
@@ -131,7 +131,7 @@ def order_claim(forward: list[dict], reverse: list[dict] | None, slo: SLO) -> Cl
     in the opposite order (quantization first), on the same load: each path's kept configuration."""
     text = "6.2 The order matters: quantize last, or a faster kernel hides a scheduling problem"
     if not reverse:
-        return report.untested(text, "the opposite order costs one engine start per step; it runs at full size "
+        return verdicts.untested(text, "the opposite order costs one engine start per step; it runs at full size "
                                      "(GUIDE_SIZE=full)")
     best = lambda path: next((r for r in reversed(path) if r["kept"]), path[0])  # noqa: E731
     a, b = best(forward), best(reverse)
@@ -148,38 +148,38 @@ def backfire_claims(rows: dict) -> list[Claim]:
     out = []
     roomy, tight = rows.get(ROOMY), rows.get(TIGHT)
     if roomy is not None and tight is not None:
-        a, b = report.number(roomy, "prefix_cache_hit_rate") or 0, report.number(tight, "prefix_cache_hit_rate") or 0
-        out.append(report.judge(
+        a, b = verdicts.number(roomy, "prefix_cache_hit_rate") or 0, verdicts.number(tight, "prefix_cache_hit_rate") or 0
+        out.append(verdicts.judge(
             "6.3a Prefix caching loses its hits when the cache is short of room", a > 0 and b < HIT_DROP * a,
             f"hit rate {100 * a:.0f} % with room, {100 * b:.0f} % in a cache the running requests nearly fill; "
-            f"median TTFT {report.number(roomy, 'median_ttft_ms') or 0:,.0f} → "
-            f"{report.number(tight, 'median_ttft_ms') or 0:,.0f} ms",
+            f"median TTFT {verdicts.number(roomy, 'median_ttft_ms') or 0:,.0f} → "
+            f"{verdicts.number(tight, 'median_ttft_ms') or 0:,.0f} ms",
             partly=b < a, rule=f"held: the tight cache's hit rate under {HIT_DROP:.0%} of the roomy one's"))
     if roomy is not None and (high := rows.get(HIGH_FRACTION)) is not None:
-        a, b = report.number(roomy, "prefix_cache_hit_rate") or 0, report.number(high, "prefix_cache_hit_rate") or 0
-        out.append(report.judge(
+        a, b = verdicts.number(roomy, "prefix_cache_hit_rate") or 0, verdicts.number(high, "prefix_cache_hit_rate") or 0
+        out.append(verdicts.judge(
             "6.3a …and a high memory fraction is what takes the room", b < HIT_DROP * a,
             f"hit rate {100 * a:.0f} % at the default fraction, {100 * b:.0f} % at "
-            f"{report.number(high, 'cfg_gpu_memory_utilization') or 0:g}; KV tokens "
-            f"{report.number(roomy, 'kv_cache_tokens') or 0:,.0f} → {report.number(high, 'kv_cache_tokens') or 0:,.0f}",
+            f"{verdicts.number(high, 'cfg_gpu_memory_utilization') or 0:g}; KV tokens "
+            f"{verdicts.number(roomy, 'kv_cache_tokens') or 0:,.0f} → {verdicts.number(high, 'kv_cache_tokens') or 0:,.0f}",
             partly=b < a, rule=f"held: the higher fraction's hit rate under {HIT_DROP:.0%} of the default's"))
     elif roomy is not None:
-        out.append(report.untested("6.3a …and a high memory fraction is what takes the room",
+        out.append(verdicts.untested("6.3a …and a high memory fraction is what takes the room",
                                    "runs at full size (GUIDE_SIZE=full)"))
     if (many := rows.get(SEATS_HIGH)) is not None and (few := rows.get(SEATS_DEFAULT)) is not None:
         text = "6.3b A very high max_num_seqs with a flood of short requests lowers throughput"
-        seats = report.number(few, "engine_max_num_seqs") or 0
-        ran = report.number(many, "peak_running") or 0
-        evidence = (f"max_num_seqs {seats:.0f} (default) vs {report.number(many, 'engine_max_num_seqs') or 0:.0f}: "
-                    f"{report.number(few, 'request_throughput'):.2f} vs {report.number(many, 'request_throughput'):.2f} "
-                    f"requests/s; peak running {report.number(few, 'peak_running') or 0:.0f} vs {ran:.0f}")
+        seats = verdicts.number(few, "engine_max_num_seqs") or 0
+        ran = verdicts.number(many, "peak_running") or 0
+        evidence = (f"max_num_seqs {seats:.0f} (default) vs {verdicts.number(many, 'engine_max_num_seqs') or 0:.0f}: "
+                    f"{verdicts.number(few, 'request_throughput'):.2f} vs {verdicts.number(many, 'request_throughput'):.2f} "
+                    f"requests/s; peak running {verdicts.number(few, 'peak_running') or 0:.0f} vs {ran:.0f}")
         if ran <= seats:
-            out.append(report.untested(text, f"{evidence}: the flood never ran more at once than the default allows"))
+            out.append(verdicts.untested(text, f"{evidence}: the flood never ran more at once than the default allows"))
         else:
-            out.append(report.judge_change(text, few, many, "request_throughput", better="lower", held_at=1.1,
+            out.append(verdicts.judge_change(text, few, many, "request_throughput", better="lower", held_at=1.1,
                                            unit="req/s", evidence=evidence))
     if (budget := rows.get(BUDGET)) is not None and (tiny := rows.get(TINY)) is not None:
-        out.append(report.judge_change(
+        out.append(verdicts.judge_change(
             "6.3c A tiny prefill chunk with many long prompts raises TTFT", budget, tiny, "median_ttft_ms",
             better="higher", held_at=1.1, unit="ms"))
     return out
