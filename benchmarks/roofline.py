@@ -51,10 +51,10 @@ def main() -> None:
     args = p.parse_args()
     cores, dtype = hardware.describe()["cpu_cores"], hardware.cpu_dtype()
     # The first probe at each thread count is stored (the rows' floors use it); the others show its spread.
-    probes = {t: [experiment.roof(t, force=True)] + [probes.probe(t, dtype, experiment.ROOF_SHAPE, repeats=5)
-                                                     for _ in range(args.probes - 1)] for t in sorted({1, cores})}
-    out = {"fingerprint": fingerprint(), "probes": probes, "rows": {}}
-    for t, found in probes.items():
+    measured = {t: [experiment.roof(t, force=True)] + [probes.probe(t, dtype, experiment.ROOF_SHAPE, repeats=5)
+                                                       for _ in range(args.probes - 1)] for t in sorted({1, cores})}
+    out = {"fingerprint": fingerprint(), "probes": measured, "rows": {}}
+    for t, found in measured.items():
         bw = [f["bandwidth_gbs"] for f in found]
         ratio = [f["methods_ratio"] for f in found]
         gf = [f["compute_gflops"] for f in found]

@@ -74,7 +74,7 @@ def test_chapter1_predict_then_measure_solution(stock_itl, tuned_itl, verdict):
 
     from helpers.exercises import Choice
     rows = {"stock": {"p99_itl_ms": stock_itl, "repeats": 1}, "tuned": {"p99_itl_ms": tuned_itl, "repeats": 1}}
-    H = types.SimpleNamespace(measure=lambda config, load, tag="": rows[config], report=report)
+    H = types.SimpleNamespace(measure=lambda config, load, tag="": rows[config], verdicts=verdicts)
     env = run_solution("ch01_q2.py", {"H": H, "configs": {"stock": "stock", "tuned": "tuned"}, "short_only": None})
     want = verdicts.judge_change("tuned is better", rows["stock"], rows["tuned"], "p99_itl_ms", better="lower",
                                held_at=1.3).verdict

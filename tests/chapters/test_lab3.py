@@ -35,7 +35,7 @@ def test_rank_memory_lines_sum_the_ranks_reservations():
 def test_binding_lines_come_from_the_rows_and_skip_rows_without_them():
     from helpers.engine.startup_log import parse_startup
     report = parse_startup((DATA / "startup_ok.log").read_text())
-    row = {"bound_ranks": verdicts.bound_ranks, "cores_kept_free": verdicts.cores_kept_free}
+    row = {"bound_ranks": report.bound_ranks, "cores_kept_free": report.cores_kept_free}
     assert lab3.binding_lines({"TP=1": row, "TP=2": {}}) == \
         ["- TP=1: EngineCore rank 0 on core(s) [0]; core(s) 1 kept free for the server and scheduler"]
 
@@ -97,7 +97,7 @@ def test_lab3_choice_solutions(capsys, figures, one_user, eight_users):
     measured = {(option, target): {"median_tpot_ms": tpot, "output_throughput": tput, "repeats": 1}
                 for option, (tpot, tput) in figures.items() for target in ("one user", "eight users")}
     options = [*figures, "too close to call"]
-    env = {"measured": measured, "report": report, "LAYOUTS": dict.fromkeys(figures)}
+    env = {"measured": measured, "LAYOUTS": dict.fromkeys(figures)}
     from helpers.chapters import lab3
     assert (lab3.winner(measured, list(figures), "one user"), lab3.winner(measured, list(figures), "eight users")) \
         == (one_user, eight_users)  # the lab's own rule agrees with the solution files
