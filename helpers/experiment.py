@@ -239,8 +239,8 @@ def _run_repeats(config, load, repeats, endpoint, row, progress, sample_every) -
         beside_next_start(import_client)  # the test run's first load in a kernel: import while the engine starts
     server = endpoint if endpoint is not None else engine_for(config, progress)  # GUIDE_ENDPOINT asked once, in measure
     row.update(facts.read(server))  # what the engine reports about itself
-    if endpoint is None:
-        row["model_folder"] = str(server.model_path)  # the weights a decode step reads (roofline.annotate)
+    # The weights a decode step reads (roofline.annotate); a remote server's are not on this machine.
+    row["model_folder"] = str(server.model_path) if endpoint is None else None
     headers = getattr(server, "headers", None)  # a remote server's key
     if not server.warmed_up:
         t0 = time.monotonic()
