@@ -8,7 +8,8 @@ engine-core process: two processes import vLLM instead of three, about half the 
 here). Every row records `engine_layout`, so these rows never match a learner's; the
 parallel-layout comparisons (synthetic model) keep vLLM's layout. Every start, in either
 layout, forks its API server and engine core from one process that imported vLLM once (the
-run's shared zygote, helpers/engine/zygote.py); only vLLM's workers import it again.
+run's shared zygote, tests/run/zygote.py); only vLLM's workers import it again. That machinery and
+the tempo log live in tests/run/, hooked into every kernel by an IPython startup file.
 tests/engine/test_handover_engine.py runs vLLM's own layout end to end the way a learner's
 start runs it, unforked. GUIDE_ENGINE_LAYOUT=vllm runs the whole suite in vLLM's layout instead.
 """
@@ -22,6 +23,23 @@ import pytest
 os.environ.setdefault("GUIDE_SIZE", "smoke")  # inherited by the kernels nbval starts
 os.environ.setdefault("GUIDE_ENGINE_LAYOUT", "merged")
 os.environ.setdefault("GUIDE_TEMPO_LOG", str(Path(tempfile.gettempdir()) / f"guide-tempo-{os.getpid()}.jsonl"))
+_ROOT = Path(__file__).resolve().parent
+
+
+def _hook_kernels_into_the_run() -> Path:
+    """Every kernel the run starts (nbval's, the browser test's JupyterLab's) runs tests/run's
+    install() first: an IPython startup file in an IPYTHONDIR of the run's own, and the repository on
+    PYTHONPATH so that the kernels, started in the notebooks' folders, find `tests.run`."""
+    ipython = Path(tempfile.mkdtemp(prefix="guide-ipython-"))
+    startup = ipython / "profile_default" / "startup"
+    startup.mkdir(parents=True)
+    (startup / "00-guide-test-run.py").write_text("from tests.run import install\ninstall()\n")
+    os.environ["IPYTHONDIR"] = str(ipython)
+    os.environ["PYTHONPATH"] = os.pathsep.join(p for p in (str(_ROOT), os.environ.get("PYTHONPATH")) if p)
+    return ipython
+
+
+_IPYTHONDIR = _hook_kernels_into_the_run()
 
 
 def _gpu_count() -> int:
@@ -46,11 +64,11 @@ def _order(item) -> int:
 
 
 def pytest_sessionstart(session):
-    """One zygote for the whole run: every kernel's first start finds vLLM imported."""
-    from helpers.engine.server import beside_next_start, share_zygote
-    if share_zygote(Path(tempfile.mkdtemp(prefix="guide-zygote-"))):
-        from helpers.experiment import import_client
-        beside_next_start(import_client)  # this process's first load (tests/engine) finds the client imported
+    """One zygote for the whole run (every kernel's first start finds vLLM imported), and this
+    process hooked into the run like the kernels (tests/engine starts engines from here)."""
+    from tests.run import install, zygote
+    zygote.share(Path(tempfile.mkdtemp(prefix="guide-zygote-")))
+    install()
 
 
 @pytest.hookimpl(tryfirst=True)
@@ -64,18 +82,20 @@ def pytest_sessionfinish(session):
     """The run leaves no engine of its own behind, even for the grace an idle engine otherwise
     gets; an engine it did not start (a learner's notebook, another test run) is left alone."""
     import shutil
-    from helpers.engine import shared, zygote
+    from helpers.engine import shared
+    from tests.run import tempo, zygote
     rec = shared.live_record()
-    if rec and rec["server_pid"] in shared.started_in(Path(os.environ["GUIDE_TEMPO_LOG"])):
+    if rec and rec["server_pid"] in tempo.started_in(Path(os.environ["GUIDE_TEMPO_LOG"])):
         shared.stop_engine("the test run ended", wait_for_load=False)
     folder = Path(os.environ.get("GUIDE_ZYGOTE_SOCKET", "")).parent
     zygote.stop_shared()
     if folder.name.startswith("guide-zygote-"):
         shutil.rmtree(folder, ignore_errors=True)
+    shutil.rmtree(_IPYTHONDIR, ignore_errors=True)
 
 
 def pytest_terminal_summary(terminalreporter):
-    from helpers.engine import shared
-    line = shared.tempo_summary(Path(os.environ["GUIDE_TEMPO_LOG"]))
+    from tests.run import tempo
+    line = tempo.summary(Path(os.environ["GUIDE_TEMPO_LOG"]))
     if line:
         terminalreporter.write_line(f"[tempo] {line}")

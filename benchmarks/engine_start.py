@@ -37,10 +37,11 @@ from harness_overhead import bare_start  # noqa: E402
 
 from helpers import models  # noqa: E402
 from helpers.config import EngineConfig  # noqa: E402
-from helpers.engine import Server  # noqa: E402
+from helpers.engine import Server, server as server_module  # noqa: E402
 from helpers.engine.startup_log import PHASES, phases  # noqa: E402
 from helpers.load import Load, run_load  # noqa: E402
 from helpers.results import fingerprint  # noqa: E402
+from tests.run import zygote  # noqa: E402 - the test run's forked starts
 
 RESULTS = ROOT / "benchmarks" / "results" / "engine_start.json"
 LOAD = Load(kind="random", num_prompts=32, input_len=256, output_len=64, max_concurrency=8, seed=0)
@@ -56,7 +57,7 @@ def harness_run(cfg: EngineConfig, kind: str, load_repeats: int) -> dict:
     that imported vLLM once), warm up, run the load, stop; the start time and every load's figures."""
     layout = "merged" if kind == "forked" else kind
     os.environ["GUIDE_ENGINE_LAYOUT"] = layout
-    os.environ["GUIDE_ZYGOTE"] = "1" if kind == "forked" else "0"
+    server_module.start_processes_with(zygote.fork_start if kind == "forked" else None)
     server = Server(cfg, progress=False)
     try:
         server.start()

@@ -50,19 +50,3 @@ def __getattr__(name):
         return importlib.import_module(f"helpers.{name}")
     raise AttributeError(f"module 'helpers' has no attribute {name!r}")
 
-
-def _prewarm_in_a_kernel() -> None:
-    """Test runs (merged layout) only: a notebook kernel starts vLLM's import for its first engine
-    start now, in a separate process (helpers/engine/zygote.py), while its first cells run."""
-    import os
-    import sys
-    kernel = sys.argv and sys.argv[0].endswith("ipykernel_launcher.py")  # not a test process that imported ipykernel
-    if os.environ.get("GUIDE_ENGINE_LAYOUT") == "merged" and kernel:
-        try:
-            from helpers.engine.server import prewarm
-            prewarm()
-        except Exception:  # noqa: BLE001 - a head start, never a reason to fail an import
-            pass
-
-
-_prewarm_in_a_kernel()

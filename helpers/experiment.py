@@ -11,14 +11,13 @@ settings cannot be toggled from here), any load.
 from __future__ import annotations
 
 import contextlib
-import sys
 import time
 import uuid
 
 from helpers import hardware, models, probes, sizes
 from helpers.config import ConfigError, EngineConfig
-from helpers.engine import EngineStartError, Server, facts, preflight, remote, shared, zygote
-from helpers.engine.server import beside_next_start, layout_for, reset_prefix_cache
+from helpers.engine import EngineStartError, Server, facts, preflight, remote, shared
+from helpers.engine.server import layout_for, reset_prefix_cache
 from helpers.load import Load, MetricsSampler, run_load
 from helpers.results import ResultStore, fingerprint, result_key, roofline
 from helpers.results.rows import combine
@@ -195,7 +194,6 @@ def roof(threads: int | None = None, store: ResultStore | None = None, *, probe:
         return old
     if not probe:
         return None
-    zygote.settle()  # the test run's early vLLM import would share the cores with the probe
     time.sleep(1.5)  # an idle engine's shared-memory readers spin for busy_loop_s (1 s) after their last read
     row = {"key": key, "kind": "roof", "time": time.strftime("%Y-%m-%dT%H:%M:%S"),
            "measurement_version": MEASUREMENT_VERSION, **{f"env_{k}": v for k, v in fingerprint().items()},
@@ -235,8 +233,6 @@ def start_order(configs: dict) -> list:
 
 
 def _run_repeats(config, load, repeats, endpoint, row, progress, sample_every) -> None:
-    if endpoint is None and layout_for(config) == "merged" and "vllm.benchmarks.serve" not in sys.modules:
-        beside_next_start(import_client)  # the test run's first load in a kernel: import while the engine starts
     server = endpoint if endpoint is not None else engine_for(config, progress)  # GUIDE_ENDPOINT asked once, in measure
     row.update(facts.read(server))  # what the engine reports about itself
     # The weights a decode step reads (roofline.annotate); a remote server's are not on this machine.
@@ -245,7 +241,7 @@ def _run_repeats(config, load, repeats, endpoint, row, progress, sample_every) -
     if not server.warmed_up:
         t0 = time.monotonic()
         run_load(server.base_url, server.model_path, load.warmup(), progress=False, **_client(server))
-        shared.log_work(f"warm-up {load.warmup().label()}", config.label(), time.monotonic() - t0)
+        shared.note_work(f"warm-up {load.warmup().label()}", config.label(), time.monotonic() - t0)
         if getattr(server, "shared", False):  # the machine's engine: whoever reuses it skips the warm-up
             shared.note_warm(server)
         server.warmed_up = True
@@ -261,17 +257,9 @@ def _run_repeats(config, load, repeats, endpoint, row, progress, sample_every) -
         runs.append({**figures, **sampler.totals(), "prefix_cache_reset": cold})
         if first_series is None:
             first_series = sampler.frame().to_dict(orient="records")
-    shared.log_work(load.label(), config.label(), time.monotonic() - t0)
+    shared.note_work(load.label(), config.label(), time.monotonic() - t0)
     row.update(combine(runs))
     row["timeseries"] = first_series  # the first repeat's /metrics samples, for live-usage charts
-
-
-def import_client() -> None:
-    """vLLM's benchmark client imports vLLM (6-10 s of one core); a load would otherwise import it
-    after the start, with the engine idle. Only in the test run's merged layout (whose rows never
-    match a learner's): beside a start, the import takes cores from it and lengthens start_seconds."""
-    with contextlib.suppress(Exception):  # the load imports it again and reports any error itself
-        import vllm.benchmarks.serve  # noqa: F401
 
 
 class LoadFailedError(RuntimeError):

@@ -78,7 +78,7 @@ def _guard(parent: int, record_path: str, turn_path: str, grace: float) -> None:
 
 
 def serve(argv: list[str]) -> None:
-    """Run vLLM's API server with `argv`, under the guard (also called in a forked child, _zygote.py)."""
+    """Run vLLM's API server with `argv`, under the guard (also called in a forked child, tests/run/_zygote.py)."""
     parent = int(os.environ.get("GUIDE_PARENT_PID", os.getppid()))
     record = os.environ.get("GUIDE_ENGINE_RECORD", "/nonexistent")
     turn = os.environ.get("GUIDE_ENGINE_TURN", "/tmp/vllm-guide-engine.turn")

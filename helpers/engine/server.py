@@ -23,7 +23,7 @@ from pathlib import Path
 
 from helpers import models
 from helpers.config import ConfigError, EngineConfig
-from helpers.engine import preflight, ray_local, startup_log, zygote
+from helpers.engine import preflight, ray_local, startup_log
 from helpers.engine.lock import EngineLock, alive
 
 START_TIMEOUT_S = float(os.environ.get("GUIDE_START_TIMEOUT", 900))
@@ -95,35 +95,44 @@ def server_environment(config: EngineConfig, layout: str, lock_file: Path) -> di
             "GUIDE_ENGINE_TURN": str(lock_file.with_suffix(".turn"))}
 
 
-def prewarm() -> None:
-    """In the test run's merged layout, start this kernel's zygote (vLLM's import) now, while the
-    notebook's first cells run, so its first start does not wait for the import."""
-    from helpers.engine.lock import lock_path
-    config = EngineConfig()
-    if layout_for(config) == "merged" and zygote.enabled():
-        zygote.start_early(server_environment(config, "merged", lock_path()), log_dir() / f"zygote-{os.getpid()}.log")
+# What a server inherits from the process that starts it and would behave differently under: an API
+# key, a logging level (read at import), thread counts, offline mode. Not what vLLM's own import or
+# config code writes into the environment of any process that imports it (torch's and triton's
+# settings, LD_PRELOAD, the worker start method): those differ between a kernel that has run a load
+# (and so imported vLLM's benchmark client) and one that has not, for the same server. Nor what is
+# read only when a server starts: the layout (`CpuPlatform.check_and_update_config`, `LLMEngine`) and
+# the thread binding (`OMPProcessManager` in vllm/utils/ompmultiprocessing.py).
+_SERVER_READS = ("VLLM_", "HF_", "OMP_", "KMP_", "MKL_", "OPENAI_", "CUDA_VISIBLE_DEVICES", "TOKENIZERS_",
+                 "DO_NOT_TRACK")
+_VLLM_WRITES = {"VLLM_WORKER_MULTIPROC_METHOD", "VLLM_DISABLE_SHARED_EXPERTS_STREAM", "VLLM_SSM_CONV_STATE_LAYOUT"}
+_READ_AT_START = {"VLLM_ENABLE_V1_MULTIPROCESSING", "VLLM_CPU_OMP_THREADS_BIND", "VLLM_CPU_NUM_OF_RESERVED_CPU"}
 
 
+def server_reads(env) -> dict:
+    """The part of an environment that makes one server differ from another (see _SERVER_READS)."""
+    return {k: v for k, v in env.items()
+            if k.startswith(_SERVER_READS) and k not in _VLLM_WRITES and k not in _READ_AT_START}
+
+
+# Two seams a test run uses to go faster (tests/run/); a learner's process leaves both empty.
+_START_PROCESS = None  # (argv, env, log_path, cwd, lock_fd, layout, ray) -> pid, or None: start it as usual
 _BESIDE_START: list = []
+
+
+def start_processes_with(start) -> None:
+    """Start server processes with `start` instead of `python _launch.py` (None: as usual). The test
+    run forks them from a process that imported vLLM once (tests/run/zygote.py): the same program,
+    arguments and environment, minus an import."""
+    global _START_PROCESS
+    _START_PROCESS = start
 
 
 def beside_next_start(work) -> None:
     """Run `work` in a thread while this process's next server starts: the process only waits then
-    (for the zygote's import, then for /health). The thread is joined before the start returns
-    (after its time is taken), so nothing it imports races the caller's own imports."""
+    (for /health). The thread is joined before the start returns (after its time is taken), so
+    nothing it imports races the caller's own imports."""
     if work not in _BESIDE_START:
         _BESIDE_START.append(work)
-
-
-def share_zygote(folder: Path) -> bool:
-    """The test run (GUIDE_ENGINE_LAYOUT=merged): one zygote for every start from here on, in either layout, its
-    socket in `folder` (helpers/engine/zygote.py `start_shared`). True if one was started."""
-    from helpers.engine.lock import lock_path
-    config = EngineConfig()
-    if layout_for(config) != "merged" or not zygote.enabled():
-        return False
-    zygote.start_shared(server_environment(config, "merged", lock_path()), log_dir() / "zygote-shared.log", folder)
-    return True
 
 
 def log_dir() -> Path:
@@ -202,7 +211,7 @@ class Server:
         bar = _Progress(self.progress, cfg.label())  # before the threads: it may import tqdm
         beside = [threading.Thread(target=_BESIDE_START.pop(0), name="guide-beside-start", daemon=True)
                   for _ in range(len(_BESIDE_START))]
-        for t in beside:  # from here this thread only waits (for the zygote, then for /health)
+        for t in beside:  # from here this thread only waits (for /health)
             t.start()
         try:
             self._spawn()
@@ -217,7 +226,7 @@ class Server:
 
     def stop(self) -> None:
         """Stop the whole process group: SIGTERM, then SIGKILL after 20 s."""
-        if self.proc is None and self.pid is not None:  # started by another process, or forked (zygote)
+        if self.proc is None and self.pid is not None:  # started by another process, or by _START_PROCESS
             self._stop_attached()
             return
         proc, self.proc, self.pid = self.proc, None, None
@@ -284,14 +293,11 @@ class Server:
         cmd = [sys.executable, str(Path(__file__).with_name("_launch.py")), *argv]
         cwd = str(Path(__file__).resolve().parents[2])
         self._t0, self.spawned_at = time.monotonic(), time.time()
-        # vLLM's layout forks only from the test run's shared zygote: a learner's start keeps vLLM's path.
-        forked = zygote.enabled() and not ray_local.owns_ray(self.config) and (
-            self.layout == "merged" or zygote.shared_serves(env))
         with open(self.log_path, "wb") as log:
-            log.write(("$ " + " ".join(cmd) + ("   # forked from a pre-imported process" if forked else "") + "\n").encode())
-        if forked:
-            self.pid = zygote.start_server(argv, env, self.log_path, cwd, self._lock.fd,
-                                           shared_only=self.layout != "merged")
+            log.write(("$ " + " ".join(cmd) + "\n").encode())
+        if _START_PROCESS is not None:
+            self.pid = _START_PROCESS(argv, env, self.log_path, cwd, self._lock.fd, self.layout,
+                                      ray_local.owns_ray(self.config))
         if self.pid is None:
             with open(self.log_path, "ab") as log:
                 self.proc = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,

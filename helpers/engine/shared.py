@@ -37,8 +37,7 @@ from pathlib import Path
 
 from helpers.config import EngineConfig
 from helpers.engine.lock import EngineBusyError, alive, lock_path
-from helpers.engine import zygote
-from helpers.engine.server import Server, layout_for, stop_private
+from helpers.engine.server import Server, layout_for, server_reads, stop_private
 
 WAIT_S = float(os.environ.get("GUIDE_ENGINE_WAIT", 600))
 GRACE_S = float(os.environ.get("GUIDE_ENGINE_GRACE", 60))
@@ -57,12 +56,10 @@ def turn_path() -> Path:
     return lock_path().with_suffix(".turn")
 
 
-def tempo_path() -> Path:
-    """Where starts and reuses are logged (the test run's tempo line reads it)."""
-    if os.environ.get("GUIDE_TEMPO_LOG"):
-        return Path(os.environ["GUIDE_TEMPO_LOG"])
-    from helpers import models
-    return models.cache_dir() / "tempo.jsonl"
+# Who hears of each start, reuse and measured load: a function of one dict (event, who, label, key,
+# seconds, layout, server_pid, time, after). Empty for a learner; the test run's tempo log listens
+# (tests/run/tempo.py).
+LISTENERS: list = []
 
 
 def process_id(pid: int | None = None) -> list:
@@ -117,7 +114,7 @@ def key_for(config: EngineConfig) -> str:
     from helpers import models
     # The server inherits this process's environment: what vLLM, torch and the Hugging Face
     # libraries read from it (an API key, a logging level, thread counts) is part of the engine.
-    inherited = zygote.server_reads(os.environ)
+    inherited = server_reads(os.environ)
     what = {"args": config.server_args(models.resolve(config.model), 0), "env": {**inherited, **config.server_env()},
             "layout": layout_for(config), "isa": os.environ.get("GUIDE_CPU_ISA")}
     return hashlib.sha256(json.dumps(what, sort_keys=True).encode()).hexdigest()[:16]
@@ -195,7 +192,7 @@ def engine(config: EngineConfig, progress=True) -> Server:
                 _mine = Server.attach(config, rec)
                 print(f"[engine] reusing the idle engine for {rec['label']} that {rec['started_by']} started "
                       f"{_ago(rec['started_at'])} ago (no start)", flush=True)
-                _log_tempo("reuse", rec["label"], key, 0.0, rec.get("layout"))
+                _tell("reuse", rec["label"], key, 0.0, rec.get("layout"))
             _add_user()
             return _mine
         # Why no engine of this config was running: another one was, or how the last one ended.
@@ -212,7 +209,7 @@ def engine(config: EngineConfig, progress=True) -> Server:
                        "log_path": str(server.log_path), "layout": server.layout,
                        "start_seconds": server.start_seconds, "warmed_up": False, "started_by": who(),
                        "started_at": time.time(), "users": [process_id()]})
-        _log_tempo("start", config.label(), key, server.start_seconds, server.layout, server.pid, before)
+        _tell("start", config.label(), key, server.start_seconds, server.layout, server.pid, before)
         _mine = server
         return server
 
@@ -279,69 +276,22 @@ def _ago(t: float) -> str:
     return f"{s:.0f} s" if s < 120 else f"{s / 60:.0f} min"
 
 
-def _log_tempo(event: str, label: str, key: str, seconds: float | None, layout: str | None,
-               server_pid: int | None = None, after: str | None = None) -> None:
-    """One line per start or reuse; `after` says how the engine before it ended (why this start)."""
+def _tell(event: str, label: str, key: str, seconds: float | None, layout: str | None,
+          server_pid: int | None = None, after: str | None = None) -> None:
+    """Tell the listeners of a start, a reuse or a measured load; `after` says how the engine before
+    a start ended (why it was needed), or what a load was."""
+    if not LISTENERS:
+        return
     entry = {"event": event, "who": who().rsplit(" (pid", 1)[0], "label": label, "key": key,
              "seconds": round(seconds or 0.0, 1), "layout": layout, "server_pid": server_pid, "time": time.time(),
              "after": after}
-    with contextlib.suppress(OSError):
-        path = tempo_path()
-        path.parent.mkdir(parents=True, exist_ok=True)
-        with open(path, "a") as f:
-            f.write(json.dumps(entry) + "\n")
+    for listen in LISTENERS:
+        listen(entry)
 
 
-def log_work(what: str, label: str, seconds: float) -> None:
-    """One line per measured load or reading (what ran on the engine, for how long): with the
-    starts, the tempo log says where a notebook's minutes went."""
-    _log_tempo("work", label, "", seconds, None, after=what)
-
-
-def started_in(path: Path) -> set[int]:
-    """The server pids a tempo log saw start (a test run stops only the engine it started)."""
-    try:
-        return {json.loads(x).get("server_pid") for x in path.read_text().splitlines() if x.strip()} - {None}
-    except (OSError, ValueError):
-        return set()
-
-
-def tempo_summary(path: Path) -> str | None:
-    """One line: starts, distinct configurations, seconds starting, reuses, the notebooks that started most."""
-    try:
-        entries = [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
-    except (OSError, ValueError):
-        return None
-    starts = [e for e in entries if e["event"] == "start"]
-    if not entries:
-        return None
-    by_who: dict[str, int] = {}
-    for e in starts:
-        by_who[e["who"]] = by_who.get(e["who"], 0) + 1
-    top = ", ".join(f"{w} {n}" for w, n in sorted(by_who.items(), key=lambda kv: -kv[1])[:3])
-    layouts = sorted({e["layout"] for e in starts if e.get("layout")})
-    return (f"engine starts: {len(starts)} of {len({e['key'] for e in starts})} distinct configurations, "
-            f"{sum(e['seconds'] for e in starts):.0f} s starting (layout {'/'.join(layouts) or '-'}), "
-            f"{sum(e['seconds'] for e in entries if e['event'] == 'work'):.0f} s measuring loads; "
-            f"{sum(e['event'] == 'reuse' for e in entries)} reuses of an idle engine; most starts: {top or '-'}; "
-            f"started again: {_repeats(starts) or 'none'}")
-
-
-def _repeats(starts: list[dict]) -> str:
-    """Each configuration started more than once: how often, and why each later start was needed
-    (what ran before it, or how the engine before it ended), counted by reason."""
-    seen: dict[str, list[dict]] = {}
-    for e in starts:
-        seen.setdefault(e["key"], []).append(e)
-    parts = []
-    for again in (v for v in seen.values() if len(v) > 1):
-        whys: dict[str, int] = {}
-        for e in again[1:]:
-            why = f"{e['who'].split('::')[-1]}: {e.get('after') or 'no engine'}"
-            whys[why] = whys.get(why, 0) + 1
-        parts.append(f"{again[0]['label']} ×{len(again)} (" + "; ".join(
-            w + (f" ×{n}" if n > 1 else "") for w, n in whys.items()) + ")")
-    return " | ".join(parts)
+def note_work(what: str, label: str, seconds: float) -> None:
+    """A load or reading ran on the engine for `seconds` (the listeners learn where minutes went)."""
+    _tell("work", label, "", seconds, None, after=what)
 
 
 def stop_all() -> None:

@@ -13,6 +13,7 @@ import pytest
 
 from helpers.engine import shared
 from tests.conftest import ROOT, vllm_processes
+from tests.run import tempo
 
 pytestmark = pytest.mark.engine
 
@@ -20,6 +21,8 @@ KERNEL = """import sys, json
 import helpers as H
 from helpers import EngineConfig, Load
 from helpers.engine import shared
+from tests.run import install
+install()  # what the run's IPython startup file does in a notebook kernel
 LOAD = Load(num_prompts=4, input_len=64, output_len=8, max_concurrency=2)
 print("READY", flush=True)
 for line in sys.stdin:
@@ -76,7 +79,7 @@ def kernels(results_dir, tmp_path):
     shared.stop_engine("a shared-engine test ended", wait_for_load=False)
     own = tmp_path / "tempo.jsonl"
     if own.exists():  # this test's starts count in the run's tempo line too
-        with open(shared.tempo_path(), "a") as f:
+        with open(tempo.log_path(), "a") as f:
             f.write(own.read_text())
 
 

@@ -10,7 +10,9 @@ import pytest
 from helpers import EngineConfig
 from helpers.engine import shared
 from helpers.engine.lock import EngineBusyError
+from helpers.engine.server import server_reads
 from tests.conftest import ROOT
+from tests.run import tempo
 
 
 @pytest.fixture(autouse=True)
@@ -83,15 +85,15 @@ def test_tempo_line_counts_starts_configurations_and_who_started_most(tmp_path):
                ("start", "nb/04.ipynb", "a", 15.5), ("start", "tests/engine", "c", 30.0)]
     log.write_text("".join(json.dumps({"event": e, "who": w, "label": k, "key": k, "seconds": s, "layout": "merged"})
                            + "\n" for e, w, k, s in entries))
-    line = shared.tempo_summary(log)
+    line = tempo.summary(log)
     assert line.startswith("engine starts: 4 of 3 distinct configurations, 78 s starting (layout merged)")
     assert "1 reuses" in line and "most starts: nb/03.ipynb 2, nb/04.ipynb 1, tests/engine 1" in line
     assert "started again: a ×2 (nb/04.ipynb: no engine)" in line
-    assert shared.tempo_summary(tmp_path / "missing.jsonl") is None
+    assert tempo.summary(tmp_path / "missing.jsonl") is None
     with open(log, "a") as f:  # a start after an engine was replaced names how it ended
         f.write(json.dumps({"event": "start", "who": "nb/05.ipynb", "label": "c", "key": "c", "seconds": 9.0,
                             "after": "replaced by nb/04.ipynb's a"}) + "\n")
-    assert "c ×2 (nb/05.ipynb: replaced by nb/04.ipynb's a)" in shared.tempo_summary(log)
+    assert "c ×2 (nb/05.ipynb: replaced by nb/04.ipynb's a)" in tempo.summary(log)
 
 
 def test_an_engine_started_with_an_api_key_is_not_handed_to_a_process_without_one(monkeypatch):
@@ -114,18 +116,16 @@ def test_importing_vllm_in_the_kernel_does_not_make_the_same_engine_look_like_an
 
 
 def test_a_kernel_keeps_its_zygote_after_vllm_wrote_its_own_settings():
-    from helpers.engine import zygote
     base = {"VLLM_LOGGING_LEVEL": "INFO", "HF_HUB_OFFLINE": "1", "PATH": "/bin"}
     after_a_load = {**base, "TORCHINDUCTOR_CACHE_DIR": "/tmp/x", "LD_LIBRARY_PATH": "/x", "PYTORCH_NVML_BASED_CUDA_CHECK": "1",
                     "VLLM_WORKER_MULTIPROC_METHOD": "spawn"}
-    assert zygote.server_reads(after_a_load) == zygote.server_reads(base)
-    assert zygote.server_reads({**base, "VLLM_LOGGING_LEVEL": "DEBUG"}) != zygote.server_reads(base)
+    assert server_reads(after_a_load) == server_reads(base)
+    assert server_reads({**base, "VLLM_LOGGING_LEVEL": "DEBUG"}) != server_reads(base)
 
 
 def test_one_zygote_serves_both_layouts_and_every_binding():
     """The layout and the thread binding are read when a server starts (after the fork), not when
     vLLM is imported: the run's zygote, imported for the merged layout, serves vLLM's too."""
-    from helpers.engine import zygote
     merged = {"VLLM_LOGGING_LEVEL": "INFO", "VLLM_ENABLE_V1_MULTIPROCESSING": "0"}
     vllms = {"VLLM_LOGGING_LEVEL": "INFO", "VLLM_CPU_OMP_THREADS_BIND": "0|1", "VLLM_CPU_NUM_OF_RESERVED_CPU": "0"}
-    assert zygote.server_reads(merged) == zygote.server_reads(vllms) == {"VLLM_LOGGING_LEVEL": "INFO"}
+    assert server_reads(merged) == server_reads(vllms) == {"VLLM_LOGGING_LEVEL": "INFO"}

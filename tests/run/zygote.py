@@ -1,13 +1,13 @@
-"""Starting servers by fork from a process that has imported vLLM once (_zygote.py).
+"""The test run's server starts: forked from a process that imported vLLM once (_zygote.py).
 
 Each start otherwise imports torch and vLLM in every process: the API server, then the engine
 core vLLM spawns (and, in vLLM's layout, its workers). Forking the API server from a pre-imported
 process, which then forks its engine core, leaves only the workers' imports. The server that
 results is the same program with the same arguments and environment; rows record their layout
-either way. A learner's kernel forks merged-layout starts from a zygote of its own, replaced when
-a start needs another environment (vLLM reads some variables, such as its logging level, at
-import); the test run's shared zygote also serves vLLM's layout, whose workers vLLM still spawns.
-GUIDE_ZYGOTE=0 turns it off.
+either way. One zygote serves the whole run (`share`, started by the pytest process); a process
+whose environment it does not serve (vLLM reads some variables, such as its logging level, at
+import) starts one of its own for the merged layout. A learner's process never comes here: the
+harness starts `helpers/engine/_launch.py` itself. GUIDE_ZYGOTE=0 turns it off in a test run too.
 """
 from __future__ import annotations
 
@@ -20,24 +20,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-# What a server inherits from the process that starts it and would behave differently under: an API
-# key, a logging level (read at import), thread counts, offline mode. Not what vLLM's own import or
-# config code writes into the environment of any process that imports it (torch's and triton's
-# settings, LD_PRELOAD, the worker start method): those differ between a kernel that has run a load
-# (and so imported vLLM's benchmark client) and one that has not, for the same server.
-_SERVER_READS = ("VLLM_", "HF_", "OMP_", "KMP_", "MKL_", "OPENAI_", "CUDA_VISIBLE_DEVICES", "TOKENIZERS_",
-                 "DO_NOT_TRACK")
-_VLLM_WRITES = {"VLLM_WORKER_MULTIPROC_METHOD", "VLLM_DISABLE_SHARED_EXPERTS_STREAM", "VLLM_SSM_CONV_STATE_LAYOUT"}
-# Read only when a server starts, after the fork has handed the child its own environment: the layout
-# (`CpuPlatform.check_and_update_config`, `LLMEngine`) and the thread binding (`OMPProcessManager` in
-# vllm/utils/ompmultiprocessing.py). A zygote imported without them serves starts that set them.
-_READ_AT_START = {"VLLM_ENABLE_V1_MULTIPROCESSING", "VLLM_CPU_OMP_THREADS_BIND", "VLLM_CPU_NUM_OF_RESERVED_CPU"}
-
-
-def server_reads(env) -> dict:
-    """The part of an environment that makes one server differ from another (see _SERVER_READS)."""
-    return {k: v for k, v in env.items()
-            if k.startswith(_SERVER_READS) and k not in _VLLM_WRITES and k not in _READ_AT_START}
+from helpers.engine.server import server_reads
 
 _current: "Zygote | None" = None
 
@@ -120,14 +103,14 @@ def stop_shared() -> None:
         os.environ.pop(name, None)
 
 
-def shared_serves(env: dict) -> bool:
+def serves(env: dict) -> bool:
     """There is a shared zygote, and it imported vLLM under the same server-read environment as `env`."""
     return bool(os.environ.get(_SOCKET)) and os.environ.get(_KEY) == _key_text(env)
 
 
 def _shared_for(env: dict) -> "Zygote | None":
     """A connection to the run's shared zygote where it serves `env`; None otherwise."""
-    if not shared_serves(env):
+    if not serves(env):
         return None
     sock = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
     try:
@@ -136,17 +119,6 @@ def _shared_for(env: dict) -> "Zygote | None":
         sock.close()
         return None
     return Zygote.connected(sock, server_reads(env))
-
-
-def start_early(env: dict, log_path: Path) -> None:
-    """Start a zygote for `env` now, without waiting for its import to finish (none where the
-    run's shared zygote will serve it)."""
-    global _current
-    if shared_serves(env):
-        return
-    if _current is None or _current.key != server_reads(env) or _current.proc.poll() is not None:
-        close()
-        _current = Zygote(env, log_path)
 
 
 def start_server(argv: list[str], env: dict, log_path: Path, cwd: str, lock_fd: int,
@@ -180,18 +152,32 @@ def start_server(argv: list[str], env: dict, log_path: Path, cwd: str, lock_fd: 
         return None
 
 
-def settle() -> None:
-    """Wait until a zygote started early has finished importing vLLM, so that a measurement of
-    the machine itself (helpers/probes.py) does not share the cores with that import."""
-    if _current is not None and _current.proc.poll() is None:
-        try:
-            _current.wait_ready()
-        except OSError:
-            pass
-
-
 def close() -> None:
     global _current
     if _current is not None:
         _current.close()
         _current = None
+
+
+def fork_start(argv: list[str], env: dict, log_path: Path, cwd: str, lock_fd: int, layout: str, ray: bool) -> int | None:
+    """helpers/engine/server.py's way to start a server process in the test run (`start_processes_with`):
+    a fork for the merged layout, and for vLLM's where the run's zygote serves it (its workers are still
+    spawned by vLLM); None (start it as usual) for a Ray-backed engine or with GUIDE_ZYGOTE=0."""
+    if not enabled() or ray or (layout != "merged" and not serves(env)):
+        return None
+    with open(log_path, "ab") as log:
+        log.write(b"# forked from a pre-imported process (the test run: tests/run/zygote.py)\n")
+    return start_server(argv, env, log_path, cwd, lock_fd, shared_only=layout != "merged")
+
+
+def share(folder: Path) -> bool:
+    """One zygote for every start of the run from here on, in either layout, its socket in `folder`:
+    only where the run uses the merged layout (GUIDE_ENGINE_LAYOUT=merged). True if one was started."""
+    from helpers.config import EngineConfig
+    from helpers.engine.lock import lock_path
+    from helpers.engine.server import layout_for, log_dir, server_environment
+    config = EngineConfig()
+    if layout_for(config) != "merged" or not enabled():
+        return False
+    start_shared(server_environment(config, "merged", lock_path()), log_dir() / "zygote-shared.log", folder)
+    return True

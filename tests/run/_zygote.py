@@ -11,7 +11,7 @@ Protocol, over the Unix socket whose descriptor is argv[1] (or each connection t
 imported; each request is one JSON message ({"argv", "env", "log", "cwd"}) carrying the engine
 lock's descriptor (SCM_RIGHTS), answered with {"pid": N}. The zygote exits when the socket
 closes (the process that started it ended). Run by path; imports only the standard library
-besides vLLM, like _launch.py.
+besides vLLM, like helpers/engine/_launch.py.
 """
 import importlib.util
 import json
@@ -47,7 +47,8 @@ def _child(request: dict, lock_fd: int, *socks: socket.socket) -> None:
     os.environ.clear()
     os.environ.update(request["env"])
     _fork_engine_core()
-    spec = importlib.util.spec_from_file_location("_guide_launch", os.path.join(os.path.dirname(__file__), "_launch.py"))
+    launcher = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "helpers", "engine", "_launch.py")
+    spec = importlib.util.spec_from_file_location("_guide_launch", launcher)
     launch = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(launch)
     try:
