@@ -144,7 +144,7 @@ case "${1:-lab}" in
     wait "$lab_pid" ;;
   stop) exec "$PY" -m helpers.engine stop ;;
   status) exec "$PY" -m helpers.engine status ;;
-  pack) setup; exec "$PY" -m helpers.results.pool pack "${@:2}" ;;
+  pack) setup; exec "$PY" -m helpers.results.workshop pack "${@:2}" ;;
   import) setup; exec "$PY" -m helpers.results.imports "${@:2}" ;;
   book)
     setup

@@ -5,11 +5,11 @@
 
 Layout (helpers/README.md draws the layers): `settings` (every engine setting declared once), `config`
 (the one validated settings object), `engine/` (server processes, the one-engine lock, checks before
-a start, start-up log, the facts an engine reports), `load/` (loads from vLLM's benchmark code,
+a start, start-up log, what an engine reports about itself), `load/` (loads from vLLM's benchmark code,
 /metrics sampling), `results/` (fingerprint, append-only store, pooling a room, other tools' result
 files), `experiment` (the flow config → server → load → row → store), the judging layer (`slo`,
 `tuning`, `advisor`, `verdicts`: pure functions of rows), presentation (`tables`, `charts`, `widgets`,
-`course`, `exercises`), and `chapters/` (one home per chapter and lab). `doctor` and `book` are tools.
+`registry`, `exercises`), and `chapters/` (one home per chapter and lab). `doctor` and `book` are tools.
 
 Everything is imported when `helpers` is (about 0.5 s here, pandas included) except the three
 modules that load Altair (about 3.5 s more): `charts`, `widgets` and `book` load on first use.
@@ -18,12 +18,12 @@ helpers/engine/_launch.py, run by path.
 """
 # Settings and errors → one validated config → the engine → loads and results → a measurement
 # flow → judging (pure functions of rows) → presentation → the chapters' homes.
-from helpers import errors, hardware, settings, sizes  # noqa: F401 - the lowest layer
+from helpers import errors, hardware, run_size, settings  # noqa: F401 - the lowest layer
 from helpers import config, models, quantize  # noqa: F401
 from helpers import engine, load, results  # noqa: F401
 from helpers import correctness, experiment  # noqa: F401
 from helpers import advisor, scheduler_rule, slo, tuning, verdicts  # noqa: F401
-from helpers import course, doctor, exercises, tables  # noqa: F401
+from helpers import doctor, exercises, registry, tables  # noqa: F401
 from helpers.config import EngineConfig
 from helpers.engine import EngineBusyError, EngineStartError, stop_all
 from helpers.errors import ConfigError
@@ -31,17 +31,18 @@ from helpers.experiment import capacity, engine_for, measure, measure_each, stop
 from helpers.load import Load, LoadError
 from helpers.engine.server import process_layout
 from helpers.exercises import Choice, Question
-from helpers.sizes import pick, set_size, size
+from helpers.run_size import set_size, size, smoke_or_full
 from helpers.tables import numbered, samples, table
 from helpers.slo import SLO, goodput
 
 _WITH_ALTAIR = {"charts", "widgets", "book"}
 # The learner's surface: exactly the names the notebooks, labs and solutions use as `H.<name>` (a test
 # keeps it so; helpers/README.md says what each is for). Everything else is the guide's own plumbing.
-__all__ = ["Choice", "ConfigError", "EngineConfig", "Load", "Question", "SLO", "advisor", "capacity", "charts", "config",
-           "correctness", "course", "doctor", "engine", "engine_for", "experiment", "goodput", "hardware", "measure",
-           "measure_each", "models", "pick", "process_layout", "probes", "quantize", "results", "samples",
-           "scheduler_rule", "size", "sizes", "slo", "stop", "table", "tuning", "verdicts", "widgets"]
+__all__ = ["Choice", "ConfigError", "EngineConfig", "Load", "Question", "SLO", "advisor", "capacity",
+           "charts", "config", "correctness", "doctor", "engine", "engine_for", "experiment", "goodput",
+           "hardware", "measure", "measure_each", "models", "probes", "process_layout", "quantize",
+           "registry", "results", "run_size", "samples", "scheduler_rule", "size", "slo", "smoke_or_full",
+           "stop", "table", "tuning", "verdicts", "widgets"]
 
 
 def __getattr__(name):

@@ -40,10 +40,10 @@ def page_path(nb_path: Path, out: Path) -> Path:
 
 
 def machine_line() -> str:
-    from helpers import sizes
+    from helpers import run_size
     from helpers.results import fingerprint
-    from helpers.results.pool import machine_label
-    return (f"Executed {time.strftime('%Y-%m-%d %H:%M')} at size {sizes.size()} on "
+    from helpers.results.workshop import machine_label
+    return (f"Executed {time.strftime('%Y-%m-%d %H:%M')} at size {run_size.size()} on "
             f"{machine_label({f'env_{k}': v for k, v in fingerprint().items()})}")
 
 
@@ -109,11 +109,11 @@ def build(names: list[str] | None = None, out: str | Path = OUT, timeout: int = 
     """Execute the chosen notebooks (all by default) and write the site. Returns
     {notebook path: "ok" | "failed: …" | "skipped: …"}; the contents page lists every chapter."""
     import nbformat
-    from helpers import course
+    from helpers import registry
 
     out = Path(out)
     os.environ["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))
-    chapters = order(course.chapters())
+    chapters = order(registry.chapters())
     chosen = [c for c in chapters if not names or any(c["path"].name.startswith(n) or c["path"].stem == n for n in names)]
     if names and not chosen:
         raise SystemExit(f"No notebook matches {names}; names start like {[c['path'].stem for c in chapters]}")

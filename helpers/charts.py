@@ -237,7 +237,7 @@ def catch_up(lines: pd.DataFrame, chart_title: str = "Start time plus serving ti
 
 
 def room(r: pd.DataFrame, metric: str, chart_title: str | None = None) -> alt.FacetChart:
-    """Your machine against the room (`results.pool.ratios`): one panel per experiment, one
+    """Your machine against the room (`results.workshop.ratios`): one panel per experiment, one
     line per configuration. The grey bar spans the room's ratios to each machine's own
     baseline, the tick is the room's median, each point a machine coloured by its fingerprint,
     and yours is the large ringed one."""

@@ -102,7 +102,7 @@ class EngineConfig:
     # no CUDA graphs on CPU; there this switch turns torch.compile on or off.
     enforce_eager: bool = declare(True, "enforce_eager=True.", flag="--enforce-eager", short="eager",
                                   resolved=("model_config", "enforce_eager"), panel=(True, False), chapter=4)
-    # The resolved object is large; facts.py reads its `mode` as engine_compilation_mode.
+    # The resolved object is large; reported.py reads its `mode` as engine_compilation_mode.
     compilation_config: dict | None = declare(None, "compilation_config=None (vLLM's default).",
                                               flag="--compilation-config", short="compile",
                                               what="a dict such as {'mode': 3}")

@@ -14,9 +14,9 @@ import contextlib
 import time
 import uuid
 
-from helpers import hardware, models, probes, sizes
+from helpers import hardware, models, probes, run_size
 from helpers.config import ConfigError, EngineConfig
-from helpers.engine import EngineStartError, Server, facts, preflight, remote, shared
+from helpers.engine import EngineStartError, Server, preflight, reported, remote, shared
 from helpers.engine.server import layout_for, reset_prefix_cache
 from helpers.load import Load, MetricsSampler, run_load
 from helpers.results import ResultStore, fingerprint, result_key, roofline
@@ -69,7 +69,7 @@ def remote_for(config: EngineConfig) -> remote.Endpoint | None:
     it for no engine setting (RemoteSettingError names the setting and what the server runs)."""
     endpoint = remote.selected()
     if endpoint is not None:
-        remote.check_config(config, endpoint, lambda: facts.read(endpoint))
+        remote.check_config(config, endpoint, lambda: reported.read(endpoint))
     return endpoint
 
 
@@ -133,7 +133,7 @@ def capacity(config: EngineConfig, *, force: bool = False, tag: str = "", store:
         return {**old, "reused": True}
     with turn_for(config, "a capacity reading"):
         server = engine_for(config, progress)
-        row.update(facts.read(server))  # what the engine reports about itself
+        row.update(reported.read(server))  # what the engine reports about itself
     store.append(row)
     return {**row, "reused": False}
 
@@ -148,7 +148,7 @@ def measure(config: EngineConfig, load: Load, *, repeats: int | None = None, for
     `runs` keeps every repeat. `repeats` defaults to the size's (1 at smoke size, 3 at full).
     """
     store = store or ResultStore()
-    repeats = sizes.repeats() if repeats is None else repeats
+    repeats = run_size.repeats() if repeats is None else repeats
     if repeats < 1:
         raise ConfigError("repeats", f"must be at least 1, got {repeats}.", "repeats=3 (or 1 for a quick look).")
     endpoint = remote_for(config)
@@ -197,7 +197,7 @@ def roof(threads: int | None = None, store: ResultStore | None = None, *, probe:
     time.sleep(1.5)  # an idle engine's shared-memory readers spin for busy_loop_s (1 s) after their last read
     row = {"key": key, "kind": "roof", "time": time.strftime("%Y-%m-%dT%H:%M:%S"),
            "measurement_version": MEASUREMENT_VERSION, **{f"env_{k}": v for k, v in fingerprint().items()},
-           **(probes.cuda_probe(dtype, ROOF_SHAPE) if gpu else probes.probe(threads, dtype, ROOF_SHAPE, sizes.pick(5, 9)))}
+           **(probes.cuda_probe(dtype, ROOF_SHAPE) if gpu else probes.probe(threads, dtype, ROOF_SHAPE, run_size.smoke_or_full(5, 9)))}
     store.append(row)
     machine.append(row)
     return row
@@ -234,7 +234,7 @@ def start_order(configs: dict) -> list:
 
 def _run_repeats(config, load, repeats, endpoint, row, progress, sample_every) -> None:
     server = endpoint if endpoint is not None else engine_for(config, progress)  # GUIDE_ENDPOINT asked once, in measure
-    row.update(facts.read(server))  # what the engine reports about itself
+    row.update(reported.read(server))  # what the engine reports about itself
     # The weights a decode step reads (roofline.annotate); a remote server's are not on this machine.
     row["model_folder"] = str(server.model_path) if endpoint is None else None
     headers = getattr(server, "headers", None)  # a remote server's key

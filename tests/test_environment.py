@@ -116,9 +116,9 @@ def test_every_helpers_name_a_notebook_uses_exists(nb):
 
 def test_every_notebook_is_in_the_registry():
     """Like Lightning's .meta.yml: each notebook and lab says what it is, what it measures, whether
-    it needs a GPU and how long it takes (the keys are documented in helpers/course.py)."""
-    from helpers import course
-    entries = course.chapters()
+    it needs a GPU and how long it takes (the keys are documented in helpers/registry.py)."""
+    from helpers import registry
+    entries = registry.chapters()
     assert len(entries) == len(list((ROOT / "notebooks").glob("[0-9]*.ipynb"))) + len(list((ROOT / "labs").glob("lab*.ipynb")))
     for ch in entries:
         keys = {"accelerator", "minutes_smoke", "minutes_full", "engine_starts_smoke", "summary"}
@@ -129,9 +129,9 @@ def test_every_notebook_is_in_the_registry():
 def test_every_notebook_has_its_home_its_tests_and_its_solutions():
     """Adding a chapter takes four files: the notebook, its home (helpers/chapters/), its test file
     (tests/chapters/) and its solutions (beside the notebook), each solution run by that test file."""
-    from helpers import course
-    for ch in course.chapters():
-        home, name = course.home(ch), ch["path"].name
+    from helpers import registry
+    for ch in registry.chapters():
+        home, name = registry.home(ch), ch["path"].name
         module = ROOT / "helpers" / "chapters" / f"{home}.py"
         assert module.exists() or (module.with_suffix("") / "__init__.py").exists(), f"{name}: no helpers/chapters/{home}.py"
         tests = ROOT / "tests" / "chapters" / f"test_{home}.py"
@@ -146,8 +146,8 @@ def test_every_notebook_has_its_home_its_tests_and_its_solutions():
 
 
 def test_the_readme_lists_the_chapters_the_registry_has():
-    from helpers import course
-    table = course.readme_table()
+    from helpers import registry
+    table = registry.readme_table()
     assert table in (ROOT / "README.md").read_text(), "README.md's chapter table differs from the registry; paste:\n" + table
 
 

@@ -36,11 +36,11 @@ class ChainDesign:
 
     fractions: list[float]
     need_tokens: int
-    knee: float | None  # the fraction at which the whole load just fits
+    fits_at: float | None  # the fraction at which the whole load just fits
     multiples: tuple[float, ...]
 
     def text(self, row) -> str:
-        if self.knee is None:
+        if self.fits_at is None:
             return f"The engine's report lacks the memory figures, so a fixed range of fractions is tried: {self.fractions}."
         per_token = row["kv_cache_gib"] * 2**30 / row["kv_cache_tokens"]
         return (f"At its peak the load holds {self.need_tokens:,} KV tokens. From the engine's report "
@@ -52,12 +52,12 @@ class ChainDesign:
 
 def chain_design(ref, load: Load, max_model_len: int, multiples=(0.5, 2), fixed=(0.3, 0.9)) -> ChainDesign:
     need = load.peak_kv_tokens(int(ref["block_size"]))
-    knee = fraction_for(ref, need)
-    if knee is None:
+    fits_at = fraction_for(ref, need)
+    if fits_at is None:
         return ChainDesign(list(fixed), need, None, tuple(multiples))
     floor = 1.25 * max_model_len  # one full-length sequence must fit, with room to spare
     fractions = sorted({fraction_for(ref, max(m * need, floor)) for m in multiples})
-    return ChainDesign(fractions, need, knee, tuple(multiples))
+    return ChainDesign(fractions, need, fits_at, tuple(multiples))
 
 
 def attribution(ablation: pd.DataFrame, metric: str = "p99_itl_ms") -> dict[str, float]:

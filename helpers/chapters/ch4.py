@@ -25,7 +25,7 @@ from helpers.engine import remote
 from helpers.engine.server import reset_prefix_cache
 from helpers.experiment import base_row, engine_for, turn_for
 from helpers.load import Load
-from helpers.load.direct import cached_tokens_each, timed_completions
+from helpers.load.sequential import cached_tokens_each, timed_completions
 from helpers.load.metrics import scrape
 from helpers.verdicts import Claim
 from helpers.results import ResultStore
@@ -47,8 +47,8 @@ def client_loads() -> dict:
     full size), at least 4 requests. The notebook measures them on the eager baseline while it is
     up in section 4.2, one start fewer than measuring them where 4.3 shows them."""
     from helpers.load import Load
-    from helpers.sizes import pick
-    return {c: Load(num_prompts=max(4, c), input_len=64, output_len=pick(16, 64), max_concurrency=c)
+    from helpers.run_size import smoke_or_full
+    return {c: Load(num_prompts=max(4, c), input_len=64, output_len=smoke_or_full(16, 64), max_concurrency=c)
             for c in CONCURRENCIES}
 
 

@@ -57,9 +57,9 @@ def loads() -> dict:
     """Lab 3's two loads ({name: Load}): chapter 5 measures them too while its TP=1 and TP=2
     engines are up, so that the lab reads those rows from the store instead of starting both again."""
     from helpers.load import Load
-    from helpers.sizes import pick
-    return {"one user": Load(num_prompts=pick(4, 8), input_len=128, output_len=pick(64, 128), max_concurrency=1),
-            "eight users": Load(num_prompts=pick(16, 32), input_len=128, output_len=pick(64, 128), max_concurrency=8)}
+    from helpers.run_size import smoke_or_full
+    return {"one user": Load(num_prompts=smoke_or_full(4, 8), input_len=128, output_len=smoke_or_full(64, 128), max_concurrency=1),
+            "eight users": Load(num_prompts=smoke_or_full(16, 32), input_len=128, output_len=smoke_or_full(64, 128), max_concurrency=8)}
 
 
 def rank_memory_lines(tp1: dict, tp2: dict) -> list[str]:

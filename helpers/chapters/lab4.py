@@ -32,10 +32,10 @@ TOPICS = {2: "memory: the memory fraction, max_model_len and block size decide h
 
 def chapter_file(chapter: int) -> str:
     """The notebook that explains a chapter's levers (from the notebooks' own metadata)."""
-    from helpers import course
-    for ch in course.chapters():
+    from helpers import registry
+    for ch in registry.chapters():
         if ch.get("chapter") == chapter:
-            return str(ch["path"].relative_to(course.ROOT))
+            return str(ch["path"].relative_to(registry.ROOT))
     return f"chapter {chapter}"
 
 

@@ -1,4 +1,4 @@
-"""Engine control: config → checks (preflight) → server process → what it reports (facts);
+"""Engine control: config → checks (preflight) → server process → what it reports (reported);
 one engine per machine; or a server that is already running (remote: GUIDE_ENDPOINT)."""
 from helpers.engine.lock import EngineBusyError, EngineLock
 from helpers.engine.server import EngineStartError, Server

@@ -24,7 +24,7 @@ from pathlib import Path
 
 from helpers import models
 from helpers.config import ConfigError, EngineConfig
-from helpers.engine import facts
+from helpers.engine import reported
 
 URL_ENV, KEY_ENV, MODEL_ENV, TOKENIZER_ENV = ("GUIDE_ENDPOINT", "GUIDE_ENDPOINT_KEY", "GUIDE_ENDPOINT_MODEL",
                                               "GUIDE_ENDPOINT_TOKENIZER")
@@ -99,8 +99,8 @@ class Endpoint:
     def identity(self) -> dict:
         """What a stored row's key includes: the server, its model and version, and the settings
         it resolved (read now from /server_info, so a restart with other settings measures again)."""
-        info = facts.fetch_server_info(self.url, self.headers).get("vllm_config", {})
-        settings = {k: v for k, v in facts.from_server_info(info).items() if k.startswith("engine_")}
+        info = reported.fetch_server_info(self.url, self.headers).get("vllm_config", {})
+        settings = {k: v for k, v in reported.from_server_info(info).items() if k.startswith("engine_")}
         return {"endpoint": self.url, "endpoint_model": self.model_path, "server_version": self.version,
                 "server_settings": settings}
 
@@ -227,7 +227,7 @@ def asked_settings(config: EngineConfig) -> dict:
 
 def check_config(config: EngineConfig, endpoint: Endpoint, running) -> None:
     """Refuse a config that asks a remote engine for settings. `running()` reads what the
-    server reports (facts.read: the `engine_<setting>` values), quoted in the error."""
+    server reports (reported.read: the `engine_<setting>` values), quoted in the error."""
     asked = asked_settings(config)
     if asked:
         facts = running()

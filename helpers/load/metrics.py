@@ -1,6 +1,6 @@
 """Sampling the server's Prometheus `/metrics` page as a time series while a load runs.
 
-What the engine reports about itself (its cache config) is read in helpers/engine/facts.py.
+What the engine reports about itself (its cache config) is read in helpers/engine/reported.py.
 """
 from __future__ import annotations
 

@@ -63,7 +63,7 @@ def test_chapter1_solutions():
     ref = pd.Series({"kv_cache_gib": 2.0, "kv_cache_tokens": 100_000, "node_memory_gib": 20.0, "non_kv_gib": 3.0})
     env = run_solution("ch01_q3.py", {"ref": ref, "need_tokens": 50_000})
     from helpers.chapters.ch1 import fraction_for
-    assert Question("k", lambda: fraction_for(ref, 50_000), 0.03, "", "ch01_q3.py").check(env["knee_fraction"])
+    assert Question("k", lambda: fraction_for(ref, 50_000), 0.03, "", "ch01_q3.py").check(env["fit_fraction"])
 
 
 @pytest.mark.parametrize("stock_itl, tuned_itl, verdict", [(120.0, 118.0, verdicts.NOISE), (900.0, 300.0, verdicts.HELD),

@@ -3,7 +3,7 @@ import math
 
 import pytest
 
-from helpers import sizes, verdicts
+from helpers import run_size, verdicts
 from helpers.chapters import ch6
 from helpers.config import ConfigError
 from helpers.exercises import Question
@@ -99,7 +99,7 @@ def test_the_target_is_a_rounded_multiple_of_the_unloaded_latency():
 
 
 def test_sweep_rates_are_multiples_of_the_one_at_a_time_rate(monkeypatch):
-    monkeypatch.setattr(sizes, "_size", "smoke")
+    monkeypatch.setattr(run_size, "_size", "smoke")
     assert ch6.rates_for({"median_e2el_ms": 800.0}) == [1.2, 2.5, 5.0, 10.0]
 
 

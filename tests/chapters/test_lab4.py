@@ -2,7 +2,7 @@
 TTFT/TPOT, the advisor's figures), with a stand-in for `measure` that counts engine runs."""
 import pytest
 
-from helpers import sizes
+from helpers import run_size
 from helpers.chapters import ch6, lab4
 from helpers.config import ConfigError, EngineConfig
 from helpers.slo import SLO
@@ -66,7 +66,7 @@ def _sweep(config, load, rates, slo, tag="", say=print):
 
 @pytest.fixture
 def lab(monkeypatch):
-    monkeypatch.setattr(sizes, "_size", "smoke")
+    monkeypatch.setattr(run_size, "_size", "smoke")
     engine = FakeEngine()
     lab = lab4.Capstone.prepare(BASE, measure=engine, sweep=_sweep, say=lambda _: None)
     return lab, engine

@@ -12,7 +12,7 @@ import pytest
 
 from helpers import EngineBusyError, EngineConfig, EngineStartError, Load, LoadError, correctness, experiment
 from helpers.config import ConfigError
-from helpers.engine import Server, facts
+from helpers.engine import Server, reported
 from tests.conftest import ROOT, vllm_processes
 
 pytestmark = pytest.mark.engine
@@ -33,9 +33,9 @@ def test_server_starts_answers_and_reports_kv(results_dir):
     rep = server.report
     assert rep.kv_cache_tokens and rep.kv_cache_tokens > 1000
     assert rep.max_concurrency and rep.max_concurrency > 1
-    live = facts.from_metrics(facts.fetch_metrics(server.base_url))
+    live = reported.from_metrics(reported.fetch_metrics(server.base_url))
     assert live["kv_cache_tokens"] == rep.kv_cache_tokens, "log and /metrics must agree"
-    record = facts.read(server)
+    record = reported.read(server)
     assert record["kv_cache_tokens"] == rep.kv_cache_tokens and record["engine_max_num_seqs"]
     # A private second engine (not handed over through helpers.engine.shared) is refused clearly.
     os.environ.pop("GUIDE_LOCK_WAIT", None)
@@ -90,7 +90,7 @@ def test_vllm_bench_files_of_the_guides_load_import_as_its_row(results_dir, tmp_
     from helpers import slo
     from helpers.engine.server import reset_prefix_cache
     from helpers.load import peers
-    from helpers.results import imports, pool
+    from helpers.results import imports, workshop
 
     cfg, load = EngineConfig(), IMPORT_LOAD
     server = experiment.engine_for(cfg, progress=False)
@@ -113,7 +113,7 @@ def test_vllm_bench_files_of_the_guides_load_import_as_its_row(results_dir, tmp_
     assert slo.goodput(back, 2000, 200) == pytest.approx(slo.goodput(guide, 2000, 200))
     # Into a room: one load shape, the measured row beside the imported ones.
     imports.add([tmp_path / "detailed.json", tmp_path / "summary.json"], results_dir)
-    side = pool.beside(pool.room(results_dir))
+    side = workshop.beside(workshop.room(results_dir))
     assert side["load"].nunique() == 1 and len(side) == 3, side[["load", "source"]]
 
 
@@ -191,7 +191,7 @@ def test_the_stop_button_cancels_a_load_and_leaves_the_engine_idle(results_dir):
 
 
 def _counter(base_url: str, name: str) -> float:
-    text = facts.fetch_metrics(base_url)
+    text = reported.fetch_metrics(base_url)
     return sum(float(line.rsplit(" ", 1)[1]) for line in text.splitlines() if line.startswith(name + "{"))
 
 

@@ -110,7 +110,7 @@ def test_a_load_whose_every_request_failed_is_not_stored(tmp_path, monkeypatch):
 
     monkeypatch.setattr(experiment, "engine_for", lambda cfg, progress=True: FakeServer())
     monkeypatch.setattr(experiment, "reset_prefix_cache", lambda *a: True)
-    monkeypatch.setattr(experiment.facts, "read", lambda server: {})
+    monkeypatch.setattr(experiment.reported, "read", lambda server: {})
     monkeypatch.setattr(experiment, "MetricsSampler", NoSampler)
     monkeypatch.setattr(experiment, "run_load", lambda *a, **k: {"completed": 0.0, "first_error": "Server disconnected"})
     store = ResultStore(tmp_path)

@@ -11,13 +11,13 @@ JUDGING = ("helpers.slo", "helpers.tuning", "helpers.chapters.ch6.service", "hel
 RUNNING = ("helpers.experiment", "helpers.chapters.ch6.runs", "helpers.engine")
 # Lowest first. A module may import its own layer or a lower one; a new module gets a layer here.
 LAYERS = {
-    "settings and errors": ("errors", "settings", "hardware", "probes", "sizes", "quantize"),
+    "settings and errors": ("errors", "settings", "hardware", "probes", "run_size", "quantize"),
     "config": ("config", "models"),
     "engine": ("engine",),
     "loads and results": ("load", "results"),
     "runs": ("experiment", "correctness"),
     "judging rows": ("slo", "tuning", "advisor", "verdicts", "scheduler_rule"),
-    "presentation": ("tables", "charts", "widgets", "course", "exercises"),
+    "presentation": ("tables", "charts", "widgets", "registry", "exercises"),
     "chapters' homes": ("chapters",),
     "tools": ("doctor", "book", "helpers"),
 }

@@ -7,7 +7,7 @@ import shutil
 import pytest
 
 from helpers import slo, verdicts
-from helpers.results import imports, pool
+from helpers.results import imports, workshop
 from helpers.results.imports import ImportFileError
 from tests.conftest import ROOT
 
@@ -59,8 +59,8 @@ def test_a_sweep_folder_gives_a_row_per_combination_with_its_runs_as_repeats():
         assert r["load_max_concurrency"] == 4 and r["load_label"].startswith("conc4 · ")
     assert len({r["tag"] for r in rows}) == 1 and len({r["load_label"] for r in rows}) == 1, "one experiment"
     # The room's ratio to a baseline works on a sweep: max_num_seqs 8 against 2, in the same file.
-    df = pool.room(_room_with(rows))
-    r = pool.ratios(df, "output_throughput", baseline="seqs2")
+    df = workshop.room(_room_with(rows))
+    r = workshop.ratios(df, "output_throughput", baseline="seqs2")
     got = r.set_index("config_label")["ratio"]
     assert got["seqs8"] == pytest.approx(rows[1]["output_throughput"] / rows[0]["output_throughput"])
 
@@ -145,7 +145,7 @@ def test_a_file_of_another_model_is_its_own_group_in_the_room(tmp_path, capsys):
     other.write_text(json.dumps({**json.loads(SUMMARY.read_text()), "model_id": "meta-llama/Llama-3.1-8B"}))
     assert imports.main([str(other), "--room", str(room)]) == 0
     assert "its model is not the room's (SmolLM2-135M-Instruct)" in capsys.readouterr().out
-    df = pool.room(room, me="me")
+    df = workshop.room(room, me="me")
     imported = df.loc[df["engine_location"] == "imported"].iloc[0]
     assert imported["group"] == "imported · vllm bench serve · Llama-3.1-8B" and not imported["compatible"]
     assert imported["machine"] == "imported: other.json (vllm bench serve)"
@@ -162,14 +162,14 @@ def test_imported_rows_are_shown_beside_the_rooms_rows_of_the_same_load(tmp_path
              "load_max_concurrency": 4, "load_request_rate": None, "output_throughput": 50.0, "median_ttft_ms": 800.0}
     (room / "me.jsonl").write_text(json.dumps(guide) + "\n")
     imports.add([DETAILED, SUMMARY, GUIDELLM, SWEEP], room)
-    side = pool.beside(pool.room(room, me="me"))
+    side = workshop.beside(workshop.room(room, me="me"))
     assert side.loc[side["config_label"] == "seqs2", "not in this file"].item() == "per-request latencies (goodput)"
     same = side.loc[side["load"] == "16 requests 128→32 @ conc 4"]
     assert len(same) == 4 and same["source"].str.startswith("measured: ").sum() == 1, "the guide's row beside three files'"
     assert (side.loc[side["load"] == "12 requests 128→32 @ conc 4", "config_label"] == ["seqs2", "seqs8"]).all(), \
         "the sweep's load, which no guide row has, still shows"
     assert side.loc[side["source"].str.contains("guidellm"), "p99_itl_ms"].isna().all()
-    assert pool.beside(pool.room(tmp_path / "empty")).empty
+    assert workshop.beside(workshop.room(tmp_path / "empty")).empty
 
 
 def test_a_guide_row_written_as_vllm_bench_reads_back_with_the_same_figures_and_goodput(tmp_path):
@@ -224,7 +224,7 @@ def test_pack_as_vllm_bench_writes_this_machines_load_rows_cleaned(results_dir):
             "cfg_model": "/home/ana/models/SmolLM2-135M-Instruct", "run_id": "r1"}
     results_dir.mkdir(parents=True)
     (results_dir / f"{fp['env_id']}.jsonl").write_text(json.dumps(mine) + "\n" + json.dumps({**mine, "kind": "roof", "run_id": "r2"}) + "\n")
-    folder = pool.pack(style="vllm-bench")
+    folder = workshop.pack(style="vllm-bench")
     [path] = sorted(folder.glob("*.json"))
     blob = json.loads(path.read_text())
     assert blob["model_id"] == "SmolLM2-135M-Instruct", "a local path leaves as its last part"
@@ -232,7 +232,7 @@ def test_pack_as_vllm_bench_writes_this_machines_load_rows_cleaned(results_dir):
     [back] = imports.from_file(path)
     assert back["output_throughput"] == pytest.approx(row["output_throughput"]) and back["import_detail"] == "per request"
     with pytest.raises(ValueError, match="the styles are"):
-        pool.pack(style="csv")
+        workshop.pack(style="csv")
 
 
 @pytest.mark.parametrize("strategy, conc, rate", [

@@ -8,7 +8,7 @@ import helpers
 
 
 FUNCTIONS = [n for n in helpers.__all__ if not n.islower() or n in (
-    "capacity", "engine_for", "goodput", "measure", "measure_each", "pick", "process_layout", "samples", "size",
+    "capacity", "engine_for", "goodput", "measure", "measure_each", "process_layout", "samples", "size", "smoke_or_full",
     "stop", "table")]
 
 

@@ -15,7 +15,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, replace
 
-from helpers import sizes, tuning
+from helpers import run_size, tuning
 from helpers.errors import ConfigError
 from helpers.load import Load
 from helpers.slo import SLO, knee
@@ -28,13 +28,13 @@ RATE_STEPS = {"smoke": (1, 2, 4, 8), "full": (1, 1.5, 2, 3, 4, 6, 8)}  # × the 
 
 def service_load(rate: float = math.inf) -> Load:
     """The chat service at an offered `rate` (requests per second, Poisson arrivals)."""
-    return Load(kind="prefix", num_prompts=sizes.pick(8, 32), prefix_len=SYSTEM_PROMPT, input_len=QUESTION,
+    return Load(kind="prefix", num_prompts=run_size.smoke_or_full(8, 32), prefix_len=SYSTEM_PROMPT, input_len=QUESTION,
                 output_len=ANSWER, num_prefixes=2, max_concurrency=None, request_rate=rate)
 
 
 def unloaded_load() -> Load:
     """The same requests, one at a time: the latency a lone user sees on this machine."""
-    return replace(service_load(), num_prompts=sizes.pick(4, 8), max_concurrency=1)
+    return replace(service_load(), num_prompts=run_size.smoke_or_full(4, 8), max_concurrency=1)
 
 
 def _round_up(x: float) -> float:
@@ -63,7 +63,7 @@ def one_at_a_time_rate(unloaded: dict) -> float:
 def rates_for(unloaded: dict) -> list[float]:
     """Offered rates for the sweep: multiples of the one-at-a-time rate, two significant figures."""
     base = one_at_a_time_rate(unloaded)
-    return sorted({float(f"{base * k:.2g}") for k in RATE_STEPS[sizes.size()]})
+    return sorted({float(f"{base * k:.2g}") for k in RATE_STEPS[run_size.size()]})
 
 
 def tuning_rate(sweep_rows: list[dict], slo: SLO) -> float:

@@ -7,9 +7,9 @@ row in the same experiment ("tuned ÷ stock, on my laptop"). Rows measured with 
 measurement version, model or vLLM version are never pooled silently: `room` puts them in
 another `group` and marks them `compatible=False`.
 
-    bash guide.sh pack                  # or: python -m helpers.results.pool pack
+    bash guide.sh pack                  # or: python -m helpers.results.workshop pack
     bash guide.sh pack --as vllm-bench  # the same rows as vllm bench serve result files
-    python -m helpers.results.pool unpack results-….guide.json.gz room/
+    python -m helpers.results.workshop unpack results-….guide.json.gz room/
 """
 from __future__ import annotations
 
@@ -307,7 +307,7 @@ def main(argv: list[str] | None = None) -> int:
         for p in unpack(argv[1], argv[2]):
             print(f"rows added to {p}")
         return 0
-    print("usage: python -m helpers.results.pool pack [FILE] [--as vllm-bench] | unpack FILE FOLDER", file=sys.stderr)
+    print("usage: python -m helpers.results.workshop pack [FILE] [--as vllm-bench] | unpack FILE FOLDER", file=sys.stderr)
     return 2
 
 

@@ -11,7 +11,7 @@ from helpers import charts
 from helpers.experiment import base_row
 from helpers.config import EngineConfig
 from helpers.load import Load
-from helpers.results import fingerprint, load_all, pool
+from helpers.results import fingerprint, load_all, workshop
 from helpers.results.store import MEASUREMENT_VERSION, ResultStore
 
 ME = fingerprint()
@@ -57,21 +57,21 @@ def test_rows_carry_the_measurement_version():
 
 
 def test_ratios_are_to_each_machines_own_baseline(room_dir):
-    df = pool.room(room_dir, me=LAPTOP["env_env_id"])
-    r = pool.ratios(df.loc[df.compatible])
+    df = workshop.room(room_dir, me=LAPTOP["env_env_id"])
+    r = workshop.ratios(df.loc[df.compatible])
     tuned = r.loc[~r.is_baseline].set_index("env_env_id")["ratio"]
     assert tuned.to_dict() == pytest.approx({LAPTOP["env_env_id"]: 1.2, SERVER["env_env_id"]: 1.5})
     assert set(r.baseline) == {"stock"}  # measured first on every machine
-    s = pool.room_spread(r).set_index("config_label").loc["tuned"]
+    s = workshop.room_spread(r).set_index("config_label").loc["tuned"]
     assert (s.machines, s.lowest, s.highest, s.yours) == (2, pytest.approx(1.2), pytest.approx(1.5), pytest.approx(1.2))
 
 
 def test_other_vllm_versions_are_separated_not_mixed(room_dir):
-    df = pool.room(room_dir, me=LAPTOP["env_env_id"])
+    df = workshop.room(room_dir, me=LAPTOP["env_env_id"])
     assert df.loc[df.env_env_id == OLDVLLM["env_env_id"], "compatible"].eq(False).all()
     assert df.loc[df.env_env_id == SERVER["env_env_id"], "compatible"].all()
     assert df.group.nunique() == 2 and "vLLM 0.31.0" in " ".join(df.group)
-    r = pool.ratios(df)  # even unfiltered, the ratio never crosses groups
+    r = workshop.ratios(df)  # even unfiltered, the ratio never crosses groups
     assert set(r.loc[r.group.str.contains("0.31.0"), "env_env_id"]) == {OLDVLLM["env_env_id"]}
     assert r.loc[(r.env_env_id == OLDVLLM["env_env_id"]) & ~r.is_baseline, "ratio"].tolist() == [pytest.approx(0.25)]
 
@@ -81,7 +81,7 @@ def test_other_measurement_versions_and_models_are_other_groups(tmp_path):
             {**row(OLDVLLM, "stock", 80.0, version=None), "env_vllm": "0.32.0"},
             {**row(machine("dddd", "x", "0.32.0", "44"), "stock", 9.0), "cfg_model": "/home/ana/models/Qwen3-0.6B"}]
     write(tmp_path, rows)
-    df = pool.room(tmp_path, me=LAPTOP["env_env_id"])
+    df = workshop.room(tmp_path, me=LAPTOP["env_env_id"])
     assert df.compatible.tolist().count(True) == 1
     assert {g.split(" · ")[0] for g in df.group} == {f"measurement v{MEASUREMENT_VERSION}",
                                                      f"measurement v{MEASUREMENT_VERSION - 1}", "measurement v?"}
@@ -89,45 +89,45 @@ def test_other_measurement_versions_and_models_are_other_groups(tmp_path):
 
 
 def test_reference_group_without_my_rows_is_the_largest(room_dir):
-    df = pool.room(room_dir, me="not-in-the-room")
+    df = workshop.room(room_dir, me="not-in-the-room")
     assert not df.you.any()
     assert set(df.loc[df.compatible, "env_env_id"]) == {LAPTOP["env_env_id"], SERVER["env_env_id"]}
 
 
 def test_explicit_baseline_and_missing_baseline(room_dir):
-    df = pool.room(room_dir, me=LAPTOP["env_env_id"])
-    r = pool.ratios(df.loc[df.compatible], baseline={"ch1-ablation": "tuned"})
+    df = workshop.room(room_dir, me=LAPTOP["env_env_id"])
+    r = workshop.ratios(df.loc[df.compatible], baseline={"ch1-ablation": "tuned"})
     assert r.loc[r.env_env_id == SERVER["env_env_id"]].set_index("config_label").ratio["stock"] == pytest.approx(400 / 600)
-    assert pool.ratios(df, baseline="no such config").empty
+    assert workshop.ratios(df, baseline="no such config").empty
 
 
 def test_empty_and_single_machine_rooms(tmp_path):
-    assert pool.room(tmp_path / "nothing").empty
-    assert pool.ratios(pool.room(tmp_path / "nothing")).empty
-    assert pool.room_spread(pool.ratios(pool.room(tmp_path / "nothing"))).empty
+    assert workshop.room(tmp_path / "nothing").empty
+    assert workshop.ratios(workshop.room(tmp_path / "nothing")).empty
+    assert workshop.room_spread(workshop.ratios(workshop.room(tmp_path / "nothing"))).empty
     write(tmp_path / "one", [row(LAPTOP, "stock", 50.0), row(LAPTOP, "tuned", 60.0, t="2026-12-01T10:01:00")])
-    df = pool.room(tmp_path / "one", me=LAPTOP["env_env_id"])
+    df = workshop.room(tmp_path / "one", me=LAPTOP["env_env_id"])
     assert df.env_env_id.nunique() == 1 and df.compatible.all()
-    assert pool.room_spread(pool.ratios(df)).machines.eq(1).all()
+    assert workshop.room_spread(workshop.ratios(df)).machines.eq(1).all()
 
 
 def test_newest_row_wins_for_a_measured_again_config(room_dir):
     write(room_dir / "again", [row(LAPTOP, "stock", 50.0), row(LAPTOP, "tuned", 60.0, t="2026-12-01T10:01:00"),
                                {**row(LAPTOP, "tuned", 70.0, t="2026-12-01T11:00:00")}])
-    r = pool.ratios(pool.room(room_dir / "again", me=LAPTOP["env_env_id"]))
+    r = workshop.ratios(workshop.room(room_dir / "again", me=LAPTOP["env_env_id"]))
     assert r.set_index("config_label").ratio["tuned"] == pytest.approx(1.4)
 
 
 def test_room_chart_renders(room_dir):
-    df = pool.room(room_dir, me=LAPTOP["env_env_id"])
-    spec = charts.room(pool.ratios(df.loc[df.compatible]), "output_throughput").to_dict()
+    df = workshop.room(room_dir, me=LAPTOP["env_env_id"])
+    spec = charts.room(workshop.ratios(df.loc[df.compatible]), "output_throughput").to_dict()
     assert "facet" in spec
     import vl_convert as vlc
     assert "<svg" in vlc.vegalite_to_svg(spec)
 
 
 def test_clean_drops_logs_paths_and_keys():
-    r = pool.clean({"cfg_model": "/home/ana/models/Qwen3-0.6B", "startup_lines": ["Loading /home/ana/x"],
+    r = workshop.clean({"cfg_model": "/home/ana/models/Qwen3-0.6B", "startup_lines": ["Loading /home/ana/x"],
                     "api_key": "sk-abcdefghijkl", "first_error": "FileNotFoundError: /home/ana/.cache/x/model.bin",
                     "note": "auth Bearer abc.def", "runs": [{"err": "see /tmp/vllm/log.txt"}],
                     "load_label": "random 256→64 ×16 @ conc 8", "url": "http://127.0.0.1:8000/v1/completions",
@@ -148,47 +148,47 @@ def test_pack_on_one_machine_loads_on_another(tmp_path):
                  "startup_lines": ["INFO loading /home/me/.cache/model"]})
     other = {**row(SERVER, "guide default", 400.0), "env_machine_id": "someone-else"}
     (tmp_path / "results" / "bbbb33334444.jsonl").write_text(json.dumps(other) + "\n")  # a copied-in file
-    packed = pool.pack(tmp_path / "out" / "mine.guide.json.gz", folder=tmp_path / "results")
+    packed = workshop.pack(tmp_path / "out" / "mine.guide.json.gz", folder=tmp_path / "results")
     with gzip.open(packed, "rt") as f:
         text = f.read()
     assert "/home/me" not in text and "startup_lines" not in text and "someone-else" not in text
-    assert pool.read_pack(packed)[0]["env_env_id"] == ME["env_id"]
+    assert workshop.read_pack(packed)[0]["env_env_id"] == ME["env_id"]
 
     leader = tmp_path / "leader"
     write(leader, [row(LAPTOP, "guide default", 50.0, tag="ch0-words")])
-    pool.unpack(packed, leader)
-    pool.unpack(packed, leader)  # handed in twice: still one row
+    workshop.unpack(packed, leader)
+    workshop.unpack(packed, leader)  # handed in twice: still one row
     pooled = load_all(leader)
     assert len(pooled) == 2 and set(pooled.env_env_id) == {LAPTOP["env_env_id"], ME["env_id"]}
-    df = pool.room(leader, me=LAPTOP["env_env_id"])
+    df = workshop.room(leader, me=LAPTOP["env_env_id"])
     assert df.env_env_id.nunique() == 2
 
     (tmp_path / "direct").mkdir()  # a leader may also drop the packed files into the folder as they are
     (tmp_path / "direct" / packed.name).write_bytes(packed.read_bytes())
-    assert pool.room(tmp_path / "direct").you.all()
+    assert workshop.room(tmp_path / "direct").you.all()
 
 
 def test_pack_without_results_says_what_to_do(tmp_path):
     with pytest.raises(FileNotFoundError, match="run a notebook first"):
-        pool.pack(tmp_path / "x.guide.json.gz", folder=tmp_path / "none")
+        workshop.pack(tmp_path / "x.guide.json.gz", folder=tmp_path / "none")
     (tmp_path / "junk.guide.json.gz").write_bytes(b"not gzip")
     with pytest.raises(ValueError, match="guide.sh pack"):
-        pool.read_pack(tmp_path / "junk.guide.json.gz")
+        workshop.read_pack(tmp_path / "junk.guide.json.gz")
 
 
 def test_pack_command(tmp_path, monkeypatch, capsys):
     monkeypatch.setenv("GUIDE_RESULTS", str(tmp_path / "results"))
     ResultStore().append({**base_row(EngineConfig(), Load(num_prompts=4), "t", "load"), "output_throughput": 1.0})
-    assert pool.main(["pack", str(tmp_path / "p.guide.json.gz")]) == 0
+    assert workshop.main(["pack", str(tmp_path / "p.guide.json.gz")]) == 0
     assert str(tmp_path / "p.guide.json.gz") in capsys.readouterr().out
-    assert pool.main(["bogus"]) == 2
+    assert workshop.main(["bogus"]) == 2
 
 
 def test_machines_rank_by_their_own_mbu():
     import pandas as pd
     df = pd.DataFrame({"machine": ["laptop", "laptop", "server", "old"], "you": [True, True, False, False],
                        "mbu": [0.5, 0.7, 0.9, None], "roof_bandwidth_gbs": [10.0, 10.0, 80.0, 5.0]})
-    ranked = pool.by_mbu(df)
+    ranked = workshop.by_mbu(df)
     assert list(ranked.machine) == ["server", "laptop"]  # a machine without MBU rows is not ranked
     assert ranked.set_index("machine").loc["laptop", "median_mbu"] == pytest.approx(0.6)
-    assert pool.by_mbu(df.drop(columns="mbu")).empty
+    assert workshop.by_mbu(df.drop(columns="mbu")).empty

@@ -20,7 +20,7 @@ def set_size(name: str) -> None:
     _size = name
 
 
-def pick(smoke, full):
+def smoke_or_full(smoke, full):
     """The smoke value under CI's size, the full one otherwise."""
     return smoke if _size == "smoke" else full
 
@@ -28,4 +28,4 @@ def pick(smoke, full):
 def repeats() -> int:
     """How many times `measure` runs a load by default: once for a smoke check, three times
     for a learner, so that tables show the run-to-run spread and verdicts can allow for it."""
-    return pick(1, 3)
+    return smoke_or_full(1, 3)
