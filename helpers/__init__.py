@@ -27,7 +27,7 @@ from helpers import doctor, exercises, registry, tables  # noqa: F401
 from helpers.config import EngineConfig
 from helpers.engine import EngineBusyError, EngineStartError, stop_all
 from helpers.errors import ConfigError
-from helpers.experiment import capacity, engine_for, measure, measure_each, stop
+from helpers.experiment import capacity, engine_for, measure, measure_each, stop, with_floor
 from helpers.load import Load, LoadError
 from helpers.engine.server import process_layout
 from helpers.exercises import Choice, Question
@@ -40,9 +40,9 @@ _WITH_ALTAIR = {"charts", "widgets", "book"}
 # keeps it so; helpers/README.md says what each is for). Everything else is the guide's own plumbing.
 __all__ = ["Choice", "ConfigError", "EngineConfig", "Load", "Question", "SLO", "advisor", "capacity",
            "charts", "config", "correctness", "doctor", "engine", "engine_for", "experiment", "goodput",
-           "hardware", "measure", "measure_each", "models", "probes", "process_layout", "quantize",
+           "hardware", "measure", "measure_each", "models", "process_layout", "quantize",
            "registry", "results", "run_size", "samples", "scheduler_rule", "size", "slo", "smoke_or_full",
-           "stop", "table", "tuning", "verdicts", "widgets"]
+           "stop", "table", "tuning", "verdicts", "widgets", "with_floor"]
 
 
 def __getattr__(name):

@@ -8,6 +8,7 @@ The rules follow chapters 2 to 5, most pressing first:
   4. a repeated prompt start that the prefix cache does not reuse      → caching on, or smaller blocks
   5. many requests share each step and TPOT is what missed            → fewer seats
   6. none of those: each decode step itself costs the time             → compile, then fewer weight bytes
+     (fewer bytes first where the row carries chapter 7's floor, `with_floor`, and runs near it)
 Given a latency target (`slo`), the diagnosis first names the half of it that was missed (TTFT,
 TPOT or both) and keeps only the rules whose change works on that half: more seats and prefix
 reuse shorten the wait for a first token; fewer seats and cheaper steps shorten the time per

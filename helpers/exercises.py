@@ -43,6 +43,8 @@ class Question:
             print(f"✗ {self.name}: expected a number, got {answer!r}.")
             return False
         want = self._expected()
+        if want is None:
+            return self._unchecked()
         if value == want or abs(value - want) <= self.tolerance * abs(want):  # == : also "never" (inf)
             self.passed = True
             print(f"✓ {self.name}: {value:,.2f} {self.unit} — within {self.tolerance:.0%} of {want:,.2f}.")
@@ -54,6 +56,13 @@ class Question:
                 return False
         off = f"off by {abs(value - want) / abs(want):.0%}" if want else f"not {want:g}"
         print(f"✗ {self.name}: {value:,.2f} {self.unit} is {off}. Try q.hint().")
+        return False
+
+    def _unchecked(self) -> bool:
+        """No expectation could be computed (a GPU run without the row it needs, a premise that
+        failed): say so instead of judging."""
+        print(f"– {self.name}: cannot be checked here: this run has no figure to check it against "
+              f"(its rows lack what the check reads, or the measurement cannot be judged).")
         return False
 
     def hint(self) -> None:
@@ -80,6 +89,9 @@ class Choice(Question):
             return False
         want = self._expected()
         reason = f" ({self._why()})" if self._why else ""
+        if want is None:
+            print(f"– {self.name}: cannot be checked here{reason}: the measurement cannot be judged.")
+            return False
         if answer == want:
             self.passed = True
             print(f"✓ {self.name}: {answer}{reason}.")

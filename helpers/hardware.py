@@ -84,17 +84,39 @@ def allowed_cpus() -> list[int]:
     return sorted(os.sched_getaffinity(0))
 
 
+SYSFS_CPU = Path("/sys/devices/system/cpu")
+
+
+def _mib(text: str) -> float:
+    unit = {"K": 1 / 1024, "M": 1.0, "G": 1024.0}.get(text[-1:].upper(), 1 / 2**20)
+    return float(text.rstrip("KMGkmg")) * unit
+
+
 def last_level_cache_mib() -> float | None:
     """The largest CPU cache cpu0 reports in sysfs (L3 on most x86 CPUs), in MiB; None where unknown."""
     sizes = []
-    for index in Path("/sys/devices/system/cpu/cpu0/cache").glob("index*"):
+    for index in (SYSFS_CPU / "cpu0" / "cache").glob("index*"):
         try:
-            text = (index / "size").read_text().strip()
-        except OSError:
+            sizes.append(_mib((index / "size").read_text().strip()))
+        except (OSError, ValueError):
             continue
-        unit = {"K": 1 / 1024, "M": 1.0, "G": 1024.0}.get(text[-1:].upper(), 1 / 2**20)
-        sizes.append(float(text.rstrip("KMGkmg")) * unit)
     return max(sizes) if sizes else None
+
+
+def total_l3_mib() -> float | None:
+    """L3 summed over its distinct instances among the CPUs this process may use, in MiB. An EPYC has
+    one L3 per CCX (an EPYC 9654: 12 × 32 MiB), so cpu0's figure alone can be a twelfth of the cache
+    an array must outgrow; instances are told apart by `cache/index3/id` (else `shared_cpu_list`)."""
+    seen = {}
+    for cpu in allowed_cpus():
+        index = SYSFS_CPU / f"cpu{cpu}" / "cache" / "index3"
+        try:
+            ident = (index / "id").read_text().strip() if (index / "id").exists() else \
+                (index / "shared_cpu_list").read_text().strip()
+            seen[ident] = _mib((index / "size").read_text().strip())
+        except (OSError, ValueError):
+            continue
+    return sum(seen.values()) if seen else last_level_cache_mib()
 
 
 def available_ram_gib() -> float:

@@ -7,7 +7,8 @@ One decode step runs every running sequence's next token through every weight, s
 the weights once (whatever the batch) plus each sequence's KV cache. At small batches that
 reading is the step; compute takes over only past the crossover batch, where the step's
 multiply-adds take longer at the compute roof than its bytes at the bandwidth roof.
-Pure functions: the bandwidth and compute roofs come from `helpers.probes` via stored rows.
+Pure functions: the bandwidth and compute roofs come from `helpers.probes` via stored rows, and
+`helpers.experiment.with_floor` is the step a chapter takes to put them on its rows.
 """
 from __future__ import annotations
 
@@ -106,7 +107,17 @@ def worker_threads(row: dict) -> int:
     return min(cores, int(row["worker_cores"]) * ranks)
 
 
-COLUMNS = ("weights_read_mb", "bytes_per_step_mb", "roofline_tpot_ms", "mbu", "roof_bandwidth_gbs", "roof_threads")
+def ranks(row: dict, *names: str) -> int:
+    """The product of the row's parallel sizes named (tensor, pipeline, data), 1 where unset."""
+    n = 1
+    for name in names:
+        n *= int(setting(row, f"{name}_parallel_size") or 1)
+    return n
+
+
+COLUMNS = ("weights_read_mb", "bytes_per_step_mb", "decode_batch", "decode_context", "roofline_tpot_ms", "mbu",
+           "roof_bandwidth_gbs", "roof_threads", "roof_kernel", "worker_roof_gbs", "worker_threads",
+           "worker_floor_ms", "worker_mbu")
 
 
 def unknown(row: dict) -> dict:
@@ -114,18 +125,30 @@ def unknown(row: dict) -> dict:
     return {**row, **dict.fromkeys(COLUMNS)}
 
 
-def annotate(row: dict, roof: dict | None) -> dict:
-    """The row with its roofline columns: `bytes_per_step_mb`, `roofline_tpot_ms` (the floor),
-    `mbu` (floor ÷ mean TPOT) and the roof they used. Unchanged where the row has no TPOT, no
-    KV figures, no local model folder or no roof measured for its thread count."""
+def annotate(row: dict, roof: dict | None, worker_roof: dict | None = None) -> dict:
+    """The row with its roofline columns. `roof` is the machine's (every core: no engine on this
+    machine can read faster), so `roofline_tpot_ms` is the floor and `mbu` = floor ÷ mean TPOT, the
+    usual MBU against the peak. `worker_roof` is the roof at the cores the worker computed on
+    (`worker_threads`): `worker_floor_ms` and `worker_mbu` say how close the engine came to what
+    those cores can read. Bytes per step: the weights once per data-parallel replica, plus every
+    sequence's KV at its mean context, summed over the ranks that split it (tensor × pipeline; the
+    engine reports KV bytes per rank). Unchanged where the row has no TPOT, no KV figures, no local
+    model folder or no roof."""
     folder = model_folder(row)
     if row.get("engine_location") == "remote":  # measured on another machine: not this one's roof
         return row
     if roof is None or folder is None or not row.get("mean_tpot_ms") or not row.get("kv_cache_tokens"):
         return row
     weights = weight_bytes(folder, setting(row, "dtype"))
-    nbytes = step_bytes(weights, decode_batch(row), decode_context(row), kv_bytes_per_token(row))
+    kv = kv_bytes_per_token(row) * ranks(row, "tensor", "pipeline")
+    batch, context = decode_batch(row), decode_context(row)
+    nbytes = step_bytes(weights * ranks(row, "data"), batch, context, kv)
     floor = floor_ms(nbytes, roof["bandwidth_gbs"])
-    return {**row, "weights_read_mb": weights / 1e6, "bytes_per_step_mb": nbytes / 1e6,
-            "roofline_tpot_ms": floor, "mbu": floor / row["mean_tpot_ms"],
-            "roof_bandwidth_gbs": roof["bandwidth_gbs"], "roof_threads": roof["threads"]}
+    worker = worker_roof or roof
+    worker_floor = floor_ms(nbytes, worker["bandwidth_gbs"])
+    return {**row, "weights_read_mb": weights / 1e6, "bytes_per_step_mb": nbytes / 1e6, "decode_batch": batch,
+            "decode_context": context, "roofline_tpot_ms": floor, "mbu": floor / row["mean_tpot_ms"],
+            "roof_bandwidth_gbs": roof["bandwidth_gbs"], "roof_threads": roof["threads"],
+            "roof_kernel": roof.get("bandwidth_kernel"), "worker_roof_gbs": worker["bandwidth_gbs"],
+            "worker_threads": worker["threads"], "worker_floor_ms": worker_floor,
+            "worker_mbu": worker_floor / row["mean_tpot_ms"]}

@@ -4,6 +4,8 @@ import pytest
 from helpers import models, verdicts
 from helpers.chapters import ch7
 from helpers.exercises import Choice, Question
+from helpers.load import Load
+from tests.chapters._floors import LAYOUTS, ROOFS, measured, with_floors
 from tests.solutions import run_solution
 
 
@@ -16,8 +18,9 @@ def _roof(numpy_read=10.0, torch_read=11.0):
 
 def _row(tpot, floor, running=1.0, throughput=100.0, label="base", **over):
     return {"mean_tpot_ms": tpot, "roofline_tpot_ms": floor, "mbu": floor / tpot, "mean_running": running,
-            "bytes_per_step_mb": floor * 11.0, "roof_bandwidth_gbs": 11.0, "output_throughput": throughput,
-            "config_label": label, "repeats": 1, **over}
+            "bytes_per_step_mb": floor * 11.0, "roof_bandwidth_gbs": 11.0, "roof_threads": 2, "worker_threads": 1,
+            "worker_mbu": floor / tpot * 0.6, "output_throughput": throughput, "config_label": label, "repeats": 1,
+            **over}
 
 
 def test_the_probe_claim_holds_when_the_methods_agree_and_fails_when_they_do_not():
@@ -32,6 +35,20 @@ def test_near_the_floor_and_cheap_batching_can_each_fail():
     assert [c.verdict for c in held] == [verdicts.HELD, verdicts.HELD]
     failed = ch7.floor_claims({1: _row(200.0, 40.0), 8: _row(1000.0, 42.0, running=8)})
     assert [c.verdict for c in failed] == [verdicts.NOT_HELD, verdicts.NOT_HELD]
+
+
+def test_batching_is_judged_per_extra_sequence_and_only_while_memory_bound():
+    # ×3.9 the step time for ×4.26 the sequences: each extra sequence nearly a whole solo step. Not cheap.
+    sweep = {1: _row(20.0, 15.0, running=1.0), 8: _row(78.0, 16.0, running=4.26)}
+    assert ch7.batching_claim(sweep, None).verdict == verdicts.NOT_HELD
+    assert ch7.batching_claim(sweep, cross=3.0).verdict == verdicts.UNTESTED  # 4.26 sequences: past the crossover
+    near = {1: _row(20.0, 15.0, running=1.0), 4: _row(23.0, 16.0, running=4.0), 16: _row(90.0, 20.0, running=16.0)}
+    assert ch7.batching_claim(near, cross=10.0).verdict == verdicts.HELD  # judged on 4, the largest below 10
+    assert ch7.batching_claim({1: _row(20.0, 15.0), 2: _row(21.0, 15.0, running=1.2)}, None).verdict == verdicts.UNTESTED
+
+
+def test_a_floor_above_the_measurement_cannot_be_judged():
+    assert ch7.near_floor_claim(_row(30.0, 40.0)).verdict == verdicts.UNTESTED
 
 
 def test_the_bytes_claim_holds_when_time_falls_with_the_bytes_and_not_when_it_rises():
@@ -55,21 +72,40 @@ def test_floors_grow_only_by_the_kv_term():
     assert table.loc[8, "KV read (MB)"] == pytest.approx(8 * table.loc[1, "KV read (MB)"])
 
 
-def test_chapter7_solutions():
-    rows = {1: _row(60.0, 45.0)}
-    env = run_solution("ch07_q1.py", {"sweep_rows": rows})
-    assert Question("q1", lambda: 0.75, 0.25, "", "ch07_q1.py").check(env["answer1"])
+@pytest.mark.parametrize("layout", LAYOUTS)
+def test_chapter7_solutions_pass_their_checks_in_both_layouts(layout, monkeypatch, tmp_path, capsys):
     folder = models.prepare_embedded()
-    from helpers.results import roofline
-    eight = {"mean_running": 7.5, "kv_cache_gib": 100_000 * 46_080 / 2**30, "kv_cache_tokens": 100_000,
-             "roof_bandwidth_gbs": 10.0}
-    want = roofline.floor_ms(roofline.step_bytes(roofline.weight_bytes(folder, "float32"), 7.5, 144, 46_080), 10.0)
-    base = type("Cfg", (), {"dtype": "float32"})()
-    env = run_solution("ch07_q2.py", {"eight": eight, "folder": folder, "base": base, "context": 144})
-    assert Question("q2", lambda: want, 0.02, "", "ch07_q2.py").check(env["answer2"])
-    binding = {ch7.AUTO: {"output_throughput": 90.0}, ch7.ALL: {"output_throughput": 60.0}}
+    loads = {c: Load(num_prompts=max(8, 2 * c), input_len=128, output_len=32, max_concurrency=c) for c in (1, 8)}
+    sweep_rows = with_floors({1: measured(folder, loads[1], 0.97, layout, tpot=60.0),
+                              8: measured(folder, loads[8], 7.4, layout, tpot=75.0)}, monkeypatch, tmp_path)
+    env = run_solution("ch07_q1.py", {"sweep_rows": sweep_rows})
+    q1 = Question("q1", lambda: sweep_rows[1]["mbu"], 0.25, "", "ch07_q1.py")
+    assert q1.check(env["answer1"]) and not q1.check(sweep_rows[1]["worker_mbu"] * 2)
+    eight, roof_all = sweep_rows[8], ROOFS[2]  # the notebook's 7.1 roof: every core
+    env = run_solution("ch07_q2.py", {"eight": eight, "folder": folder, "base": type("Cfg", (), {"dtype": "float32"})(),
+                                      "context": 144.0, "roof_all": roof_all})
+    q2 = Question("q2", lambda: eight["roofline_tpot_ms"], 0.05, "", "ch07_q2.py")
+    assert q2.check(env["answer2"]), capsys.readouterr().out
+    assert not q2.check(env["answer2"] * roof_all["bandwidth_gbs"] / ROOFS[1]["bandwidth_gbs"])  # one core's roof
+    binding = {ch7.AUTO: {"output_throughput": 90.0}, ch7.ALL: {"output_throughput": 60.0},
+               "nobind": {"output_throughput": 120.0}}  # the full size's third row may win: not an answer
     env = run_solution("ch07_q3.py", {"binding_rows": binding})
-    assert Choice("q3", [ch7.AUTO, ch7.ALL], lambda: ch7.AUTO, "", "ch07_q3.py").check(env["answer3"])
+    q3 = Choice("q3", [ch7.AUTO, ch7.ALL], lambda: ch7.faster_binding(binding), "", "ch07_q3.py")
+    assert q3.check(env["answer3"]) and not q3.check(ch7.ALL)
+
+
+def test_the_int8_sentence_has_three_cases():
+    base = _row(50.0, 40.0, bytes_per_step_mb=500.0)
+    kept = ch7.bytes_sentence(base, _row(28.0, 20.0, bytes_per_step_mb=250.0), "AVX512")
+    grew = ch7.bytes_sentence(base, _row(45.0, 20.0, bytes_per_step_mb=250.0), "AVX512")
+    slower = ch7.bytes_sentence(base, _row(60.0, 20.0, bytes_per_step_mb=250.0), "AVX2")
+    assert "turned into time saved" in kept and "less than the bytes" in grew and "not faster" in slower
+
+
+def test_the_graph_claim_is_judged_on_a_gpu_and_can_fail():
+    assert ch7.gpu_claim("cpu").verdict == verdicts.UNTESTED
+    assert ch7.gpu_claim("cuda", {"no graphs": _row(20.0, 5.0), "CUDA graphs": _row(10.0, 5.0)}).verdict == verdicts.HELD
+    assert ch7.gpu_claim("cuda", {"no graphs": _row(10.0, 5.0), "CUDA graphs": _row(14.0, 5.0)}).verdict == verdicts.NOT_HELD
 
 
 def test_a_gpu_roof_has_one_method_and_says_so():

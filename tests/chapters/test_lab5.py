@@ -1,34 +1,40 @@
-"""Lab 5's exercises on recorded rows: the solutions pass the lab's checks."""
+"""Lab 5's exercises on recorded rows: each check passes its own solution, computed by the method the
+lab teaches, in vLLM's layout and in the merged one, and rejects a known-wrong answer."""
 import pytest
 
 from helpers import models
 from helpers.chapters import ch7
+from helpers.exercises import Choice, Question
+from helpers.load import Load
+from helpers.results import roofline
+from tests.chapters._floors import LAYOUTS, ROOFS, measured, with_floors
 from tests.solutions import run_solution
 
 
-def test_lab5_solutions():
-    from helpers.results import roofline
+@pytest.mark.parametrize("layout", LAYOUTS)
+def test_lab5_solutions_pass_their_checks_in_both_layouts(layout, monkeypatch, tmp_path, capsys):
     folder = models.prepare_embedded()
-    shape = models.shape(folder)
-    base = type("Cfg", (), {"dtype": "float32"})()
-    files = roofline.checkpoint_files(folder)
-    roof = {"bandwidth_gbs": 10.0, "compute_gflops": 100.0}
-    kv = 46_080
-    rows = {c: {"mean_running": float(c), "kv_cache_gib": 100_000 * kv / 2**30, "kv_cache_tokens": 100_000,
-                "mean_tpot_ms": 70.0, "roofline_tpot_ms": 56.0} for c in (1, 8)}
-    env = {"files": files, "base": base, "shape": shape, "roof": roof, "rows": rows, "folder": folder,
-           "context": 144.0, "kv_token": kv}
-    weights = roofline.weight_bytes(folder, "float32")
+    loads = {c: Load(num_prompts=max(8, 2 * c), input_len=128, output_len=32, max_concurrency=c) for c in (1, 8)}
+    rows = with_floors({c: measured(folder, loads[c], running, layout) for c, running in ((1, 0.97), (8, 7.4))},
+                       monkeypatch, tmp_path)
+    roof = ROOFS[2]  # what the lab's cell 2 gives: H.experiment.roof(), every core
+    env = {"files": roofline.checkpoint_files(folder), "base": type("Cfg", (), {"dtype": "float32"})(),
+           "shape": models.shape(folder), "roof": roof, "rows": rows, "folder": folder, "loads": loads}
     run_solution("lab05_q1.py", env)
-    assert env["weights_mb"] == pytest.approx(weights / 1e6)
-    run_solution("lab05_q2.py", env)
-    assert env["floor_one"] == pytest.approx(roofline.floor_ms(roofline.step_bytes(weights, 1, 144, kv), 10.0))
-    run_solution("lab05_q3.py", env)
-    assert env["floor_eight"] == pytest.approx(roofline.floor_ms(roofline.step_bytes(weights, 8, 144, kv), 10.0))
+    assert env["weights_mb"] == pytest.approx(roofline.weight_bytes(folder, "float32") / 1e6)
+    for q, name, value in (("floor_one", "lab05_q2.py", lambda: rows[1]["roofline_tpot_ms"]),
+                           ("floor_eight", "lab05_q3.py", lambda: rows[8]["roofline_tpot_ms"])):
+        run_solution(name, env)
+        check = Question(q, value, 0.05, "", name)
+        assert check.check(env[q]), capsys.readouterr().out
+        at_worker = env[q] * roof["bandwidth_gbs"] / ROOFS[1]["bandwidth_gbs"]  # divided by one core's roof
+        assert not check.check(at_worker)
+    env.update(context=144.0, kv_token=46_080)
     run_solution("lab05_q4.py", env)
-    assert env["crossover"] == pytest.approx(ch7.crossover(folder, "float32", kv, roof, 144.0), rel=0.01)
+    assert env["crossover"] == pytest.approx(ch7.crossover(folder, "float32", 46_080, roof, 144.0), rel=0.01)
     run_solution("lab05_q5.py", env)
-    assert env["near"] == "yes"
+    q5 = Choice("q5", ["yes", "no"], lambda: "yes" if rows[1]["mbu"] >= ch7.NEAR_FLOOR else "no", "", "lab05_q5.py")
+    assert q5.check(env["near"]) and not q5.check({"yes": "no", "no": "yes"}[env["near"]])
 
 
 def test_q1_weights_and_its_known_mistakes(capsys):

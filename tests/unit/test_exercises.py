@@ -41,3 +41,11 @@ def test_a_wrong_answer_to_a_question_whose_value_is_zero_is_told_not_raised(cap
     q = Question("zero", lambda: 0.0, 0.1, "hint", "none.py")
     assert q.check(3) is False and "not 0" in capsys.readouterr().out
     assert q.check(0) is True
+
+
+def test_a_check_with_no_expectation_says_it_cannot_check(capsys):
+    from helpers.exercises import Choice, Question
+    assert not Question("q", lambda: None, 0.1, "", "ch07_q1.py").check(1.0)
+    assert "cannot be checked here" in capsys.readouterr().out
+    assert not Choice("c", ["yes", "no"], lambda: None, "", "lab05_q5.py").check("yes")
+    assert "cannot be checked here" in capsys.readouterr().out

@@ -78,3 +78,17 @@ def test_doctor_reports_isa_dtype_and_fp8(cpu):
     assert found["CPU instruction sets"] == "AVX2"
     assert found["dtype the guide uses"].startswith("float32")
     assert "not on this CPU" in found["fp8 KV cache"]
+
+
+def test_l3_is_summed_over_its_instances(tmp_path, monkeypatch):
+    """An EPYC has one L3 per CCX: cpu0's alone would size the probe's arrays to fit the whole cache."""
+    for cpu, ccx in ((0, 0), (1, 0), (2, 1), (3, 1)):
+        index = tmp_path / f"cpu{cpu}" / "cache" / "index3"
+        index.mkdir(parents=True)
+        (index / "id").write_text(f"{ccx}\n")
+        (index / "size").write_text("32768K\n")
+    monkeypatch.setattr(hardware, "SYSFS_CPU", tmp_path)
+    monkeypatch.setattr(hardware, "allowed_cpus", lambda: [0, 1, 2, 3])
+    assert hardware.last_level_cache_mib() == 32.0 and hardware.total_l3_mib() == 64.0
+    monkeypatch.setattr(hardware, "allowed_cpus", lambda: [2, 3])  # a process bound to one CCX
+    assert hardware.total_l3_mib() == 32.0
