@@ -2,10 +2,11 @@
 of the embedded model in its compute dtype and in INT8, and the effects of the process layout and
 the thread binding, each load repeated (median, lowest and highest repeat).
 
-  (a) the roofs: `--probes` probes of the bandwidth (numpy and torch read) and matmul, at 1 thread
+  (a) the roofs: `--probes` probes of the bandwidth (six kernels, the fastest counts) and matmul, at 1 thread
       and at all cores, run back to back with no engine up;
   (b) the default engine (vLLM's layout, as a learner runs it) at 1 and 8 requests in flight, and the
-      INT8 copy at 4, each `--repeats` times on fresh prompts: floor, mean TPOT, MBU;
+      INT8 copy at 4, each `--repeats` times on fresh prompts: floor, mean TPOT, MBU (against every
+      core's roof) and the worker's MBU (against its own cores');
   (c) the same load (4 in flight) in the merged layout and in vLLM's layout with every core bound
       (`cpu_threads_bind`): output tokens/s as ratios to vLLM's own layout with `auto` binding.
 
@@ -34,7 +35,7 @@ from helpers.engine.server import process_layout  # noqa: E402
 from helpers.results import fingerprint  # noqa: E402
 
 RESULTS = ROOT / "benchmarks" / "results" / "roofline.json"
-FIGURES = ("roofline_tpot_ms", "mean_tpot_ms", "mbu", "output_throughput")
+FIGURES = ("roofline_tpot_ms", "mean_tpot_ms", "mbu", "worker_mbu", "output_throughput")
 
 
 def spread(row: dict, key: str) -> str:
@@ -58,7 +59,7 @@ def main() -> None:
         bw = [f["bandwidth_gbs"] for f in found]
         ratio = [f["methods_ratio"] for f in found]
         gf = [f["compute_gflops"] for f in found]
-        print(f"{t} thread(s): read {statistics.median(bw):.1f} GB/s ({min(bw):.1f}–{max(bw):.1f}), numpy/torch "
+        print(f"{t} thread(s): roof {statistics.median(bw):.1f} GB/s ({min(bw):.1f}–{max(bw):.1f}), numpy/torch "
               f"×{statistics.median(ratio):.2f} ({min(ratio):.2f}–{max(ratio):.2f}), matmul {dtype} "
               f"{statistics.median(gf):.0f} GFLOP/s ({min(gf):.0f}–{max(gf):.0f})")
     base = EngineConfig()
@@ -73,8 +74,10 @@ def main() -> None:
             "INT8, speed load": (base.replace(model="embedded-int8"), speed, "vllm")}
     for name, (cfg, load, layout) in plan.items():
         with process_layout(layout):
-            row = experiment.measure(cfg, load, repeats=args.repeats, progress=False, tag="bench-roofline")
-        out["rows"][name] = {k: row.get(k) for k in (*FIGURES, "worker_cores", "roof_threads", "bytes_per_step_mb")}
+            row = experiment.with_floor(experiment.measure(cfg, load, repeats=args.repeats, progress=False,
+                                                           tag="bench-roofline"))
+        out["rows"][name] = {k: row.get(k) for k in (*FIGURES, "worker_cores", "worker_threads", "roof_threads",
+                                                     "roof_kernel", "decode_batch", "bytes_per_step_mb")}
         out["rows"][name]["runs"] = [{k: r.get(k) for k in ("mean_tpot_ms", "output_throughput")} for r in row["runs"]]
         print(f"{name:32} " + "  ".join(f"{k} {spread(row, k)}" for k in FIGURES), flush=True)
     experiment.stop(now=True)

@@ -152,13 +152,15 @@ class EngineConfig:
                              choices=LOG_LEVELS)
     seed: int = declare(0, "seed=0.", flag="--seed", resolved=("model_config", "seed"))
     # The CPU worker's OpenMP cores (vllm/utils/ompmultiprocessing.py, OMPProcessManager): None is
-    # vLLM's "auto" (one NUMA node per rank, minus the cores it reserves for the server), "nobind"
-    # leaves OpenMP alone, "0-1" or "0|1" (one group per rank) names the cores. Only the
-    # multiprocess executor applies it, so the harness starts such an engine in vLLM's layout.
+    # vLLM's "auto" (one logical CPU per physical core of one NUMA node per rank, minus the cores it
+    # reserves; those are only logged, nothing pins the other processes there), "nobind" leaves
+    # OpenMP alone, "0-1" or "0|1" (one group per rank) names the cores. Without a preloaded Intel or
+    # GNU OpenMP the threads are confined to the set (OMP_PLACES, OMP_PROC_BIND=true), not pinned one
+    # per core. Only the multiprocess executor applies it, so such an engine starts in vLLM's layout.
     cpu_threads_bind: str | None = declare(None, 'cpu_threads_bind=None (vLLM\'s "auto"), "nobind", or cores such as "0-1".',
                                            env="VLLM_CPU_OMP_THREADS_BIND", short="bind", devices=("cpu",))
-    # Cores "auto" keeps free for the API server and scheduler; vLLM's minimum is one per rank on
-    # x86, and a smaller value is taken all the same, with a warning.
+    # Cores "auto" keeps out of the worker's list; vLLM's minimum is one per rank on x86, a smaller
+    # value is taken all the same, with a warning, and none are kept when the selected cores are no more.
     cpu_reserved_cores: int | None = declare(None, "cpu_reserved_cores=None (vLLM's: one per rank).",
                                              env="VLLM_CPU_NUM_OF_RESERVED_CPU", unit="cores", short="reserved",
                                              minimum=0, devices=("cpu",))

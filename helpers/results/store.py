@@ -76,7 +76,9 @@ def load_all(folder: str | Path | None = None) -> pd.DataFrame:
 
 
 def read_rows(path: Path) -> list[dict]:
-    """The rows of one store file, oldest first; a torn line (a crash mid-write) is skipped."""
+    """The rows of one store file, oldest first; a torn line (a crash mid-write) is skipped. A run
+    stored again (`experiment.with_floor` adds its floor to the same `run_id`) counts once, as its
+    newest record, where that record was written."""
     if not path.exists():
         return []
     rows = []
@@ -89,7 +91,8 @@ def read_rows(path: Path) -> list[dict]:
                 rows.append(json.loads(line))
             except json.JSONDecodeError:
                 continue
-    return rows
+    newest = {r["run_id"]: i for i, r in enumerate(rows) if r.get("run_id")}
+    return [r for i, r in enumerate(rows) if not r.get("run_id") or newest[r["run_id"]] == i]
 
 
 def jsonable(x):

@@ -97,3 +97,22 @@ def test_a_remote_servers_row_gets_empty_roofline_columns_never_this_machines():
     remote = roofline.unknown(_row(engine_location="remote"))
     assert all(remote[c] is None for c in roofline.COLUMNS)
     assert roofline.annotate(remote, ROOF)["mbu"] is None
+
+
+def test_with_floor_uses_the_machines_roof_and_the_workers_and_stores_the_run_once(monkeypatch, tmp_path):
+    from helpers import experiment
+    from helpers.results import ResultStore
+    roofs = {2: {"bandwidth_gbs": 20.0, "threads": 2}, 1: {"bandwidth_gbs": 12.0, "threads": 1}}
+    monkeypatch.setattr(experiment, "roof", lambda threads=None, store=None, **kw: roofs[threads or 2])
+    store = ResultStore(tmp_path)
+    row = _row(key="k", run_id="r", worker_cores=1)  # vLLM's layout: the worker on one core of two
+    store.append(row)
+    out = experiment.with_floor(row, store)
+    assert out["roof_threads"] == 2 and out["worker_threads"] == 1
+    assert out["worker_floor_ms"] == pytest.approx(out["roofline_tpot_ms"] * 20 / 12)
+    assert out["mbu"] < out["worker_mbu"]
+    experiment.with_floor(row, store)  # asked again: nothing new to store
+    assert [r.get("mbu") for r in store.rows()] == [out["mbu"]]
+    assert sum(1 for _ in open(store.path)) == 2
+    assert all(v is None for k, v in experiment.with_floor(_row(engine_location="remote"), store).items()
+               if k in roofline.COLUMNS)

@@ -119,3 +119,12 @@ def test_result_key():
     }
     assert key not in others
     assert len(others) == 5
+
+
+def test_a_run_stored_again_counts_once_as_its_newest_record(tmp_path):
+    store = ResultStore(tmp_path)
+    store.append({"key": "a", "run_id": "r1", "mbu": None})
+    store.append({"key": "b", "run_id": "r2"})
+    store.append({"key": "a", "run_id": "r1", "mbu": 0.4})  # the same run, its floor added
+    store.append({"key": "roof", "kind": "roof"})  # no run id: kept as written
+    assert [(r["key"], r.get("mbu")) for r in store.rows()] == [("b", None), ("a", 0.4), ("roof", None)]
