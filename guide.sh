@@ -145,7 +145,7 @@ case "${1:-lab}" in
   stop) exec "$PY" -m helpers.engine stop ;;
   status) exec "$PY" -m helpers.engine status ;;
   pack) setup; exec "$PY" -m helpers.results.workshop pack "${@:2}" ;;
-  import) setup; exec "$PY" -m helpers.results.imports "${@:2}" ;;
+  import) setup; exec "$PY" -m helpers.results.other_tools "${@:2}" ;;
   book)
     setup
     say "executing every notebook at size ${GUIDE_SIZE:-full} (stored results are reused; GUIDE_SIZE=smoke for the quick one)"

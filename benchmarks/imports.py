@@ -1,6 +1,6 @@
 """Issue 22's "done when": the same load on the same local engine, sent by the guide's own client,
 by `vllm bench serve --save-result --save-detailed` (a process of its own) and by GuideLLM, each
-file imported (helpers/results/imports.py), gives the same headline figures within 5 %.
+file imported (helpers/results/other_tools.py), gives the same headline figures within 5 %.
 
 One engine start (the guide's default, vLLM's layout), a warm-up, then `--rounds` rounds, each
 running the three tools one after another, each peer after its own warm-up of one wave (vllm bench
@@ -10,7 +10,7 @@ rounds of output tokens/s, median TTFT and median TPOT (vLLM's: (latency - TTFT)
 and its ratio to the guide's.
 
 Usage:  .venv/bin/python benchmarks/imports.py [--rounds 3] [--prompts 32] [--concurrency 4]
-        (about 6 minutes on 2 cores; figures in benchmarks/results/imports.json)
+        (about 6 minutes on 2 cores; figures in benchmarks/results/other_tools.json)
 """
 from __future__ import annotations
 
@@ -58,10 +58,10 @@ def main() -> None:
         rows["guide"].append(experiment.measure(cfg, this, repeats=1, force=True, progress=False))
         reset_prefix_cache(url)
         # Each peer warms up first as it offers to (not counted), as the guide's client did once after the start.
-        rows["vllm bench serve"].append(imports.from_file(peers.vllm_bench(
+        rows["vllm bench serve"].append(other_tools.from_file(peers.vllm_bench(
             url, model, this, work / f"bench-{i}.json", warmups=args.concurrency))[0])
         reset_prefix_cache(url)
-        rows["guidellm"].append(imports.from_file(peers.guidellm(
+        rows["guidellm"].append(other_tools.from_file(peers.guidellm(
             url, model, this, work / f"guidellm-{i}.json", warmup=args.concurrency))[0])
         print(f"round {i + 1}: " + "; ".join(f"{tool} {r[-1]['output_throughput']:.1f} tok/s" for tool, r in rows.items()),
               flush=True)

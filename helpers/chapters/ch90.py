@@ -1,7 +1,7 @@
 """Notebook 90 · the workshop room: which of the pooled experiments its chart can compare.
 
 Pooling, ratios to each machine's baseline, the room's spread and imported files are generic
-(`helpers.results.workshop`, `helpers.results.imports`); this is the notebook's own choice of rows.
+(`helpers.results.workshop`, `helpers.results.other_tools`); this is the notebook's own choice of rows.
 """
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
 """One of the guide's loads, sent by the tools teams already use: `vllm bench serve` (as its own
 process, the way a team runs it) and GuideLLM. Each writes its usual result file, which
-helpers/results/imports.py reads back; the import tests and benchmarks/imports.py compare those
+helpers/results/other_tools.py reads back; the import tests and benchmarks/imports.py compare those
 rows with the guide's own row for the same load on the same server.
 
 GuideLLM lives in a venv of its own (`.venv-guidellm`, made by `bash guide.sh test`): installed beside
@@ -57,7 +57,7 @@ def guidellm(base_url: str, model: str, load: Load, out: Path, *, warmup: int = 
     `ignore_eos` are set by GuideLLM itself), stopped after the load's number of requests plus
     `warmup`; returns its benchmarks.json. With `warmup`, GuideLLM's own warm-up phase (the profile's
     `warmup`, a request count here): its figures then cover only the requests that ended after it,
-    which is fewer than the load's (helpers/results/imports.py keeps those)."""
+    which is fewer than the load's (helpers/results/other_tools.py keeps those)."""
     _random_only(load, "GuideLLM")
     if not GUIDELLM.exists():
         raise FileNotFoundError(f"GuideLLM is not installed at {GUIDELLM}: `bash guide.sh test` installs it.")

@@ -8,7 +8,7 @@ same commands run here through vLLM's own parsers and entry points, with the sam
     python -m helpers.load.vllm_bench sweep serve --serve-cmd "..." --bench-cmd "..." -o OUT
 
 so a learner without a GPU writes the same result files as a team's `vllm bench serve`, and
-`bash guide.sh import` reads them like any other (helpers/results/imports.py).
+`bash guide.sh import` reads them like any other (helpers/results/other_tools.py).
 """
 from __future__ import annotations
 

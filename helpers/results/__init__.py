@@ -6,9 +6,9 @@ __all__ = ["ResultStore", "fingerprint", "load_all", "result_key"]
 
 
 def __getattr__(name):
-    """`workshop` (a workshop room) and `imports` (other tools' files) load on first use: notebook 90
+    """`workshop` (a workshop room) and `other_tools` (other tools' files) load on first use: notebook 90
     reads them as `H.results.workshop`, and nothing else a chapter runs needs them."""
-    if name in ("workshop", "imports"):
+    if name in ("workshop", "other_tools"):
         import importlib
         return importlib.import_module(f"helpers.results.{name}")
     raise AttributeError(f"module 'helpers.results' has no attribute {name!r}")

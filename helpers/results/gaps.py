@@ -2,7 +2,7 @@
 that needs a missing figure says which file and why ("not in this file: …") instead of guessing.
 
 The judging layer (`verdicts`, `slo`, `tuning`) asks this module; it needs nothing of the importer
-(helpers/results/imports.py), which only writes the tool names that rows carry.
+(helpers/results/other_tools.py), which only writes the tool names that rows carry.
 """
 from __future__ import annotations
 
@@ -23,6 +23,9 @@ def missing(row, figure: str) -> str | None:
     if value is not None and value == value:
         return None
     tool = get("import_tool") or "the tool"
+    failures = get("import_failures") or ""
+    if failures.startswith("no request completed") and (figure.endswith("_ms") or figure.startswith("goodput")):
+        return f"not in this file ({get('import_file')}): {failures}, so it has no latency to report"
     if figure in ("request_ttft_ms", "request_tpot_ms", "goodput") or figure.startswith("goodput"):
         why = ("it keeps per-request TTFT only with --save-detailed" if tool == VLLM_BENCH else
                "a sweep's run files keep no per-request TTFT (the sweep does not pass --save-detailed)"
@@ -34,5 +37,5 @@ def missing(row, figure: str) -> str | None:
     elif re.match(r"^(mean|median|p[\d.]+)_\w+_ms$", figure) and tool in (VLLM_BENCH, VLLM_SWEEP):
         why = "the run's --percentile-metrics / --metric-percentiles left it out"
     else:
-        why = f"{tool} does not record {figure}"
+        why = f"the file has no '{figure}' field (older versions of {tool} may not write it)"
     return f"not in this file ({get('import_file')}): {why}"

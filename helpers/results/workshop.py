@@ -23,7 +23,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from helpers.results import imports
+from helpers.results import other_tools
 from helpers.results.fingerprint import fingerprint
 from helpers.results.store import default_dir, jsonable, load_all, read_rows
 
@@ -65,7 +65,7 @@ def my_rows(folder: str | Path | None = None) -> list[dict]:
 def pack(path: str | Path | None = None, folder: str | Path | None = None, style: str = "guide") -> Path:
     """Write this machine's rows, cleaned, into one gzipped JSON file to hand to a workshop leader.
     `style="vllm-bench"`: instead, a folder with one `vllm bench serve --save-result` file per
-    measured load (helpers/results/imports.to_vllm_bench), for a team's own tooling."""
+    measured load (helpers/results/other_tools.to_vllm_bench), for a team's own tooling."""
     fp = fingerprint()
     rows = [clean(r) for r in my_rows(folder)]
     if not rows:
@@ -75,7 +75,7 @@ def pack(path: str | Path | None = None, folder: str | Path | None = None, style
         raise ValueError(f"pack(style={style!r}): the styles are 'guide' (one file for a room) and 'vllm-bench'.")
     if style == "vllm-bench":
         path = Path(path) if path else (Path(folder) if folder else default_dir()) / "hand-in" / f"vllm-bench-{fp['env_id']}"
-        imports.write_vllm_bench(rows, path)
+        other_tools.write_vllm_bench(rows, path)
         return path
     # Beside the results, in a subfolder: `room` of this folder does not read it back as another file.
     path = Path(path) if path else (Path(folder) if folder else default_dir()) / "hand-in" / f"results-{fp['env_id']}{SUFFIX}"
@@ -265,7 +265,7 @@ def beside(df: pd.DataFrame, figures=HEADLINE) -> pd.DataFrame:
         if f not in d:
             d[f] = None
     named = {**{f: f for f in figures}, "request_ttft_ms": "per-request latencies (goodput)"}
-    d["not in this file"] = [", ".join(n for f, n in named.items() if imports.missing(r, f)) or "—"
+    d["not in this file"] = [", ".join(n for f, n in named.items() if other_tools.missing(r, f)) or "—"
                              if r.get("engine_location") == "imported" else "" for r in d.to_dict("records")]
     return d.sort_values(["load", "source"])[cols].reset_index(drop=True)
 

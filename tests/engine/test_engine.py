@@ -90,29 +90,29 @@ def test_vllm_bench_files_of_the_guides_load_import_as_its_row(results_dir, tmp_
     from helpers import slo
     from helpers.engine.server import reset_prefix_cache
     from helpers.load import peers
-    from helpers.results import imports, workshop
+    from helpers.results import other_tools, workshop
 
     cfg, load = EngineConfig(), IMPORT_LOAD
     server = experiment.engine_for(cfg, progress=False)
     url, model = server.base_url, server.model_path
     guide = experiment.measure(cfg, load, progress=False)
     reset_prefix_cache(url)
-    detailed = imports.from_file(peers.vllm_bench(url, model, load.repeat(1), tmp_path / "detailed.json", warmups=4))[0]
+    detailed = other_tools.from_file(peers.vllm_bench(url, model, load.repeat(1), tmp_path / "detailed.json", warmups=4))[0]
     reset_prefix_cache(url)
-    summary = imports.from_file(peers.vllm_bench(url, model, load.repeat(2), tmp_path / "summary.json", detailed=False))[0]
+    summary = other_tools.from_file(peers.vllm_bench(url, model, load.repeat(2), tmp_path / "summary.json", detailed=False))[0]
     for row in (detailed, summary):
         _same_load_as_the_guides(row, guide)
     assert "--num-warmups" in detailed["import_duration_covers"]  # its 4 warm-up requests are not among the 8
     assert len(detailed["request_tpot_ms"]) == 8 and slo.goodput(detailed, 1e5, 1e4) == pytest.approx(8 / detailed["duration"])
-    assert summary["request_ttft_ms"] is None and "--save-detailed" in imports.missing(summary, "request_ttft_ms")
+    assert summary["request_ttft_ms"] is None and "--save-detailed" in other_tools.missing(summary, "request_ttft_ms")
     # The guide's row as a vllm bench serve file, and back: the same figures, the same goodput.
-    [path] = imports.write_vllm_bench([guide], tmp_path / "out")
-    [back] = imports.from_file(path)
+    [path] = other_tools.write_vllm_bench([guide], tmp_path / "out")
+    [back] = other_tools.from_file(path)
     for figure in ("output_throughput", "median_ttft_ms", "p99_tpot_ms", "p99_itl_ms"):
         assert back[figure] == pytest.approx(guide[figure]), figure
     assert slo.goodput(back, 2000, 200) == pytest.approx(slo.goodput(guide, 2000, 200))
     # Into a room: one load shape, the measured row beside the imported ones.
-    imports.add([tmp_path / "detailed.json", tmp_path / "summary.json"], results_dir)
+    other_tools.add([tmp_path / "detailed.json", tmp_path / "summary.json"], results_dir)
     side = workshop.beside(workshop.room(results_dir))
     assert side["load"].nunique() == 1 and len(side) == 3, side[["load", "source"]]
 
@@ -124,7 +124,7 @@ def test_a_guidellm_report_of_the_guides_load_imports_as_its_row(results_dir, tm
     from helpers import slo
     from helpers.engine.server import reset_prefix_cache
     from helpers.load import peers
-    from helpers.results import imports
+    from helpers.results import other_tools
 
     if not peers.GUIDELLM.exists():
         pytest.skip(f"GuideLLM is not installed at {peers.GUIDELLM} (`bash guide.sh test` installs it; it said "
@@ -135,13 +135,13 @@ def test_a_guidellm_report_of_the_guides_load_imports_as_its_row(results_dir, tm
     reset_prefix_cache(server.base_url)
     path = peers.guidellm(server.base_url, server.model_path, IMPORT_LOAD.repeat(3), tmp_path / "benchmarks.json",
                           warmup=4)
-    [row] = imports.from_file(path)
+    [row] = other_tools.from_file(path)
     assert row["import_tool"] == "guidellm" and row["import_tool_version"].startswith("0.8")
     counted = json.loads(path.read_text())["benchmarks"][0]["metrics"]["request_totals"]["successful"]
     assert 0 < counted < 12 and "warm-up" in row["import_duration_covers"], row["import_duration_covers"]
     _same_load_as_the_guides(row, guide, requests=counted)
     assert (row["load_input_len"], row["load_output_len"]) == (96, 16)
-    assert row["p99_itl_ms"] is None and "GuideLLM" in imports.missing(row, "p99_itl_ms")
+    assert row["p99_itl_ms"] is None and "GuideLLM" in other_tools.missing(row, "p99_itl_ms")
     assert slo.goodput(row, 1e5, 1e4) == pytest.approx(counted / row["duration"])
 
 

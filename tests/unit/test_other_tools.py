@@ -7,8 +7,8 @@ import shutil
 import pytest
 
 from helpers import slo, verdicts
-from helpers.results import imports, workshop
-from helpers.results.imports import ImportFileError
+from helpers.results import other_tools, workshop
+from helpers.results.other_tools import ImportFileError
 from tests.conftest import ROOT
 
 DATA = ROOT / "tests" / "data" / "imports"
@@ -18,7 +18,7 @@ SWEEP, GUIDELLM = DATA / "sweep" / "seqs", DATA / "guidellm_benchmarks.json"
 
 def test_a_detailed_vllm_bench_file_gives_its_figures_and_every_request():
     blob = json.loads(DETAILED.read_text())
-    [row] = imports.from_file(DETAILED)
+    [row] = other_tools.from_file(DETAILED)
     assert row["engine_location"] == "imported" and row["import_tool"] == "vllm bench serve"
     assert row["import_tool_version"] is None, "vllm bench serve does not write its version: left empty"
     for k in ("completed", "duration", "output_throughput", "median_ttft_ms", "p99_tpot_ms", "p99_itl_ms", "mean_e2el_ms"):
@@ -35,20 +35,20 @@ def test_a_detailed_vllm_bench_file_gives_its_figures_and_every_request():
 
 def test_a_summary_only_file_leaves_per_request_figures_empty_and_says_why():
     blob = json.loads(SUMMARY.read_text())
-    [row] = imports.from_file(SUMMARY)
+    [row] = other_tools.from_file(SUMMARY)
     assert row["output_throughput"] == pytest.approx(blob["output_throughput"])
     assert row["request_ttft_ms"] is None and slo.goodput(row, 10_000, 1_000) is None
     assert row["load_input_len"] is None and row["mean_input_tokens"] == 128, "a mean, not a guessed length"
     assert row["mean_e2el_ms"] is None, "e2el was not in --percentile-metrics"
-    assert "--save-detailed" in imports.missing(row, "request_ttft_ms")
-    assert "--percentile-metrics" in imports.missing(row, "p99_e2el_ms")
-    assert imports.missing(row, "output_throughput") is None
+    assert "--save-detailed" in other_tools.missing(row, "request_ttft_ms")
+    assert "--percentile-metrics" in other_tools.missing(row, "p99_e2el_ms")
+    assert other_tools.missing(row, "output_throughput") is None
     knee = slo.knee([{**row, "load_request_rate": 1.0}], slo.SLO(1000, 100))
     assert knee.best_rate is None and "--save-detailed" in knee.text(slo.SLO(1000, 100))
 
 
 def test_a_sweep_folder_gives_a_row_per_combination_with_its_runs_as_repeats():
-    rows = imports.from_file(SWEEP)
+    rows = other_tools.from_file(SWEEP)
     assert [r["config_label"] for r in rows] == ["seqs2", "seqs8"]
     for r in rows:
         runs = [json.loads(p.read_text()) for p in sorted((SWEEP / f"SERVE--{r['config_label']}-BENCH--conc4").glob("run=*.json"))]
@@ -67,7 +67,7 @@ def test_a_sweep_folder_gives_a_row_per_combination_with_its_runs_as_repeats():
 
 def test_a_guidellm_report_is_recomputed_from_its_requests_with_vllms_tpot():
     blob = json.loads(GUIDELLM.read_text())
-    [row] = imports.from_file(GUIDELLM)
+    [row] = other_tools.from_file(GUIDELLM)
     b = blob["benchmarks"][0]
     reqs = b["requests"]["successful"]
     assert row["import_tool"] == "guidellm" and row["import_tool_version"] == blob["metadata"]["guidellm_version"]
@@ -77,13 +77,13 @@ def test_a_guidellm_report_is_recomputed_from_its_requests_with_vllms_tpot():
     itl = sorted(r["inter_token_latency_ms"] for r in reqs)
     assert row["median_tpot_ms"] == pytest.approx((itl[7] + itl[8]) / 2)
     assert row["median_tpot_ms"] < b["metrics"]["time_per_output_token_ms"]["successful"]["median"]
-    assert row["p99_itl_ms"] is None and "GuideLLM" in imports.missing(row, "p99_itl_ms")
+    assert row["p99_itl_ms"] is None and "GuideLLM" in other_tools.missing(row, "p99_itl_ms")
     assert (row["load_max_concurrency"], row["load_input_len"], row["load_output_len"]) == (4, 128, 32)
     assert slo.goodput(row, 10_000, 1_000) == pytest.approx(16 / b["duration"])
 
 
 def test_a_verdict_on_imported_rows_is_computed_where_the_figure_exists_and_not_in_this_file_otherwise():
-    [guidellm], [bench] = imports.from_file(GUIDELLM), imports.from_file(SUMMARY)
+    [guidellm], [bench] = other_tools.from_file(GUIDELLM), other_tools.from_file(SUMMARY)
     held = verdicts.judge_change("throughput higher", guidellm, bench, "output_throughput", "higher", 1.0)
     assert held.verdict in (verdicts.HELD, verdicts.NOISE, verdicts.NOT_HELD, verdicts.PARTLY)
     gap = verdicts.judge_change("the worst token gap lower", bench, guidellm, "p99_itl_ms", "lower", 1.0)
@@ -110,27 +110,27 @@ def test_a_bad_file_gets_an_error_naming_the_file_and_the_field(tmp_path, make, 
     bad = tmp_path / "bad.json"
     make(bad)
     with pytest.raises(ImportFileError, match="Try:") as e:
-        imports.from_file(bad)
+        other_tools.from_file(bad)
     assert needle in str(e.value) and str(e.value).startswith("bad.json")
 
 
 def test_a_folder_without_run_files_is_named(tmp_path):
     with pytest.raises(ImportFileError, match="no run=N.json files"):
-        imports.from_file(tmp_path)
+        other_tools.from_file(tmp_path)
 
 
 def test_adding_files_to_a_room_keeps_the_good_ones_and_adds_nothing_twice(tmp_path, capsys):
     room = tmp_path / "room"
     bad = tmp_path / "cut.json"
     bad.write_bytes(GUIDELLM.read_bytes()[:1000])
-    assert imports.main([str(DETAILED), str(bad), str(GUIDELLM), "--room", str(room)]) == 1
+    assert other_tools.main([str(DETAILED), str(bad), str(GUIDELLM), "--room", str(room)]) == 1
     out, err = capsys.readouterr()
     assert "cut.json: NOT imported" in err and "ends mid-way" in err
     assert "1 row(s) from guidellm 0.8.1" in out and "1 row(s) from vllm bench serve" in out
     files = sorted(room.glob("imported-*.jsonl"))
     assert len(files) == 2
     before = [p.read_text() for p in files]
-    assert imports.main([str(DETAILED), "--room", str(room)]) == 0
+    assert other_tools.main([str(DETAILED), "--room", str(room)]) == 0
     assert [p.read_text() for p in files] == before, "the same file imported twice adds nothing"
 
 
@@ -143,7 +143,7 @@ def test_a_file_of_another_model_is_its_own_group_in_the_room(tmp_path, capsys):
     (room / "me.jsonl").write_text(json.dumps(mine) + "\n")
     other = tmp_path / "other.json"
     other.write_text(json.dumps({**json.loads(SUMMARY.read_text()), "model_id": "meta-llama/Llama-3.1-8B"}))
-    assert imports.main([str(other), "--room", str(room)]) == 0
+    assert other_tools.main([str(other), "--room", str(room)]) == 0
     assert "its model is not the room's (SmolLM2-135M-Instruct)" in capsys.readouterr().out
     df = workshop.room(room, me="me")
     imported = df.loc[df["engine_location"] == "imported"].iloc[0]
@@ -161,7 +161,7 @@ def test_imported_rows_are_shown_beside_the_rooms_rows_of_the_same_load(tmp_path
              "engine_location": "local", "load_num_prompts": 16, "load_input_len": 128, "load_output_len": 32,
              "load_max_concurrency": 4, "load_request_rate": None, "output_throughput": 50.0, "median_ttft_ms": 800.0}
     (room / "me.jsonl").write_text(json.dumps(guide) + "\n")
-    imports.add([DETAILED, SUMMARY, GUIDELLM, SWEEP], room)
+    other_tools.add([DETAILED, SUMMARY, GUIDELLM, SWEEP], room)
     side = workshop.beside(workshop.room(room, me="me"))
     assert side.loc[side["config_label"] == "seqs2", "not in this file"].item() == "per-request latencies (goodput)"
     same = side.loc[side["load"] == "16 requests 128→32 @ conc 4"]
@@ -173,13 +173,13 @@ def test_imported_rows_are_shown_beside_the_rooms_rows_of_the_same_load(tmp_path
 
 
 def test_a_guide_row_written_as_vllm_bench_reads_back_with_the_same_figures_and_goodput(tmp_path):
-    [row] = imports.from_file(DETAILED)
+    [row] = other_tools.from_file(DETAILED)
     row = {**row, "runs": [{"duration": row["duration"], "request_ttft_ms": row["request_ttft_ms"],
                             "request_tpot_ms": row["request_tpot_ms"]}] * 2, "repeats": 2, "cfg_model": "SmolLM2"}
-    [path] = imports.write_vllm_bench([row], tmp_path)
+    [path] = other_tools.write_vllm_bench([row], tmp_path)
     blob = json.loads(path.read_text())
     assert blob["request_rate"] == "inf" and blob["max_concurrency"] == 4 and blob["num_prompts"] == 16
-    [back] = imports.from_file(path)
+    [back] = other_tools.from_file(path)
     for k in ("completed", "output_throughput", "median_ttft_ms", "p99_tpot_ms", "p99_itl_ms", "mean_e2el_ms"):
         assert back[k] == pytest.approx(row[k]), k
     assert slo.goodput(back, 900, 60) == pytest.approx(slo.goodput(row, 900, 60))
@@ -192,7 +192,7 @@ def test_a_sweep_folder_copied_with_a_torn_run_file_is_named(tmp_path):
     run = copy / "SERVE--seqs8-BENCH--conc4" / "run=1.json"
     run.write_text(run.read_text()[:300])
     with pytest.raises(ImportFileError, match=r"run=1.json: is not complete JSON"):
-        imports.from_file(copy)
+        other_tools.from_file(copy)
 
 
 def _room_with(rows):
@@ -208,17 +208,17 @@ def _room_with(rows):
 def test_goodput_steps_and_the_roofline_say_not_in_this_file_for_a_summary_file():
     from helpers import tuning
     from helpers.config import ConfigError
-    [row] = imports.from_file(SUMMARY)
+    [row] = other_tools.from_file(SUMMARY)
     with pytest.raises(ConfigError, match=r"not in this file \(vllm_bench_summary.json\).*--save-detailed"):
         tuning.effect(row, row, slo.SLO(1000, 100))
-    assert row["mbu"] is None and "memory bandwidth" in imports.missing(row, "mbu")
-    [detailed] = imports.from_file(DETAILED)
+    assert row["mbu"] is None and "memory bandwidth" in other_tools.missing(row, "mbu")
+    [detailed] = other_tools.from_file(DETAILED)
     assert tuning.effect(detailed, detailed, slo.SLO(10_000, 1_000)) == (tuning.NOTHING, 1.0)
 
 
 def test_pack_as_vllm_bench_writes_this_machines_load_rows_cleaned(results_dir):
     from helpers.results import fingerprint
-    [row] = imports.from_file(DETAILED)
+    [row] = other_tools.from_file(DETAILED)
     fp = fingerprint()
     mine = {**row, "engine_location": "local", "env_machine_id": fp["machine_id"], "env_env_id": fp["env_id"],
             "cfg_model": "/home/ana/models/SmolLM2-135M-Instruct", "run_id": "r1"}
@@ -229,7 +229,7 @@ def test_pack_as_vllm_bench_writes_this_machines_load_rows_cleaned(results_dir):
     blob = json.loads(path.read_text())
     assert blob["model_id"] == "SmolLM2-135M-Instruct", "a local path leaves as its last part"
     assert "/home/ana" not in path.read_text()
-    [back] = imports.from_file(path)
+    [back] = other_tools.from_file(path)
     assert back["output_throughput"] == pytest.approx(row["output_throughput"]) and back["import_detail"] == "per request"
     with pytest.raises(ValueError, match="the styles are"):
         workshop.pack(style="csv")
@@ -246,13 +246,13 @@ def test_a_guidellm_strategy_becomes_the_rows_concurrency_and_rate(tmp_path, str
     blob["benchmarks"][0]["config"]["strategy"] = strategy
     path = tmp_path / "benchmarks.json"
     path.write_text(json.dumps(blob))
-    [row] = imports.from_file(path)
+    [row] = other_tools.from_file(path)
     assert (row["load_max_concurrency"], row["load_request_rate"]) == (conc, rate)
     assert (f"({strategy['type_']})" in row["load_label"]) == (strategy["type_"] in ("constant", "poisson"))
 
 
 def test_a_sweep_combination_folder_names_its_server_and_benchmark_parts():
-    from helpers.results.imports import _comb_names
+    from helpers.results.other_tools import _comb_names
     assert _comb_names("SERVE--seqs2-BENCH--conc4") == ("seqs2", "conc4")
     assert _comb_names("SERVE--max_num_seqs=8") == ("max_num_seqs=8", None)
     assert _comb_names("BENCH--max_concurrency=4") == (None, "max_concurrency=4")
@@ -266,14 +266,14 @@ def test_a_guidellm_warm_up_is_left_out_as_guidellm_leaves_it_out():
     after the warm-up. The row keeps those 7, and says what its duration covers."""
     path = DATA / "guidellm_warmup.json"
     b = json.loads(path.read_text())["benchmarks"][0]
-    [row] = imports.from_file(path)
+    [row] = other_tools.from_file(path)
     assert len(b["requests"]["successful"]) == 12 and b["metrics"]["request_totals"]["successful"] == 7
     assert row["completed"] == row["import_requests_kept"] == 7 and row["import_detail"] == "per request"
     assert row["duration"] == pytest.approx(b["duration"]) and row["total_output_tokens"] == 7 * 16
     assert row["output_throughput"] == pytest.approx(7 * 16 / b["duration"])
     assert len(row["request_ttft_ms"]) == 7 and row["median_ttft_ms"] <= row["p99_ttft_ms"]
     assert "warm-up before it (5 request(s))" in row["import_duration_covers"], row["import_duration_covers"]
-    [whole] = imports.from_file(GUIDELLM)  # no warm-up: the whole run
+    [whole] = other_tools.from_file(GUIDELLM)  # no warm-up: the whole run
     assert whole["import_duration_covers"].startswith("GuideLLM's whole run")
 
 
@@ -284,7 +284,83 @@ def test_a_request_that_finished_as_the_warm_up_ended_is_counted_as_guidellm_cou
     recorded start. The row keeps the 31 that finished last, so every figure is there."""
     path = DATA / "guidellm_warmup_edge.json"
     b = json.loads(path.read_text())["benchmarks"][0]
-    [row] = imports.from_file(path)
+    [row] = other_tools.from_file(path)
     assert b["metrics"]["request_totals"]["successful"] == row["completed"] == row["import_requests_kept"] == 31
     assert row["total_output_tokens"] == 31 * 64 and row["output_throughput"] is not None
     assert row["output_throughput"] == pytest.approx(31 * 64 / b["duration"])
+
+
+def test_a_run_in_which_every_request_failed_has_no_latencies_and_says_why(tmp_path, capsys):
+    """vLLM writes 0.0 for every latency when nothing completed (calculate_metrics): not a perfect run."""
+    blob = json.loads(SUMMARY.read_text())
+    failed = {**blob, "completed": 0, "failed": blob["num_prompts"], "output_throughput": 0.0,
+              **{k: 0.0 for k in blob if other_tools.LATENCY_KEY.match(k)}}
+    (tmp_path / "failed.json").write_text(json.dumps(failed))
+    [row] = other_tools.from_file(tmp_path / "failed.json")
+    assert row["median_ttft_ms"] is None and row["p99_tpot_ms"] is None
+    assert row["import_failures"] == f"no request completed: 0 of {blob['num_prompts']}"
+    assert "no request completed" in other_tools.missing(row, "median_ttft_ms")
+    [good] = other_tools.from_file(SUMMARY)
+    claim = verdicts.judge_change("cuts median TTFT", good, row, "median_ttft_ms", "lower", 1.2)
+    assert claim.verdict == verdicts.UNTESTED and "no request completed" in claim.evidence
+    assert other_tools.main([str(tmp_path / "failed.json"), "--room", str(tmp_path / "room")]) == 0
+    assert "no request completed: 0 of" in capsys.readouterr().out
+
+
+def test_a_partly_failed_run_says_how_many_failed(tmp_path, capsys):
+    blob = {**json.loads(SUMMARY.read_text()), "failed": 2}
+    (tmp_path / "partly.json").write_text(json.dumps(blob))
+    [row] = other_tools.from_file(tmp_path / "partly.json")
+    assert row["median_ttft_ms"] == pytest.approx(blob["median_ttft_ms"])
+    assert row["import_failures"].startswith(f"2 of {blob['num_prompts']} requests failed")
+    other_tools.main([str(tmp_path / "partly.json"), "--room", str(tmp_path / "room")])
+    assert "2 of" in capsys.readouterr().out
+
+
+def test_an_append_result_file_gives_one_row_per_line(tmp_path):
+    """vllm bench serve --append-result appends one JSON result per line to the same file."""
+    one, two = json.loads(SUMMARY.read_text()), json.loads(DETAILED.read_text())
+    (tmp_path / "appended.json").write_text(json.dumps(one) + "\n" + json.dumps(two) + "\n")
+    rows = other_tools.from_file(tmp_path / "appended.json")
+    assert [r["completed"] for r in rows] == [one["completed"], two["completed"]]
+    assert len({r["run_id"] for r in rows}) == 2
+
+
+def test_a_hub_cache_path_names_the_model_not_its_snapshot_hash(tmp_path):
+    path = "/home/ana/.cache/huggingface/hub/models--HuggingFaceTB--SmolLM2-135M/snapshots/12fd25f77366fa6b3b4b768ec3050bf629380bac/"
+    (tmp_path / "hub.json").write_text(json.dumps({**json.loads(SUMMARY.read_text()), "model_id": path}))
+    [row] = other_tools.from_file(tmp_path / "hub.json")
+    assert row["endpoint_model"] == "HuggingFaceTB/SmolLM2-135M"
+    assert other_tools.model_name("embedded") == "embedded"
+
+
+def test_every_percentile_in_the_file_is_kept_and_only_absent_ones_get_a_reason(tmp_path):
+    blob = {**json.loads(SUMMARY.read_text()), "p90_ttft_ms": 12.5, "p99.9_tpot_ms": 40.0}
+    (tmp_path / "p90.json").write_text(json.dumps(blob))
+    [row] = other_tools.from_file(tmp_path / "p90.json")
+    assert row["p90_ttft_ms"] == 12.5 and row["p99.9_tpot_ms"] == 40.0
+    assert other_tools.missing(row, "p90_ttft_ms") is None
+    assert "--percentile-metrics" in other_tools.missing(row, "p95_ttft_ms")
+
+
+def test_a_key_spelled_like_vllms_own_is_named_not_kept(tmp_path):
+    blob = {**json.loads(SUMMARY.read_text()), "request_througput": 3.0}
+    (tmp_path / "typo.json").write_text(json.dumps(blob))
+    [row] = other_tools.from_file(tmp_path / "typo.json")
+    assert "meta_request_througput" not in row and "request_througput" in row["import_ignored"]
+
+
+def test_the_bench_arguments_are_the_installed_vllms():
+    from vllm.benchmarks.serve import add_cli_args
+    from vllm.utils.argparse_utils import FlexibleArgumentParser
+    parser = FlexibleArgumentParser()
+    add_cli_args(parser)
+    assert other_tools.BENCH_ARGUMENTS == {a.dest for a in parser._actions} - {"help"}
+
+
+def test_a_guidellm_report_without_a_version_is_called_older(tmp_path):
+    blob = json.loads(GUIDELLM.read_text())
+    blob["metadata"].pop("version")
+    (tmp_path / "old.json").write_text(json.dumps(blob))
+    with pytest.raises(ImportFileError, match="before 0.5"):
+        other_tools.from_file(tmp_path / "old.json")

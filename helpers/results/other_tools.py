@@ -27,6 +27,7 @@ each token, not each request, so the guide recomputes every figure from GuideLLM
 """
 from __future__ import annotations
 
+import difflib
 import hashlib
 import json
 import re
@@ -43,7 +44,7 @@ from helpers.results.rows import combine
 from helpers.results.store import default_dir, jsonable, read_rows
 
 from helpers.results.gaps import GUIDELLM, VLLM_BENCH, VLLM_SWEEP, missing  # noqa: F401 - missing: the importer's reasons
-GUIDELLM_SCHEMA = 2  # GenerativeBenchmarkMetadata.version in guidellm 0.8 (guidellm/benchmark/schemas/report.py)
+GUIDELLM_SCHEMA = 2  # GenerativeBenchmarkMetadata.version in guidellm 0.7 and 0.8 (guidellm/benchmark/schemas/report.py)
 # Fields every `vllm bench serve --save-result` file has (vllm/benchmarks/serve.py: main_async, benchmark).
 VLLM_REQUIRED = ("model_id", "duration", "completed", "total_input_tokens", "total_output_tokens",
                  "request_throughput", "output_throughput", "max_concurrency", "request_rate")
@@ -54,6 +55,7 @@ VLLM_OWN = set(VLLM_REQUIRED) | set(SUMMARY_KEYS) | {
     "input_lens", "output_lens", "start_times", "ttfts", "itls", "latencies", "queue_times", "generated_texts",
     "errors", "max_output_tokens_per_s", "max_concurrent_requests", "rtfx", "ramp_up_strategy", "ramp_up_start_rps",
     "ramp_up_end_rps", "rps_change_events", "run_number", "_benchmark_name"}
+LATENCY_KEY = re.compile(r"^(mean|median|std|p[\d.]+)_(ttft|tpot|itl|e2el)_ms$")
 VLLM_OWN_PATTERN = re.compile(r"^(mean|median|std|p[\d.]+)_\w+_ms$|^probe_|^spec_decode_|^diffusion_|^guide_")
 
 
@@ -95,15 +97,17 @@ def from_file(path: str | Path) -> list[dict]:
     if not path.exists():
         raise ImportFileError(path, "no such file or folder.", "the path of a result file or a sweep's folder.")
     data = path.read_bytes()
+    sha = hashlib.sha256(data).hexdigest()
     try:
         blob = json.loads(data)
     except (json.JSONDecodeError, UnicodeDecodeError) as e:
+        if (lines := _json_lines(data)) is not None:  # vllm bench serve --append-result: one result per line
+            return [_vllm_row(b, Source(path, sha, VLLM_BENCH), i) for i, b in enumerate(lines)]
         ended = data.strip()[-1:] in (b"}", b"]")
         cut = "" if ended else " (it ends mid-way: was it still being written, or copied in part?)"
         raise ImportFileError(path, f"is not complete JSON{cut}: {e}.",
                               "the whole file as the tool wrote it (vllm bench serve --save-result, GuideLLM's "
                               "--output kind=json).") from e
-    sha = hashlib.sha256(data).hexdigest()
     if isinstance(blob, dict) and "benchmarks" in blob:
         return _guidellm(blob, Source(path, sha, GUIDELLM))
     if isinstance(blob, dict) and ("completed" in blob or "model_id" in blob):
@@ -116,6 +120,17 @@ def from_file(path: str | Path) -> list[dict]:
                           "nor a GuideLLM report (no 'benchmarks').",
                           "a file written by `vllm bench serve --save-result`, a `vllm bench sweep serve` folder, "
                           "or GuideLLM's benchmarks.json.")
+
+
+def _json_lines(data: bytes) -> list[dict] | None:
+    """The results of a file `vllm bench serve --append-result` grew, one JSON object per line
+    (vllm/benchmarks/serve.py opens it with mode "a+" and writes a newline between results);
+    None where it is not that."""
+    try:
+        lines = [json.loads(x) for x in data.decode().splitlines() if x.strip()]
+    except (json.JSONDecodeError, UnicodeDecodeError):
+        return None
+    return lines if len(lines) > 1 and all(isinstance(x, dict) and "completed" in x for x in lines) else None
 
 
 # -- vllm bench serve -----------------------------------------------------------------------
@@ -140,6 +155,16 @@ def _vllm_row(blob: dict, source: Source, index: int, bench_keys: frozenset = fr
     row.update(figures)
     for k in PERCENTILE_KEYS:  # vLLM writes p50 as median_*; a percentile not asked for stays empty
         row[k] = _float(blob.get(k))
+    for k, v in blob.items():  # every other percentile the run asked for (p90, p99.9, std)
+        if LATENCY_KEY.match(k):
+            row[k] = _float(v)
+    total = (blob.get("num_prompts") or blob["completed"] + (blob.get("failed") or 0))
+    if not blob["completed"]:  # vLLM writes 0.0 for every latency when nothing completed: not a measurement
+        row.update({k: None for k in row if LATENCY_KEY.match(k)}, request_ttft_ms=None, request_tpot_ms=None,
+                   max_itl_ms=None)
+        row["import_failures"] = f"no request completed: 0 of {total}"
+    elif blob.get("failed"):
+        row["import_failures"] = f"{blob['failed']} of {total} requests failed; the figures are the others'"
     row["import_detail"] = "per request" if detailed or "guide_runs" in blob else "summary"
     row["import_duration_covers"] = ("vllm bench serve's measured run, from its first request to its last answer "
                                      "(warm-up requests, --num-warmups, come before it and are not in the file)")
@@ -166,8 +191,13 @@ def _vllm_load(blob: dict, detailed: bool) -> dict:
 def _vllm_server(blob: dict, bench_keys: frozenset) -> dict:
     """The model, and the settings a file recorded (--metadata KEY=VALUE, a sweep's server
     parameters) as `engine_<name>` columns; a sweep's benchmark parameters as text."""
-    out = {"endpoint_model": blob.get("model_id"), "import_tokenizer": blob.get("tokenizer_id")}
+    out = {"endpoint_model": model_name(blob.get("model_id")), "import_tokenizer": blob.get("tokenizer_id")}
     recorded = {k: v for k, v in blob.items() if k not in VLLM_OWN and not VLLM_OWN_PATTERN.match(k)}
+    # A key one letter off vLLM's own (a third-party writer's typo) is not a setting: named, not kept.
+    typos = {k: close[0] for k in recorded if (close := difflib.get_close_matches(k, VLLM_OWN, 1, 0.9))}
+    recorded = {k: v for k, v in recorded.items() if k not in typos}
+    if typos:
+        out["import_ignored"] = ", ".join(f"{k} (like vLLM's {v})" for k, v in typos.items())
     if "run_number" not in blob:  # a single file: only --metadata named like a guide setting is the server's
         server = {k: v for k, v in recorded.items() if k.replace("-", "_") in BY_NAME}
     else:  # a sweep's run file: every parameter that is not a benchmark argument is a server argument
@@ -182,6 +212,13 @@ def _vllm_server(blob: dict, bench_keys: frozenset) -> dict:
     return out
 
 
+def model_name(model_id):
+    """`org/name` for a Hugging Face cache path (…/models--org--name/snapshots/<hash>/), whose last
+    part is a commit hash that names nothing; any other model id as written."""
+    m = re.search(r"models--([^/]+?)--([^/]+)/snapshots/[0-9a-f]+/?$", str(model_id or ""))
+    return f"{m[1]}/{m[2]}" if m else model_id
+
+
 def _sweep(folder: Path) -> list[dict]:
     """A `vllm bench sweep serve` experiment folder: one row per combination, its run files as repeats.
     A combination's folder is SERVE--<server name>-BENCH--<benchmark name> (sweep/serve.py:
@@ -193,7 +230,7 @@ def _sweep(folder: Path) -> list[dict]:
                               "single result file.")
     sha = hashlib.sha256(b"".join(p.relative_to(folder).as_posix().encode() + p.read_bytes() for p in runs)).hexdigest()
     source = Source(folder, sha, VLLM_SWEEP)
-    bench_keys = frozenset(_bench_argument_names())
+    bench_keys = BENCH_ARGUMENTS
     rows = []
     for i, (comb, files) in enumerate(_by_folder(runs).items()):
         serve_name, bench_name = _comb_names(comb.name) if comb != folder else (None, None)
@@ -228,15 +265,31 @@ def _comb_names(name: str) -> tuple[str | None, str | None]:
     return (m["serve"], m["bench"]) if m and (m["serve"] or m["bench"]) else (name, None)
 
 
-def _bench_argument_names() -> set[str]:
-    """The `vllm bench serve` arguments, by their names in a sweep's parameter files: these are the
-    load; every other parameter of a run file is the server's."""
-    from vllm.benchmarks.serve import add_cli_args
-    from vllm.utils.argparse_utils import FlexibleArgumentParser
-
-    parser = FlexibleArgumentParser()
-    add_cli_args(parser)
-    return {a.dest for a in parser._actions}
+# The `vllm bench serve` arguments (their `dest`s in vllm/benchmarks/serve.py, `add_cli_args`), by
+# which a sweep's run file tells the load's parameters from the server's. Written out, so that reading
+# JSON needs no vLLM import (about ten seconds); tests/unit/test_imports.py checks it against the
+# installed vLLM's parser.
+BENCH_ARGUMENTS = frozenset({"append_result", "asr_max_audio_len_sec", "asr_min_audio_len_sec", "backend",
+    "base_url", "bfcl_categories", "blazedit_max_distance", "blazedit_min_distance", "burstiness",
+    "chat_template_kwargs", "custom_ensure_client_side_data", "custom_output_len", "dataset_name",
+    "dataset_path", "disable_shuffle", "disable_tqdm", "enable_multimodal_chat", "endpoint", "extra_body",
+    "frequency_penalty", "goodput", "header", "hf_name", "hf_output_len", "hf_split", "hf_subset", "host",
+    "ignore_eos", "input_len", "insecure", "label", "logprobs", "lora_assignment", "lora_modules",
+    "max_concurrency", "metadata", "metric_percentiles", "min_p", "model", "no_oversample", "no_reranker",
+    "no_stream", "num_prompts", "num_warmups", "output_len", "percentile_metrics", "plot_dataset_stats",
+    "plot_timeline", "port", "prefix_repetition_num_prefixes", "prefix_repetition_output_len",
+    "prefix_repetition_prefix_len", "prefix_repetition_suffix_len", "presence_penalty", "probe_request_rate",
+    "profile", "ramp_up_end_rps", "ramp_up_start_rps", "ramp_up_strategy", "random_batch_size",
+    "random_input_len", "random_mm_base_items_per_request", "random_mm_bucket_config",
+    "random_mm_limit_mm_per_prompt", "random_mm_num_mm_items_range_ratio", "random_output_len",
+    "random_prefix_len", "random_range_ratio", "ready_check_timeout_sec", "repetition_penalty",
+    "request_id_prefix", "request_rate", "result_dir", "result_filename", "save_detailed", "save_result",
+    "seed", "self_timed", "served_model_name", "sharegpt_output_len", "skip_chat_template",
+    "skip_tokenizer_init", "spec_bench_category", "spec_bench_output_len", "speed_bench_category",
+    "speed_bench_dataset_subset", "speed_bench_output_len", "temperature", "timed_trace_chunk_hash_size",
+    "timed_trace_label_hash_ids", "timed_trace_label_input_length", "timed_trace_label_output_length",
+    "timed_trace_label_timestamp", "timed_trace_sec_multiplier", "timeline_itl_thresholds", "tokenizer",
+    "tokenizer_mode", "top_k", "top_p", "trust_remote_code", "use_beam_search"})
 
 
 # -- GuideLLM -------------------------------------------------------------------------------
@@ -266,9 +319,12 @@ def _guidellm_window(b: dict, done: list, counted: int) -> tuple[list, str]:
 def _guidellm(blob: dict, source: Source) -> list[dict]:
     meta = blob.get("metadata") or {}
     if meta.get("version") != GUIDELLM_SCHEMA:
-        raise ImportFileError(source.path, f"is a GuideLLM report of schema version {meta.get('version')!r} "
-                              f"(field metadata.version); the guide reads version {GUIDELLM_SCHEMA} (GuideLLM 0.8).",
-                              "a report written by GuideLLM 0.8 (`guidellm --version`): run the benchmark again with it.")
+        what = (f"a GuideLLM report of schema version {meta['version']!r} (field metadata.version)" if "version" in meta
+                else "a report from GuideLLM before 0.5 (it has no metadata.version)")
+        raise ImportFileError(source.path, f"is {what}; the guide reads schema version {GUIDELLM_SCHEMA}, which "
+                              "GuideLLM 0.7 and 0.8 write.",
+                              "a report written by GuideLLM 0.7 or 0.8 (`guidellm --version`): run the benchmark "
+                              "again with it.")
     if not blob["benchmarks"]:
         raise ImportFileError(source.path, "is a GuideLLM report with no benchmarks in it (field benchmarks).",
                               "a report of a run that finished at least one benchmark.")
@@ -287,7 +343,7 @@ def _guidellm_row(b: dict, i: int, source: Source, version, spec: dict, data: di
     except (KeyError, TypeError) as e:
         raise ImportFileError(source.path, f"benchmark {i} has no field {e} (GuideLLM schema {GUIDELLM_SCHEMA} "
                               "has metrics.request_totals, requests.successful, duration, config.strategy).",
-                              "a report written by GuideLLM 0.8 (`guidellm --version`).") from e
+                              "a report written by GuideLLM 0.7 or 0.8 (`guidellm --version`).") from e
     row = source.base(i, version, _date(b.get("start_time")))
     done, covers = _guidellm_window(b, done, totals["successful"])
     every = len(done) == totals["successful"]  # GuideLLM keeps a sample when --metrics sets a sample size
@@ -319,7 +375,10 @@ def _guidellm_row(b: dict, i: int, source: Source, version, spec: dict, data: di
             "mean_output_tokens": n_out / len(done) if done else None}
     load["load_label"] = _load_label(load)
     backend = spec.get("backend") or {}
-    row.update(load, endpoint_model=backend.get("model"), endpoint_url=backend.get("target"),
+    if totals["errored"] or not completed:
+        row["import_failures"] = (f"no request completed: 0 of {totals['total']}" if not completed else
+                                  f"{totals['errored']} of {totals['total']} requests failed; the figures are the others'")
+    row.update(load, endpoint_model=model_name(backend.get("model")), endpoint_url=backend.get("target"),
                config_label=" ".join(f"{k}={v}" for k, v in labels.items()) or f"GuideLLM {strategy.get('type_')}")
     return row
 
@@ -454,6 +513,10 @@ def summary_line(rows: list[dict], room_models: set[str]) -> str:
     model = Path(str(r.get("endpoint_model") or "?").rstrip("/")).name
     version = f" {r['import_tool_version']}" if r.get("import_tool_version") else ""
     text = f"{len(rows)} row(s) from {r['import_tool']}{version}, model {model}, {r['import_detail']} data"
+    for note in dict.fromkeys(x.get("import_failures") for x in rows if x.get("import_failures")):
+        text += f"\n  {note}"
+    if r.get("import_ignored"):
+        text += f"\n  keys left out, spelled like vLLM's own: {r['import_ignored']}"
     gaps = [why.split(": ", 1)[1] for why in (missing(r, "request_ttft_ms"), missing(r, "p99_itl_ms")) if why]
     if gaps:
         text += "\n  not in this file: " + "; ".join(gaps)
