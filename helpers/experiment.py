@@ -182,7 +182,10 @@ def with_floor(row: dict, store: ResultStore | None = None) -> dict:
     store = store or ResultStore()
     machine = roof(None, store)
     threads = roofline.worker_threads(row)
-    out = roofline.annotate(row, machine, machine if threads == machine["threads"] else roof(threads, store))
+    worker = machine if threads == machine["threads"] else roof(threads, store)
+    if worker["bandwidth_gbs"] > machine["bandwidth_gbs"]:  # fewer cores read faster: the all-core probe was
+        machine = worker                                     # disturbed, and the faster figure bounds both
+    out = roofline.annotate(row, machine, worker)
     stored = store.get(row["key"]) if row.get("key") else None
     if out is not row and stored is not None and stored.get("run_id") == row.get("run_id") and \
             any(stored.get(c) != out.get(c) for c in roofline.COLUMNS):
