@@ -6,6 +6,12 @@ batch budget, then prefix caching, then quantization / the KV dtype.
 A step that helped is kept and the next step starts from it; a step that did nothing or hurt
 is dropped. The notebook supplies the steps (their values depend on the machine and the load)
 and the chapter's verdicts come from the returned rows (each step's `effect`).
+
+A step is judged on two figures of the same requests: goodput (requests per second within the
+target) and the share of requests within it, which is what the target promises. On one load the
+two move together unless the run's length changes: goodput = share × requests ÷ duration. So a
+change can raise goodput only by finishing the load sooner while fewer of its requests keep the
+promise; that counts as hurt, not helped.
 """
 from __future__ import annotations
 
@@ -18,6 +24,12 @@ from helpers.results.gaps import missing
 from helpers.slo import SLO
 
 HELPED, NOTHING, HURT = "helped", "within noise", "hurt"
+# From a reference that met the target for no request, one lucky request is not a gain: "helped"
+# then needs at least this share of the requests, and at least this many, within the target.
+FROM_NONE_SHARE, FROM_NONE_COUNT = 0.25, 2
+RULE = ("helped: goodput at the target higher beyond noise, and the share of requests within the target not lower "
+        "beyond noise; hurt: either one lower beyond noise; from a reference that met the target for no request, "
+        f"helped needs at least {FROM_NONE_SHARE:.0%} of the requests (and {FROM_NONE_COUNT}) within it")
 
 
 @dataclass(frozen=True)
@@ -37,10 +49,38 @@ def goodput_runs(row: dict, slo: SLO) -> list[float]:
     return out
 
 
+def met_runs(row: dict, slo: SLO) -> list[tuple[int, int]]:
+    """(requests within the target, requests completed) for each repeat of a row."""
+    out = []
+    for run in row.get("runs") or [row]:
+        ttfts, tpots = run.get("request_ttft_ms"), run.get("request_tpot_ms")
+        if ttfts is not None and tpots is not None:
+            out.append((sum(t <= slo.ttft_ms and p <= slo.tpot_ms for t, p in zip(ttfts, tpots)), len(ttfts)))
+    return out
+
+
+def _spread(values: list[float]) -> float | None:
+    mid = statistics.median(values) if values else 0
+    return (max(values) - min(values)) / mid if len(values) > 1 and mid else None
+
+
+def enough_from_none(row: dict, slo: SLO) -> bool:
+    """Whether a row met the target for enough requests to count as a gain over a reference that
+    met it for none (FROM_NONE_SHARE and FROM_NONE_COUNT, median over the repeats)."""
+    met = met_runs(row, slo)
+    if not met:
+        return False
+    count = statistics.median(m for m, _ in met)
+    share = statistics.median(m / n if n else 0.0 for m, n in met)
+    return count >= FROM_NONE_COUNT and share >= FROM_NONE_SHARE
+
+
 def effect(before: dict, after: dict, slo: SLO) -> tuple[str, float]:
     """The effect of a change: (helped / within noise / hurt, ratio after ÷ before) on goodput at
-    the target. (A claim's verdict, verdicts.HELD and the rest, is judged from it in chapters/ch6.) The noise
-    allowance is the larger run-to-run spread of the two rows, else verdicts.DEFAULT_NOISE."""
+    the target, with the share of requests within the target as the second figure (RULE).
+    (A claim's verdict, verdicts.HELD and the rest, is judged from it in chapters/ch6.) The noise
+    allowance is the larger run-to-run spread of the two rows' goodput and share, else
+    verdicts.DEFAULT_NOISE."""
     a, b = goodput_runs(before, slo), goodput_runs(after, slo)
     if not a or not b:
         if why := (missing(before, "request_ttft_ms") or missing(after, "request_ttft_ms")):
@@ -48,12 +88,18 @@ def effect(before: dict, after: dict, slo: SLO) -> tuple[str, float]:
                               "import a file with per-request data (vllm bench serve --save-detailed, GuideLLM).")
         raise ConfigError("slo", "these rows have no per-request latencies, so goodput cannot be judged.",
                           "measure them again (force=True) with this version of the guide.")
+    sa = [m / n if n else 0.0 for m, n in met_runs(before, slo)]
+    sb = [m / n if n else 0.0 for m, n in met_runs(after, slo)]
     x, y = statistics.median(a), statistics.median(b)
-    spreads = [(max(v) - min(v)) / statistics.median(v) for v in (a, b) if len(v) > 1 and statistics.median(v)]
-    noise = max(spreads, default=verdicts.DEFAULT_NOISE)
+    noise = max((s for s in map(_spread, (a, b, sa, sb)) if s is not None), default=verdicts.DEFAULT_NOISE)
     if x == 0:
-        return (HELPED if y > 0 else NOTHING), (float("inf") if y > 0 else 1.0)
+        if y == 0:
+            return NOTHING, 1.0
+        return (HELPED if enough_from_none(after, slo) else NOTHING), float("inf")
     ratio = y / x
+    share_x, share_y = statistics.median(sa), statistics.median(sb)
+    if share_x and share_y < share_x * (1 - noise):
+        return HURT, ratio  # a smaller share kept the promise, whatever the requests per second
     if abs(ratio - 1) <= noise:
         return NOTHING, ratio
     return (HELPED if ratio > 1 else HURT), ratio

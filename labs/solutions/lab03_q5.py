@@ -1,8 +1,12 @@
-# Before measuring: with one request in flight each step is tiny (one token through the model).
+# Before measuring: with one request in flight each step is tiny (one token through the model), so
+# what decides is the time of one small step, not how much work runs in parallel.
 # - TP=2 splits that small step over two ranks, and every step then waits for two all-reduces per layer.
-# - Two replicas: the one request runs on one replica, alone on its core; the other replica idles.
-# - TP=1 also computes on one core, but vLLM's automatic binding keeps the other core free for the server.
-# Expect TP=1 (or a tie with the replicas); splitting a tiny step rarely pays.
+# - Two replicas: the one request runs on one replica; the other replica idles.
+# - TP=1 runs the whole step in one rank, on the cores vLLM's binding gives it (on `auto`, the node's
+#   cores less one kept free where it has two or more; how many each layout computed on is printed
+#   after the measurement).
+# A small step split in two pays the all-reduces whatever the cores, so the prediction leans to TP=1
+# unless its rank computes on far fewer cores than the others.
 # After measuring, read it from the rows: the lowest median TPOT wins, unless the best two differ by less
 # than the run-to-run noise.
 import helpers as H

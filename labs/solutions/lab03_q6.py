@@ -1,10 +1,11 @@
 # Before measuring: with eight requests in flight each step carries eight tokens' work, so what decides is
 # how many cores compute, and how often they wait for each other.
-# - TP=1 computes on one core (vLLM's automatic binding keeps the other for the server).
-# - TP=2 computes on both, but the ranks meet at two all-reduces per layer in every step.
-# - Two replicas compute on both and never wait for each other: each takes about half of the requests.
+# - TP=1 computes on the cores vLLM's binding gives its one rank (on `auto`, one core is kept free where
+#   the node has two or more).
+# - TP=2 computes on the cores of both ranks, but the ranks meet at two all-reduces per layer in every step.
+# - Two replicas compute on their own cores and never wait for each other: each takes about half of the requests.
 # With cores to spare, expect the replicas (where memory allows a second copy of the weights and KV cache)
-# or TP=2. With only two cores, remember that the API server, the scheduler and the load's own client need
+# or TP=2. With few cores, remember that the API server, the scheduler and the load's own client need
 # CPU too: the layout that leaves them a core can win.
 # After measuring, read it from the rows: the highest output throughput wins, unless the best two differ
 # by less than the run-to-run noise.

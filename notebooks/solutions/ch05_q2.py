@@ -1,7 +1,9 @@
-# Exercise 2 (chapter 5): extra KV tokens the quantized engine (`small`) got at the same memory fraction.
-# The budget (fraction × node memory) is the same; KV = budget − non-KV memory. What the smaller
-# weights saved goes to the cache, at the bf16 engine's GiB per KV token.
+# Exercise 2 (chapter 5): KV tokens the quantized engine (`small`) gained per MiB of memory its weights saved.
+# Both engines had the same budget (fraction × memory), and KV = budget − non-KV memory, so what the smaller
+# weights saved went to the cache. Divide the tokens gained by the MiB saved.
 bf, q = weights.loc["bf16"], weights.loc[small]
-saved_gib = bf["non_kv_gib"] - q["non_kv_gib"]
-gib_per_token = bf["kv_cache_gib"] / bf["kv_cache_tokens"]
-answer = saved_gib / gib_per_token
+saved_mib = (bf["non_kv_gib"] - q["non_kv_gib"]) * 1024
+gained_tokens = q["kv_cache_tokens"] - bf["kv_cache_tokens"]
+answer = gained_tokens / saved_mib
+# Compare with what one MiB holds: 2**20 / bytes per KV token (chapter 2's formula). If the two agree,
+# every MiB the weights gave up went to the KV cache.

@@ -15,7 +15,8 @@ def _weights(int8_tpot=35.0, int4_tpot=62.0, ppl=(19.0, 21.5, 29.0)):
 
 
 def test_weight_claims_judge_each_half_from_the_rows():
-    memory, speed, accuracy = ch5.weight_claims(_weights())
+    memory, speed, accuracy, by_task = ch5.weight_claims(_weights())
+    assert by_task.verdict == UNTESTED and by_task.evidence.startswith("cannot be judged here, because")
     assert memory.verdict == HELD  # 1.7× and 2.3× smaller
     assert speed.verdict == PARTLY  # INT8 faster, INT4 slower
     assert accuracy.verdict == NOT_HELD and "21.50" in accuracy.evidence
@@ -30,23 +31,72 @@ def _kv(fp8_tokens=6144):
                         index=[ch5.AUTO, ch5.FP8])
 
 
+def _drift(fp8_first, auto_first, fp8_gap=(0.08, 0.02), auto_gap=(0.0, 0.0)):
+    prompts = ["bicycle", "lighthouse"]
+    return pd.DataFrame({"kv": ["fp8", "fp8", "auto", "auto"], "prompt": prompts * 2, "tokens": [64] * 4,
+                         "first_divergence": [*fp8_first, *auto_first], "mean_logprob_gap": [*fp8_gap, *auto_gap]})
+
+
 def test_kv_claims():
-    drift = pd.DataFrame({"first_divergence": [4, None], "mean_logprob_gap": [0.08, 0.0]})
-    double, running, drifts = ch5.kv_claims(_kv(), drift)
+    double, running, drifts = ch5.kv_claims(_kv(), _drift([4, None], [None, None]))
     assert (double.verdict, running.verdict, drifts.verdict) == (HELD, HELD, HELD)
-    assert "1 of 2" in drifts.evidence
-    assert ch5.kv_claims(_kv(fp8_tokens=4000), drift)[0].verdict == PARTLY
-    none = pd.DataFrame({"first_divergence": [None, None], "mean_logprob_gap": [0.0, 0.0]})
-    assert ch5.kv_claims(_kv(), none)[2].verdict == NOT_HELD
+    assert "1 of 2 fp8 answers" in drifts.evidence and "0 of 2 of the control's" in drifts.evidence
+    assert ch5.kv_claims(_kv(fp8_tokens=4000), _drift([4, None], [None, None]))[0].verdict == PARTLY
+
+
+def test_fp8_drift_is_judged_against_the_control():
+    judge = lambda *a, **k: ch5.drift_claim(_drift(*a, **k))  # noqa: E731
+    # fp8 left the reference only where the control also left it: the engine's own difference, not the dtype's
+    assert judge([4, None], [10, None]).verdict == PARTLY  # ...though fp8's log-probabilities moved more
+    assert judge([4, None], [10, None], fp8_gap=(0.0, 0.0)).verdict == NOT_HELD
+    assert judge([None, None], [None, None], fp8_gap=(0.0, 0.0)).verdict == NOT_HELD
+    assert judge([None, 7], [None, None]).verdict == HELD  # a prompt the control kept, fp8 left
+    every = judge([4, 7], [10, 12])  # the control left on every prompt: nothing to compare against
+    assert every.verdict == UNTESTED and "every prompt" in every.evidence
+    no_control = ch5.drift_claim(pd.DataFrame({"first_divergence": [4, None], "mean_logprob_gap": [0.08, 0.0]}))
+    assert no_control.verdict == UNTESTED and "control" in no_control.evidence
+
+
+def _parallel():
+    return pd.DataFrame({"kv_cache_tokens": [528384, 1081088], "mean_tpot_ms": [13.7, 29.2],
+                         "output_throughput": [183.0, 117.0], "same_tokens": [True, True], "repeats": [1, 1]},
+                        index=[ch5.TP1, ch5.TP2])
 
 
 def test_parallel_claims():
-    rows = pd.DataFrame({"kv_cache_tokens": [528384, 1081088], "mean_tpot_ms": [13.7, 29.2],
-                         "output_throughput": [183.0, 117.0], "same_tokens": [True, True], "repeats": [1, 1]},
-                        index=[ch5.TP1, ch5.TP2])
-    offload, split, slower = ch5.parallel_claims(rows)
+    offload, split, slower = ch5.parallel_claims(_parallel())
     assert offload.verdict == UNTESTED and (split.verdict, slower.verdict) == (HELD, HELD)
-    assert len(ch5.parallel_claims(rows, device="cuda")) == 2
+    assert len(ch5.parallel_claims(_parallel(), device="cuda")) == 3
+    faster = _parallel().assign(mean_tpot_ms=[13.7, 9.0])
+    assert ch5.parallel_claims(faster)[2].verdict == NOT_HELD
+
+
+def test_parallel_claims_without_the_tp2_row_say_why():
+    one = _parallel().loc[[ch5.TP1]]
+    offload, split, slower = ch5.parallel_claims(one, device="cuda", tp2_why="this machine has one GPU")
+    assert split.verdict == slower.verdict == UNTESTED and "one GPU" in split.evidence
+
+
+def _offload(before=8.0, after=30.0, moved=0.1):
+    row = lambda tpot: {"mean_tpot_ms": tpot, "repeats": 1, "engine_cpu_offload_gb": moved}  # noqa: E731
+    return {ch5.NO_OFFLOAD: {**row(before), "engine_cpu_offload_gb": 0.0}, ch5.OFFLOADED: row(after)}
+
+
+def test_offload_is_judged_on_mean_tpot_on_a_gpu():
+    assert ch5.offload_claim(_offload(), "cuda").verdict == HELD  # ×3.75 slower per token
+    assert ch5.offload_claim(_offload(after=12.0), "cuda").verdict == PARTLY  # slower, under ×2
+    assert ch5.offload_claim(_offload(after=6.0), "cuda").verdict == NOT_HELD  # faster: the claim failed
+    assert ch5.offload_claim(_offload(), "cpu").verdict == UNTESTED
+    assert ch5.offload_claim(None, "cuda", why="no GPU free").verdict == UNTESTED
+    nothing = ch5.offload_claim(_offload(moved=0.0), "cuda")
+    assert nothing.verdict == UNTESTED and "no offloaded weights" in nothing.evidence
+
+
+def test_cores_each_layout_computed_on_come_from_its_log_lines():
+    rows = {"TP=1": {"bound_ranks": ["EngineCore rank 0 on core(s) [0]"], "cores_kept_free": ["1"]},
+            "TP=2": {"bound_ranks": ["Worker rank 0 on core(s) [0]", "Worker rank 1 on core(s) [1]"]}}
+    assert ch5.cores_sentence(rows) == "TP=1 computed on 1 core(s) and kept core(s) 1 free; TP=2 computed on 2 core(s)."
+    assert "not known here" in ch5.cores_sentence({"TP=1": {}})
 
 
 def test_chapter5_solutions():
@@ -54,10 +104,19 @@ def test_chapter5_solutions():
     shape = {"num_hidden_layers": 30, "num_key_value_heads": 3, "head_dim": 64}
     env = run_solution("ch05_q1.py", {"shape": shape, "kv_bytes": 24 * 128 * 23040})
     assert Question("q1", lambda: 6144.0, 0.05, "", "ch05_q1.py").check(env["answer"])
-    weights = pd.DataFrame({"non_kv_gib": [1.08, 0.91], "kv_cache_gib": [3.85, 4.0],
-                            "kv_cache_tokens": [174976, 183040]}, index=["bf16", "int4"])
+    weights = pd.DataFrame({"non_kv_gib": [1.08, 0.91], "kv_cache_gib": [3.85, 4.02],
+                            "kv_cache_tokens": [174976, 182912]}, index=["bf16", "int4"])
+    q2 = Question("q2", lambda: ch5.tokens_per_mib_saved(weights, "int4"), 0.15, "", "ch05_q2.py",
+                  known_wrong={"you stopped at the difference in KV tokens": lambda: 182912 - 174976,
+                               "you divided by the GiB saved, not the MiB": lambda: 1024 * ch5.tokens_per_mib_saved(
+                                   weights, "int4")})
     env = run_solution("ch05_q2.py", {"weights": weights, "small": "int4"})
-    assert Question("q2", lambda: 183040 - 174976, 0.25, "", "ch05_q2.py").check(env["answer"])
+    assert q2.check(env["answer"]) and 40 < env["answer"] < 50  # one MiB holds 45.5 tokens of 23,040 bytes
+    assert not q2.check(182912 - 174976) and not q2.check(env["answer"] * 1024)
+    same = weights.assign(non_kv_gib=[1.08, 1.08])  # nothing saved: nothing to share out
+    assert ch5.tokens_per_mib_saved(same, "int4") is None
+    assert ch5.tokens_per_mib_saved(weights.assign(non_kv_gib=[None, None]), "int4") is None  # a GPU log has none
     parallel = pd.DataFrame({"mean_tpot_ms": [13.7, 29.2]}, index=["TP=1", "TP=2"])
     env = run_solution("ch05_q3.py", {"parallel": parallel})
-    assert Choice("q3", ["TP=1", "TP=2"], lambda: "TP=1", "", "ch05_q3.py").check(env["answer3"])
+    q3 = Choice("q3", ["TP=1", "TP=2"], lambda: "TP=1", "", "ch05_q3.py")
+    assert q3.check(env["answer3"]) and not q3.check("TP=2")

@@ -46,13 +46,36 @@ def test_tuning_claims_follow_goodput():
                {"step": "caching off", "row": same, "kept": False, "effect": "within noise"}]
     c = ch6.tuning_claims(records, {"baseline": base, "row": same}, "advice", {"baseline": base, "tuned": _row(1)}, SLO_)
     assert [x.verdict for x in c] == [verdicts.HELD, verdicts.NOISE, verdicts.NOT_HELD]
-    assert "1 of 2 steps kept" in c[0].evidence
+    assert "1 of 2 steps kept" in c[0].evidence and "within the target 30 % → 60 % of requests" in c[0].evidence
     assert len(ch6.tuning_claims(records, {"baseline": base, "row": better}, "a", {}, SLO_)) == 2
 
 
+def test_a_tuning_claim_needs_the_share_within_the_target_too():
+    base = _row(6)
+    sooner = _row(5, duration=5.0)  # goodput 0.6 → 1.0 req/s, but 60 % → 50 % of the requests within the target
+    records = [{"step": "baseline", "row": base, "kept": True}, {"step": "seats", "row": sooner, "kept": False,
+                                                                 "effect": "hurt"}]
+    advised = {"baseline": base, "row": sooner}
+    first, advice = ch6.tuning_claims(records, advised, "more seats", {}, SLO_, fresh=sooner)
+    assert first.verdict == advice.verdict == verdicts.NOT_HELD and "60 % → 50 %" in advice.evidence
+    # nothing met the target on either side: goodput cannot tell the two apart
+    none = ch6.tuning_claims(records, {"baseline": _row(0), "row": _row(0)}, "a", {}, SLO_)[1]
+    assert none.verdict == verdicts.UNTESTED and "no request met the target" in none.evidence
+    # one lucky request after none is not a gain; a quarter of them is
+    assert ch6.tuning_claims(records, {"baseline": _row(0), "row": _row(1)}, "a", {}, SLO_)[1].verdict == verdicts.NOISE
+    assert ch6.tuning_claims(records, {"baseline": _row(0), "row": _row(3)}, "a", {}, SLO_)[1].verdict == verdicts.HELD
+    # rows without per-request latencies cannot be judged
+    bare = {"median_ttft_ms": 100.0}
+    assert ch6.tuning_claims(records, {"baseline": bare, "row": bare}, "a", {}, SLO_)[1].verdict == verdicts.UNTESTED
+
+
+CHURN = {"load_num_prefixes": 8, "load_prefix_len": 512, "load_input_len": 32, "load_output_len": 16,
+         "load_num_prompts": 24, "load_max_concurrency": 4, "block_size": 128}
+
+
 def test_backfire_claims():
-    rows = {ch6.ROOMY: {"prefix_cache_hit_rate": 0.6, "median_ttft_ms": 100, "kv_cache_tokens": 1000},
-            ch6.TIGHT: {"prefix_cache_hit_rate": 0.1, "median_ttft_ms": 300},
+    rows = {ch6.ROOMY: {"prefix_cache_hit_rate": 0.6, "median_ttft_ms": 100, "kv_cache_tokens": 100_000, **CHURN},
+            ch6.TIGHT: {"prefix_cache_hit_rate": 0.1, "median_ttft_ms": 300, "kv_cache_tokens": 3200, **CHURN},
             ch6.HIGH_FRACTION: {"prefix_cache_hit_rate": 0.6, "cfg_gpu_memory_utilization": 0.5, "kv_cache_tokens": 2000},
             ch6.SEATS_HIGH: {"request_throughput": 10.0, "peak_running": 200, "engine_max_num_seqs": 256},
             ch6.SEATS_DEFAULT: {"request_throughput": 8.0, "peak_running": 128, "engine_max_num_seqs": 128},
@@ -63,6 +86,25 @@ def test_backfire_claims():
     rows[ch6.SEATS_HIGH]["peak_running"] = 128  # the flood never used the extra seats
     assert ch6.backfire_claims(rows)[2].verdict == verdicts.UNTESTED
     assert ch6.very_many_seats(128, full=False) == 256 and ch6.very_many_seats(1024, full=True) == 2048
+
+
+def test_the_tight_cache_is_a_demonstration_whose_premise_is_checked():
+    roomy = {"prefix_cache_hit_rate": 0.6, "median_ttft_ms": 100, "kv_cache_tokens": 100_000, **CHURN}
+    tight = {"prefix_cache_hit_rate": 0.1, "median_ttft_ms": 300, "kv_cache_tokens": 3200, **CHURN}
+    # 25 blocks; four running requests hold 5 each, leaving 5 for 8 prefixes of 4 blocks
+    assert ch6.prefix_room(tight) == (5, 32) and ch6.prefix_room(roomy)[0] > 32
+    shown = ch6.tight_cache_claim(roomy, tight)
+    assert shown.verdict == verdicts.HELD and "demonstration" in shown.text and "demonstration" in shown.rule
+    assert "5 tight, for 32 blocks" in shown.evidence
+    kept = ch6.tight_cache_claim(roomy, {**tight, "prefix_cache_hit_rate": 0.6})  # the prefixes came back in time
+    assert kept.verdict == verdicts.NOT_HELD
+    assert ch6.tight_cache_claim(roomy, {**tight, "prefix_cache_hit_rate": 0.55}).verdict == verdicts.PARTLY
+    roomier = ch6.tight_cache_claim(roomy, {**tight, "kv_cache_tokens": 10_000})  # room for every prefix
+    assert roomier.verdict == verdicts.UNTESTED and "was not short" in roomier.evidence
+    cold = ch6.tight_cache_claim({**roomy, "prefix_cache_hit_rate": 0.0}, tight)  # no hits to lose
+    assert cold.verdict == verdicts.UNTESTED and "no hits" in cold.evidence
+    bare = ch6.tight_cache_claim({"prefix_cache_hit_rate": 0.6}, {"prefix_cache_hit_rate": 0.1})
+    assert bare.verdict == verdicts.UNTESTED and "lack" in bare.evidence
 
 
 def test_the_kept_configuration_is_judged_on_fresh_prompts():
@@ -84,6 +126,8 @@ def test_order_claim_compares_the_two_paths():
     assert ch6.order_claim(forward, reverse, SLO_).verdict == verdicts.HELD
     assert ch6.order_claim(reverse, forward, SLO_).verdict == verdicts.NOT_HELD
     assert ch6.order_claim(forward, None, SLO_).verdict == verdicts.UNTESTED
+    nothing = [{"step": "baseline", "row": _row(0), "kept": True, "goodput": 0.0}]
+    assert ch6.order_claim(nothing, nothing, SLO_).verdict == verdicts.UNTESTED  # no request met it on either path
 
 
 def _rate_row(rate, ttfts, tpots, duration=10.0):
@@ -151,6 +195,12 @@ def test_capstone_passes_only_beyond_the_noise_of_the_better_reference():
     v = ch6.capstone_verdict(row(9), base, advised, slo, same_as_baseline=True)
     assert not v.passed and "change at least one setting" in v.text
     assert not ch6.capstone_verdict(row(0), row(0), row(0), slo).passed  # nothing met the target anywhere
+    v = ch6.capstone_verdict(row(1), row(0), row(0), slo)  # one lucky request against two references at 0
+    assert not v.passed and "neither reference met the target" in v.text and "10%" in v.text
+    assert ch6.capstone_verdict(row(3), row(0), row(0), slo).passed  # three of ten: a quarter or more
+    sooner = _rate_row(1, [100] * 5 + [5000] * 5, [20] * 10, duration=6.0)  # 0.83 req/s, but 50 % within
+    v = ch6.capstone_verdict(sooner, base, advised, slo)
+    assert not v.passed and "smaller share of them within the target" in v.text
 
 
 def test_chapter6_solutions():

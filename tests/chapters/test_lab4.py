@@ -168,3 +168,14 @@ def test_every_lever_has_a_chapter_and_the_solution_exists(capsys):
 def test_labels_name_the_weights():
     assert ADVISED_CFG.replace(model="embedded-int8").label() == "weights=int8, budget=256"
     assert ADVISED_CFG.label() == "budget=256"
+
+
+def test_one_lucky_request_does_not_pass_when_both_references_met_nothing(lab, monkeypatch, capsys):
+    lab, _ = lab
+    lab.baseline, lab.advised = _row(0), _row(0)  # neither reference met the target for any request
+    assert "Neither reference met the target for any request" in lab.references()
+    monkeypatch.setitem(ROWS, GOOD_CFG, _row(1))  # one request of twelve within the target
+    assert not lab.check(GOOD_CFG)
+    assert "neither reference met the target" in capsys.readouterr().out
+    monkeypatch.setitem(ROWS, BAD_CFG, _row(4))  # a third of them, in another configuration: more than luck
+    assert lab.check(BAD_CFG) and "goodput of 0 raised" in capsys.readouterr().out

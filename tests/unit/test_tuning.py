@@ -22,6 +22,20 @@ def test_effects_on_goodput_at_the_target():
         effect({"runs": [{"duration": 1}]}, _row(3), SLO_)
 
 
+def test_a_higher_goodput_with_a_smaller_share_within_the_target_is_hurt():
+    # 6 of 10 within the target in 10 s, then 5 of 10 in 5 s: goodput ×1.67, but fewer keep the promise
+    judged, ratio = effect(_row(6), _row(5, duration=5.0), SLO_)
+    assert judged == HURT and ratio == pytest.approx(5 / 5.0 / 0.6)
+    assert effect(_row(6), _row(7, duration=8.0), SLO_)[0] == HELPED  # both higher
+
+
+def test_from_a_reference_that_met_nothing_one_lucky_request_is_not_a_gain():
+    assert effect(_row(0), _row(1), SLO_)[0] == NOTHING  # one of ten: under a quarter
+    assert effect(_row(0), _row(2, total=4), SLO_)[0] == HELPED  # half of the requests, two of them
+    assert effect(_row(0, total=4), _row(1, total=4), SLO_)[0] == NOTHING  # a quarter, but one request
+    assert effect(_row(0), _row(0), SLO_) == (NOTHING, 1.0)
+
+
 def test_the_walk_keeps_what_helped_and_builds_on_it():
     # Goodput per config: more seats help, a smaller budget hurts, caching changes nothing.
     def good(cfg):

@@ -15,4 +15,4 @@ from helpers.chapters.ch6.service import (SYSTEM_PROMPT, QUESTION, ANSWER, TTFT_
 from helpers.chapters.ch6.runs import (rate_sweep, walk, prepare_service)
 from helpers.chapters.ch6.claims import (ROOMY, TIGHT, HIGH_FRACTION, SEATS_HIGH, SEATS_DEFAULT, BUDGET,
     TINY, FULL_PCT, HIT_DROP, very_many_seats, tuning_steps, parallel_step, startup_claims, band_claim,
-    tuning_claims, order_claim, backfire_claims, KV_SHARE_BANDS, kv_share_band, explain)
+    tuning_claims, order_claim, backfire_claims, prefix_room, tight_cache_claim, GOODPUT_RULE, KV_SHARE_BANDS, kv_share_band, explain)

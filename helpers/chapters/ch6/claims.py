@@ -4,16 +4,19 @@ notebook measured.
 
 The notebook passes:
   checks    6.1: explain(...) records (figure, engine, computed, agree)
-  share     6.1: the KV cache's share of the memory budget (0–1), and the service row measured on
-                 that engine (its peak KV usage and preemptions say whether concurrency was short)
+  share     6.1: the KV cache's share of the device's memory (0–1; on a CPU, the NUMA node's memory the
+                 fraction is taken of), and the service row measured on that engine (its peak KV usage and
+                 preemptions say whether concurrency was short)
   records   6.2: walk(...) records (runs.py); `advised` the advisor's row and the baseline it changed;
                  `mixed` the final mixed-load rows {"baseline": row, "tuned": row}
   backfire  6.3: rows by name (ROOMY, TIGHT, HIGH_FRACTION; SEATS_HIGH, SEATS_DEFAULT; BUDGET, TINY)
 """
 from __future__ import annotations
 
+import math
+
 from helpers import models, tuning, verdicts
-from helpers.config import EngineConfig
+from helpers.config import ConfigError, EngineConfig
 from helpers.verdicts import Claim
 from helpers.slo import SLO
 from helpers.tuning import Step
@@ -98,10 +101,28 @@ def band_claim(share: float, non_kv_share: float, loaded: dict) -> Claim:
                            f"tenths)", f"{ev}: {100 * share:.0f} % lies between the bands, which say nothing about it")
 
 
-def _goodput_claim(text: str, before: dict, after: dict, slo: SLO, evidence: str, rule: str) -> Claim:
-    judged, ratio = tuning.effect(before, after, slo)
+GOODPUT_RULE = ("held: goodput at the target higher beyond noise and the share of requests within the target not "
+                "lower beyond noise (the step helped); did not hold: either one lower beyond noise; from a reference "
+                f"that met the target for no request, held needs {tuning.FROM_NONE_SHARE:.0%} of the requests (and "
+                f"{tuning.FROM_NONE_COUNT}) within it; cannot be judged: no request met it on either side, or the rows "
+                "lack per-request latencies")
+
+
+def _goodput_claim(text: str, before: dict, after: dict, slo: SLO, evidence: str, rule: str = GOODPUT_RULE) -> Claim:
+    """A claim that `after` raised goodput at the target over `before` (tuning.effect: goodput and
+    the share of requests within the target), with both figures in the evidence."""
+    try:
+        judged, ratio = tuning.effect(before, after, slo)
+    except ConfigError as why:
+        return verdicts.untested(text, f"{evidence}: {why}", rule)
+    g0, g1 = slo.goodput(before) or 0, slo.goodput(after) or 0
+    s0, s1 = slo.met_share(before) or 0, slo.met_share(after) or 0
     times = f"×{ratio:.2f}" if ratio != float("inf") else "none met the target before"
-    ev = f"{evidence}: goodput {slo.goodput(before) or 0:.2f} → {slo.goodput(after) or 0:.2f} req/s ({times})"
+    ev = (f"{evidence}: goodput {g0:.2f} → {g1:.2f} req/s ({times}); within the target {100 * s0:.0f} % → "
+          f"{100 * s1:.0f} % of requests (the target asks {100 * slo.share:.0f} %)")
+    if g0 == 0 and g1 == 0:
+        return verdicts.untested(text, f"{ev}: no request met the target on either side, so goodput cannot tell "
+                                       "them apart", rule)
     return Claim(text, _GOODPUT_VERDICT[judged], ev, rule)
 
 
@@ -112,7 +133,7 @@ def tuning_claims(records: list[dict], advised: dict, advice_text: str, mixed: d
     base, kept = records[0], [r for r in records[1:] if r["kept"]]
     best = kept[-1] if kept else base
     steps = ", ".join(f"{r['step']} {r['effect']}" for r in records[1:]) or "no step ran"
-    rule = "held: goodput at the target higher beyond noise; within noise: a change under the run-to-run spread"
+    rule = GOODPUT_RULE
     judged_row, how = (fresh, "; judged on a fresh run of the kept configuration (new prompts)") if fresh else (best["row"], "")
     out = [
         _goodput_claim("6.2 One setting at a time, from a baseline, raises goodput at the target", base["row"],
@@ -136,25 +157,63 @@ def order_claim(forward: list[dict], reverse: list[dict] | None, slo: SLO) -> Cl
     best = lambda path: next((r for r in reversed(path) if r["kept"]), path[0])  # noqa: E731
     a, b = best(forward), best(reverse)
     kept = lambda path: ", ".join(r["step"] for r in path[1:] if r["kept"]) or "none"  # noqa: E731
-    judged, ratio = tuning.effect(b["row"], a["row"], slo)
-    return Claim(text, _GOODPUT_VERDICT[judged],
-                 f"the article's order kept {kept(forward)}: goodput {a['goodput']:.2f} req/s; quantization first kept "
-                 f"{kept(reverse)}: {b['goodput']:.2f} req/s (×{ratio:.2f})",
-                 "held: the article's order ends with a higher goodput than the opposite order, beyond noise; "
-                 "within noise: the order did not matter here")
+    return _goodput_claim(text, b["row"], a["row"], slo,
+                          f"the article's order kept {kept(forward)}; quantization first kept {kept(reverse)}; "
+                          "the opposite order's kept configuration against the article's",
+                          "held: the article's order ends with a higher goodput than the opposite order beyond "
+                          "noise, and no smaller share within the target; within noise: the order did not matter "
+                          "here; cannot be judged: no request met the target on either path")
+
+
+def prefix_room(row) -> tuple[int, int] | None:
+    """(cache blocks left beside the running requests, blocks the load's distinct prefixes take), from
+    the row's own figures: the engine's KV tokens and block size, and the load's prefixes, lengths
+    and concurrency. Only whole blocks of a prefix are cached (vLLM hashes full blocks). None where
+    the row lacks a figure."""
+    g = lambda k: verdicts.number(row, k)  # noqa: E731
+    tokens, block, prefixes, prefix = g("kv_cache_tokens"), g("block_size"), g("load_num_prefixes"), g("load_prefix_len")
+    prompts = g("load_num_prompts")
+    if None in (tokens, block, prefixes, prefix, prompts) or not block:
+        return None
+    running = min(g("load_max_concurrency") or prompts, prompts)
+    per_request = math.ceil((prefix + (g("load_input_len") or 0) + (g("load_output_len") or 0)) / block)
+    return int(tokens // block - running * per_request), int(prefixes * (prefix // block))
+
+
+TIGHT_RULE = (f"a demonstration, not a test of the article: the notebook makes this cache short on purpose. Held: the "
+              f"tight cache's hit rate under {HIT_DROP:.0%} of the roomy one's (it fails if the prefixes come back "
+              "before vLLM evicts them); cannot be judged: the roomy cache had no hits or no room for every prefix, "
+              "or the tight one had room for all of them")
+
+
+def tight_cache_claim(roomy, tight) -> Claim:
+    """6.3a's mechanism, shown on a cache made short on purpose: a demonstration, and its rule says so.
+    Its premise is checked from the rows (`prefix_room`): the roomy cache holds every prefix beside the
+    running requests and had hits; the tight one cannot hold them all."""
+    text = "6.3a (demonstration) Prefix caching loses its hits when the cache is short of room"
+    a, b = verdicts.number(roomy, "prefix_cache_hit_rate") or 0, verdicts.number(tight, "prefix_cache_hit_rate") or 0
+    ev = (f"hit rate {100 * a:.0f} % with room, {100 * b:.0f} % in the tight cache; median TTFT "
+          f"{verdicts.number(roomy, 'median_ttft_ms') or 0:,.0f} → {verdicts.number(tight, 'median_ttft_ms') or 0:,.0f} ms")
+    room, short = prefix_room(roomy), prefix_room(tight)
+    if room is None or short is None:
+        return verdicts.untested(text, f"{ev}; the rows lack the cache or load figures that say how much room there was",
+                                 TIGHT_RULE)
+    ev += (f"; blocks left beside the running requests: {room[0]} roomy, {short[0]} tight, for {short[1]} blocks of "
+           "distinct prefixes")
+    if a == 0 or room[0] < room[1]:
+        return verdicts.untested(text, f"{ev}: the roomy cache " + ("had no hits to lose" if a == 0 else
+                                                                   "was short of room too"), TIGHT_RULE)
+    if short[0] >= short[1]:
+        return verdicts.untested(text, f"{ev}: the tight cache had room for every prefix, so it was not short",
+                                 TIGHT_RULE)
+    return verdicts.judge(text, b < HIT_DROP * a, ev, partly=b < a, rule=TIGHT_RULE)
 
 
 def backfire_claims(rows: dict) -> list[Claim]:
     out = []
     roomy, tight = rows.get(ROOMY), rows.get(TIGHT)
     if roomy is not None and tight is not None:
-        a, b = verdicts.number(roomy, "prefix_cache_hit_rate") or 0, verdicts.number(tight, "prefix_cache_hit_rate") or 0
-        out.append(verdicts.judge(
-            "6.3a Prefix caching loses its hits when the cache is short of room", a > 0 and b < HIT_DROP * a,
-            f"hit rate {100 * a:.0f} % with room, {100 * b:.0f} % in a cache the running requests nearly fill; "
-            f"median TTFT {verdicts.number(roomy, 'median_ttft_ms') or 0:,.0f} → "
-            f"{verdicts.number(tight, 'median_ttft_ms') or 0:,.0f} ms",
-            partly=b < a, rule=f"held: the tight cache's hit rate under {HIT_DROP:.0%} of the roomy one's"))
+        out.append(tight_cache_claim(roomy, tight))
     if roomy is not None and (high := rows.get(HIGH_FRACTION)) is not None:
         a, b = verdicts.number(roomy, "prefix_cache_hit_rate") or 0, verdicts.number(high, "prefix_cache_hit_rate") or 0
         out.append(verdicts.judge(

@@ -107,7 +107,9 @@ def capstone_verdict(mine: dict, baseline: dict, advised: dict, slo: SLO, *, sam
                      same_as_advised: bool = False) -> Verdict:
     """Does the learner's row pass? It must be a configuration of their own (neither the baseline
     nor the advisor's change) and beat the better of the two references on goodput at the target
-    beyond the run-to-run noise: chapter 6's "helped" (`tuning.effect`)."""
+    beyond the run-to-run noise, with no smaller share of requests within the target: chapter 6's
+    "helped" (`tuning.effect`). Where neither reference met the target for any request, a pass needs
+    a minimum share and count of requests within it (`tuning.FROM_NONE_SHARE`, `FROM_NONE_COUNT`)."""
     g = lambda row: slo.goodput(row) or 0.0  # noqa: E731
     m, b, a = g(mine), g(baseline), g(advised)
     name, ref = ("the advisor's", advised) if a > b else ("the baseline's", baseline)
@@ -119,6 +121,16 @@ def capstone_verdict(mine: dict, baseline: dict, advised: dict, slo: SLO, *, sam
     judged, ratio = tuning.effect(ref, mine, slo)
     needed = f" (needed: above {name} {max(a, b):.2f} by more than the run-to-run noise)"
     if judged == tuning.HELPED:
-        return Verdict(True, m, b, a, f"Passed: ×{ratio:.2f} {name} goodput, beyond the noise. " + figures)
-    why = "within the noise of" if judged == tuning.NOTHING else "below"
-    return Verdict(False, m, b, a, f"Not yet: {why} {name} goodput. " + figures + needed)
+        beat = f"×{ratio:.2f} {name} goodput" if ratio != float("inf") else f"{name} goodput of 0 raised"
+        return Verdict(True, m, b, a, f"Passed: {beat}, beyond the noise. " + figures)
+    if max(a, b) == 0:  # no request met the target in either reference: one lucky request is not a pass
+        return Verdict(False, m, b, a, "Not yet: neither reference met the target for any request, so a pass needs "
+                       f"at least {tuning.FROM_NONE_SHARE:.0%} of your requests (and {tuning.FROM_NONE_COUNT}) within "
+                       f"it; {slo.met_share(mine) or 0:.0%} were. " + figures)
+    mine_share, ref_share = slo.met_share(mine) or 0, slo.met_share(ref) or 0
+    if judged == tuning.HURT and ratio > 1:
+        why = f"more requests per second than {name} run, but a smaller share of them within the target"
+    else:
+        why = f"{'within the noise of' if judged == tuning.NOTHING else 'below'} {name} goodput"
+    return Verdict(False, m, b, a, f"Not yet: {why} ({mine_share:.0%} of your requests within the target, "
+                   f"{ref_share:.0%} of theirs). " + figures + needed)
