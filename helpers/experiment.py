@@ -126,7 +126,13 @@ def base_row(config: EngineConfig, load: Load | dict | None, tag: str, kind: str
 
 def capacity(config: EngineConfig, *, force: bool = False, tag: str = "", store: ResultStore | None = None,
              progress: bool = True) -> dict:
-    """Start an engine (or reuse one) and record what it reports about its KV cache."""
+    """Start an engine (or reuse one) and record what it reports about its KV cache.
+
+    One start, one reading: the row has no repeats, so its figures (KV tokens, non-KV memory)
+    carry no spread of their own, and a verdict comparing capacity rows uses
+    `verdicts.DEFAULT_NOISE`. On the CPU the KV share is fraction × the node's memory minus what
+    the worker holds at that moment (`CPUWorker.determine_available_memory`), so a second start of
+    the same configuration can report a slightly different cache."""
     store = store or ResultStore()
     row = base_row(config, None, tag, "capacity")
     if not force and (old := store.get(row["key"])):

@@ -7,7 +7,9 @@ The noise rule (explained in chapter 0): these machines are shared, and the same
 same engine differs by about 10 % from one run to the next. A difference between two
 configurations counts only when it is larger than that run-to-run spread: the spread measured
 in this run where a row has several repeats ((max - min) / median of its repeats), else
-`DEFAULT_NOISE`. A smaller difference is reported as "within noise here", not as held or not.
+`DEFAULT_NOISE`. A smaller difference is reported as "within noise here", not as held or not,
+unless the claim itself asked for a change larger than that spread: a run that would have seen
+the claimed change and saw none says the claim did not hold (`judge_change`).
 """
 from __future__ import annotations
 
@@ -76,7 +78,10 @@ def judge_change(text: str, before, after, metric: str, better: str, held_at: fl
 
     better: "higher" or "lower". held_at: the factor the claim asks for (e.g. 2.0 for "over
     twice"): at least that → held; a smaller move the right way, beyond noise → held partly;
-    within noise → within noise here; the wrong way → did not hold.
+    the wrong way → did not hold. A move within noise is "within noise here" only while the
+    claimed factor lies inside the noise band too: a run this noisy could not have told them
+    apart. When the claimed factor lies outside the band (×3 claimed, noise ±10 %), a run that
+    saw no change would have seen that one, so the verdict is did not hold.
     """
     x, y = number(before, metric), number(after, metric)
     if x is None or y is None:  # an imported file may not record every figure: say so, don't guess
@@ -88,15 +93,30 @@ def judge_change(text: str, before, after, metric: str, better: str, held_at: fl
     ev += f"; noise ±{100 * level:.0f} %"
     rule = rule or change_rule(better, held_at, level)
     if within_noise(before, after, metric):
+        if claim_outside_noise(better, held_at, level):
+            return Claim(text, NOT_HELD, ev + f"; the claimed ×{held_at:g} lies outside that band, so this run "
+                                              "would have seen it", rule)
         return Claim(text, NOISE, ev, rule)
     return judge(text, gain >= held_at, ev, partly=gain > 1, rule=rule)
+
+
+def claim_outside_noise(better: str, held_at: float, level: float) -> bool:
+    """True when the claimed factor, as a ratio after/before, lies outside the noise band
+    (1 ± level): a change that big would have stood out of this run's noise."""
+    if not held_at or held_at <= 0:
+        return False
+    claimed = held_at if better == "higher" else 1 / held_at
+    return abs(claimed - 1) > level
 
 
 def change_rule(better: str, held_at: float, level: float) -> str:
     """The one-line threshold shown beside a judge_change verdict."""
     way = "lower" if better == "lower" else "higher"
     need = f"×{held_at:g} or more {way}" if held_at > 1 else f"{way} at all"
-    return f"held: {need}; a change under ±{100 * level:.0f} % (run-to-run noise) counts as noise"
+    rule = f"held: {need}; a change under ±{100 * level:.0f} % (run-to-run noise) counts as noise"
+    if claim_outside_noise(better, held_at, level):
+        rule += f", or as did not hold, since ×{held_at:g} lies outside that band"
+    return rule
 
 
 def markdown(claims: list[Claim], title: str = "What we measured") -> str:

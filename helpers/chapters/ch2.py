@@ -6,14 +6,22 @@ check a learner runs is the one the tests run on recorded rows.
 """
 from __future__ import annotations
 
+import re
 from typing import Callable
 
 from helpers import verdicts
 from helpers.exercises import Choice, Question
 
-# The engine lines that name each start-up failure (vllm/v1/worker/cpu_worker.py, v1/core/kv_cache_utils.py).
-FREE_MEMORY_CHECK = "less than desired"  # CPU: fraction × node memory exceeds the node's free memory
-NO_ROOM_FOR_KV = ("requested memory for kv", "No available memory for the cache blocks")  # CPU, GPU
+# The engine lines that name each start-up failure, as vLLM words them.
+# Free memory: "… on startup is less than desired CPU/GPU memory utilization" (CPUWorker.__init__
+# in vllm/v1/worker/cpu_worker.py; request_memory in v1/worker/utils.py on a GPU), or, on the
+# CPU, "… on kv cache allocation is less than requested memory for kv (X/Y GiB)" with X > 0: the KV
+# share fits the budget but not the node's free memory (CPUWorker.determine_available_memory).
+# No room: the same line with X ≤ 0 (the weights and working memory fill the budget), or a GPU's
+# "No available memory for the cache blocks" (_check_enough_kv_cache_memory, v1/core/kv_cache_utils.py).
+FREE_MEMORY_CHECK = "less than desired"
+KV_SHARE_CHECK = re.compile(r"less than requested memory for kv \((-?[\d.]+)")
+NO_ROOM_FOR_KV = "No available memory for the cache blocks"
 
 
 def blocks_for(tokens: int, block_size: int) -> int:
@@ -41,7 +49,9 @@ def failure_kind(line: str | None) -> str | None:
         return None
     if FREE_MEMORY_CHECK in line:
         return "free memory"
-    if any(s in line for s in NO_ROOM_FOR_KV):
+    if m := KV_SHARE_CHECK.search(line):
+        return "no room for KV" if float(m.group(1)) <= 0 else "free memory"
+    if NO_ROOM_FOR_KV in line:
         return "no room for KV"
     return "other"
 
@@ -77,17 +87,23 @@ def memory_fraction(frac) -> verdicts.Claim:
                             "higher", held_at=1.0, evidence=f"KV tokens by fraction: {evidence}")
     if c.verdict == verdicts.HELD and not frac.kv_cache_tokens.is_monotonic_increasing:
         c.verdict = verdicts.PARTLY
-    c.rule = "held: KV tokens rise with every step up in fraction, beyond the noise; " + c.rule.split("; ", 1)[1]
+    c.rule = ("held: KV tokens rise with every step up in fraction, beyond the noise (one start per fraction, "
+              "so the default noise); " + c.rule.split("; ", 1)[1])
     return c
 
 
 def start_failure_high(too_high: dict) -> verdicts.Claim:
+    """Held only when the engine refused for lack of free memory; a start that went through did not
+    hold; a refusal for another reason (a port in use, a missing file) says nothing about memory."""
     line, f = too_high.get("line"), too_high["fraction"]
     kind = failure_kind(line)
-    return verdicts.judge("2.2 Too high a fraction: the engine does not start", line is not None,
-                        f"{f:g} → {line}" if line else f"{f:g} started on this machine",
-                        partly=False,
-                        rule=f"held: the engine refuses {f:g}; here the check was: {kind or 'none (it started)'}")
+    text = "2.2 Too high a fraction: the engine does not start"
+    rule = (f"held: the engine refuses {f:g} with its free-memory check (\"{FREE_MEMORY_CHECK} … memory "
+            "utilization\"); it starts: did not hold; another refusal: cannot be judged")
+    if line is not None and kind != "free memory":
+        return verdicts.untested(text, f"{f:g} was refused, but not by the free-memory check ({kind}): {line}", rule)
+    return verdicts.judge(text, line is not None, f"{f:g} → {line}" if line else f"{f:g} started on this machine",
+                          rule=rule)
 
 
 def start_failure_low(too_low: dict) -> verdicts.Claim:
@@ -112,7 +128,7 @@ def reported_concurrency(lens) -> verdicts.Claim:
                         f"max_model_len: reported concurrency: {evidence} (×{got:.2f} fewer for ×{want:g} longer)",
                         partly=got > 1,
                         rule=f"held: falls in proportion (×{want:g} longer → ×{want:g} fewer, within "
-                             f"{100 * verdicts.DEFAULT_NOISE:.0f} %)")
+                             f"{100 * verdicts.DEFAULT_NOISE:.0f} %; one start per length)")
 
 
 def smaller_len_more_running(short, long) -> verdicts.Claim:
@@ -168,12 +184,29 @@ def block_size(blocks) -> verdicts.Claim:
 
 
 # -- exercises --------------------------------------------------------------------------------
-def q_peak_running(short: Callable[[], dict]) -> Question:
+def answer_blocks(plan: dict, block_size: int) -> int:
+    """Blocks a request's answer adds after its prompt's: 0 where the answer fits in the room left in
+    the prompt's last block (the CPU's 128-token blocks here), more with small blocks (a GPU's 16)."""
+    return (blocks_for(plan["input_len"] + plan["output_len"], block_size)
+            - blocks_for(plan["input_len"], block_size))
+
+
+def peak_running_hint(plan: dict | None = None, block_size: int | None = None) -> str:
+    """Exercise 1's hint, true for the block size in use."""
+    where = ""
+    if plan and block_size:
+        extra = answer_blocks(plan, block_size)
+        where = (" Here the answer fits in the room left in the prompt's last block." if extra == 0 else
+                 f" Here the answer needs {extra} more block(s) as it grows, which admission does not count.")
+    return ("Count blocks, not tokens. The scheduler admits a request when the blocks for its whole prompt are "
+            "free (rounded up to whole blocks); its answer gets blocks later, as it grows." + where +
+            " How many usable blocks are there (the override minus the one vLLM keeps back)?")
+
+
+def q_peak_running(short: Callable[[], dict], plan: dict | None = None, block_size: int | None = None) -> Question:
     return Question(
         "peak running at the short length", lambda: short()["peak_running"], 0.2,
-        "Count blocks, not tokens. The scheduler admits a request when the blocks for its whole prompt are "
-        "free (rounded up to whole blocks; its answer gets blocks later, as it grows, and here fits in the "
-        "prompt's last block). How many usable blocks are there (the override minus the one vLLM keeps back)?",
+        peak_running_hint(plan, block_size),
         "ch02_q1.py", unit="requests",
         known_wrong={"you used the engine's reported maximum concurrency, which counts full-length "
                      "sequences, not these short ones": lambda: short()["max_concurrency"]})
@@ -198,11 +231,15 @@ def q_kv_tokens(row: Callable[[], dict], article_bytes: Callable[[], float]) -> 
                      / article_bytes()})
 
 
+WHICH_CHECK = {"free memory": "free memory on the node", "no room for KV": "no room for KV", None: "it started"}
+
+
 def q_which_check(too_low: Callable[[], dict]) -> Choice:
+    """Exercise 4. "it started" is an answer too, so the check can be passed whatever the engine did;
+    a refusal by no memory check at all (a port in use) cannot be checked."""
     return Choice(
-        "which check stopped the too-low fraction",
-        ["free memory on the node", "no room for KV"],
-        lambda: {"free memory": "free memory on the node"}.get(kind := failure_kind(too_low()["line"]), kind),
+        "which check stopped the too-low fraction", list(WHICH_CHECK.values()),
+        lambda: WHICH_CHECK.get(failure_kind(too_low()["line"])),
         "A tiny fraction asks for very little memory, so free memory is plentiful. What must fit inside "
         "the budget before the KV cache gets any?",
         "ch02_q4.py", why=lambda: too_low()["line"] or "it started")

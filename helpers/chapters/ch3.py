@@ -18,6 +18,7 @@ import pandas as pd
 
 from helpers import experiment, verdicts
 from helpers.config import EngineConfig
+from helpers.exercises import Question
 from helpers.load import Load
 from helpers.verdicts import Claim
 
@@ -50,12 +51,70 @@ class ShrunkenCache:
         return self.config.max_model_len // self.usable_blocks
 
 
-def shrunken_cache(base: EngineConfig, block: int, input_len: int = 64, output_len: int = 192) -> ShrunkenCache:
-    usable = math.ceil(2 * (input_len + output_len) / block)  # room for about two finished requests
-    admitted = usable // math.ceil(input_len / block)
+def shrunken_cache(base: EngineConfig, block: int, input_len: int = 49, output_len: int = 192) -> ShrunkenCache:
+    """The prompt length is one token past a multiple of 16, so a prompt's last block has room left at
+    either block size (15 tokens at 16, 79 at 128): the requests admitted first can decode a while
+    without a new block, and the last ones to arrive still find the blocks the arithmetic counts.
+    The usable blocks are rounded up so that the pool with its null block holds a whole number of
+    prompts: counting the null block then gives one request more than the right answer."""
+    per_prompt = math.ceil(input_len / block)
+    room = math.ceil(2 * (input_len + output_len) / block)  # room for about two finished requests
+    usable = per_prompt * math.ceil((room + 1) / per_prompt) - 1
+    admitted = usable // per_prompt
     flood = Load(num_prompts=2 * admitted, input_len=input_len, output_len=output_len, max_concurrency=2 * admitted)
     config = base.replace(max_model_len=usable * block, num_gpu_blocks_override=usable + 1)
     return ShrunkenCache(config, flood, usable, usable + 1)
+
+
+def blocks_admit(row, input_len: int) -> int | None:
+    """How many prompts of `input_len` tokens the engine's KV blocks admit at once, from what the
+    engine reported (`num_blocks`, `block_size`). Every block counts but the null block, which
+    `BlockPool.__init__` takes off the free queue. The scheduler admits a waiting request only when
+    the blocks for its whole prompt are free (`KVCacheManager.allocate_slots`, called by
+    `Scheduler.schedule` with `full_sequence_must_fit`); its answer's blocks come later, as it
+    writes. None where the row lacks either figure."""
+    blocks, size = verdicts.number(row, "num_blocks"), verdicts.number(row, "block_size")
+    if not blocks or not size:
+        return None
+    return max(0, int(blocks) - 1) // math.ceil(input_len / int(size))
+
+
+def peak_admitted(row, flood: Load) -> int | None:
+    """Exercise 2's answer: how many of the flood the scheduler admits at once, by the engine's own
+    blocks, at most the requests sent and max_num_seqs. The check uses this, not the sampled peak:
+    /metrics is read twice a second, and when the admitted requests run out of room in their last
+    block, preemption lowers the running count, perhaps before the next read."""
+    admit = blocks_admit(row, flood.input_len)
+    if admit is None:
+        return None
+    seats = verdicts.number(row, "engine_max_num_seqs")
+    return min(flood.num_prompts, admit, int(seats) if seats else admit)
+
+
+NULL_BLOCK = "you counted the block the pool keeps back"
+WHOLE_LENGTH = "you gave each request room for its whole length at once"
+
+
+def peak_mistakes(row, flood: Load) -> dict[str, int]:
+    """Exercise 2's known mistakes and the number each gives on this engine's blocks; a mistake
+    that happens to give the right number is left out (it cannot be told apart)."""
+    right, size, blocks = peak_admitted(row, flood), verdicts.number(row, "block_size"), verdicts.number(row, "num_blocks")
+    if right is None:
+        return {}
+    size, blocks = int(size), int(blocks)
+    wrong = {NULL_BLOCK: blocks // math.ceil(flood.input_len / size),
+             WHOLE_LENGTH: (blocks - 1) // math.ceil((flood.input_len + flood.output_len) / size)}
+    return {why: min(flood.num_prompts, n) for why, n in wrong.items() if min(flood.num_prompts, n) != right}
+
+
+def q_admitted(flood: Load, row: Callable[[], dict]) -> Question:
+    """Exercise 2 (predict, then measure): `row()` is the shrunken cache's row, read at check time."""
+    return Question(
+        "requests admitted at once", lambda: peak_admitted(row(), flood), 0.0,
+        "Blocks per prompt = prompt tokens ÷ block size, rounded up. Only the usable blocks count.",
+        "ch03_q2.py", unit="requests",
+        known_wrong={why: (lambda why=why: peak_mistakes(row(), flood).get(why, math.nan))
+                     for why in (NULL_BLOCK, WHOLE_LENGTH)})
 
 
 def smallest_budget(chunked: pd.DataFrame) -> str:
@@ -121,19 +180,41 @@ def long_docs_claim(small, default) -> Claim:
                  f"{small.output_throughput:.0f} vs {default.output_throughput:.0f} tokens/s")
 
 
-def blocks_only_claim(tiny, admitted: int) -> Claim:
+def blocks_only_claim(tiny, admitted: int | None, sent: int | None = None) -> Claim:
     """The article: with max_num_seqs unset, concurrency comes entirely from the KV blocks. vLLM
-    0.32 never leaves it unset: EngineArgs picks a default (128 for a CPU API server)."""
-    seats = verdicts.number(tiny, "engine_max_num_seqs")
-    capped = tiny["peak_running"] <= admitted
-    return verdicts.judge(
-        "3.3 Without max_num_seqs set, concurrency comes entirely from the KV blocks", capped and not seats, (
-            f"max_num_seqs left unset: at most {tiny['peak_running']:.0f} ran at once, what the blocks admit "
-            f"({admitted}); yet the engine set max_num_seqs={seats:.0f} itself, a seat cap that binds whenever the "
-            "cache has room for more") if seats else f"at most {tiny['peak_running']:.0f} ran at once; blocks admit {admitted}",
-        partly=capped,
-        rule="held: the blocks capped concurrency and no seat cap existed; partly: the blocks capped it here, but vLLM "
-             "set a seat cap of its own (EngineArgs._set_default_max_num_seqs_and_batched_tokens_args)")
+    0.32 never leaves it unset: EngineArgs picks a default (128 for a CPU API server).
+    `admitted`: what the blocks admit at once (`blocks_admit`); `sent`: the requests of the flood."""
+    text = "3.3 Without max_num_seqs set, concurrency comes entirely from the KV blocks"
+    rule = ("held: the blocks capped concurrency and no seat cap existed; partly: the blocks capped it here, but "
+            "vLLM set a seat cap of its own (EngineArgs._set_default_max_num_seqs_and_batched_tokens_args); "
+            "did not hold: more ran than the blocks admit")
+    peak, seats = verdicts.number(tiny, "peak_running"), verdicts.number(tiny, "engine_max_num_seqs")
+    if peak is None or admitted is None:
+        return verdicts.untested(text, "cannot be judged here: the row has no " + (
+            "peak of running requests" if peak is None else "block count"), rule)
+    if seats is None:
+        return verdicts.untested(text, "cannot be judged here: the row does not say which max_num_seqs the engine "
+                                       "used", rule)
+    if sent is not None and sent <= admitted:
+        return verdicts.untested(text, f"cannot be judged here: {sent} requests were sent, no more than the "
+                                       f"{admitted} the blocks admit, so the blocks never had to hold one back", rule)
+    if seats and seats <= admitted:
+        return verdicts.untested(text, f"cannot be judged here: max_num_seqs={seats:.0f} stops requests before the "
+                                       f"blocks do (they admit {admitted})", rule)
+    if peak == admitted:
+        ran = f"at most {peak:.0f} ran at once, what the blocks admit ({admitted})"
+    elif peak < admitted:
+        ran = (f"at most {peak:.0f} ran at once, fewer than the {admitted} the blocks admit (the running count is "
+               "sampled, and preemption can lower it between two reads)")
+    else:
+        ran = f"{peak:.0f} ran at once, more than the {admitted} the blocks admit, so the blocks did not set the limit"
+    capped = peak <= admitted
+    if seats:
+        evidence = (f"max_num_seqs left unset: {ran}; yet the engine set max_num_seqs={seats:.0f} itself, a seat "
+                    "cap that binds whenever the cache has room for more")
+    else:
+        evidence = f"no seat cap: {ran}"
+    return verdicts.judge(text, capped and not seats, evidence, partly=capped, rule=rule)
 
 
 def queue_claim(capped, waited) -> Claim:
@@ -194,7 +275,7 @@ def claims(sweep: pd.DataFrame, chunked: pd.DataFrame, seqs: pd.DataFrame, tiny,
     {"capped": row with max_num_queued_reqs, "waited": the same engine without the cap}."""
     return [*concurrency_claims(sweep), seqs_claim(seqs), long_docs_claim(long_docs["small"], long_docs["default"]),
             *chunking_claims(chunked), *block_claims(tiny, flood_requests),
-            blocks_only_claim(tiny, admitted), queue_claim(queue["capped"], queue["waited"])]
+            blocks_only_claim(tiny, admitted, flood_requests), queue_claim(queue["capped"], queue["waited"])]
 
 
 # The answers the chapter's exercises check against, computed from this run's rows.

@@ -21,6 +21,7 @@ import pandas as pd
 
 from helpers import experiment, verdicts
 from helpers.config import ConfigError, EngineConfig
+from helpers.exercises import Question
 from helpers.engine import remote
 from helpers.engine.server import reset_prefix_cache
 from helpers.experiment import base_row, engine_for, turn_for
@@ -34,6 +35,7 @@ N1, N4, MANY = "n=1", "n=4", "4× requests"
 FIXED, CHURN, SHORT, OFF = "fixed prefix", "churning prefixes", "prefix under one block", "caching off"
 CLOSE = 0.20  # "costs about like": within ±20 % (or the run-to-run noise, if larger)
 NO_HITS = 0.05  # a hit rate at or below this counts as "saves nothing"
+FULL_CACHE_PCT = 95.0  # peak KV usage at or above this counts as "the cache filled"
 
 
 ORIGINAL, LATE, EARLY, AGAIN = "original", "changed late", "changed early", "original again"
@@ -110,12 +112,39 @@ def share_saved(row) -> float:
 
 def break_even_tokens(eager, compiled) -> float:
     """Output tokens after which a compiled engine has caught up with an eager one: the extra
-    start time divided by the time it saves per token. inf when it saves none."""
+    start time divided by the time it saves per token. 0 when it started no later (it was never
+    behind: the formula's negative count is a crossing before either engine started); inf when it
+    started later and saves nothing."""
     extra_start = compiled["start_seconds"] - eager["start_seconds"]
     saved_per_token = 1 / eager["output_throughput"] - 1 / compiled["output_throughput"]
     if extra_start <= 0:
         return 0.0
     return extra_start / saved_per_token if saved_per_token > 0 else math.inf
+
+
+NEVER_BEHIND = ("you applied the formula although the compiled engine started first: it was never behind, so it "
+                "has caught up from the first token (0)")
+THROUGHPUTS = "you subtracted the throughputs, not the times per token (1 / throughput)"
+
+
+def break_even_mistakes(eager, compiled) -> dict[str, float]:
+    """Exercise 3's known mistakes and what each gives (NaN where it does not apply here)."""
+    extra_start = compiled["start_seconds"] - eager["start_seconds"]
+    saved_per_token = 1 / eager["output_throughput"] - 1 / compiled["output_throughput"]
+    faster = compiled["output_throughput"] - eager["output_throughput"]
+    return {NEVER_BEHIND: extra_start / saved_per_token if extra_start < 0 and saved_per_token else math.nan,
+            THROUGHPUTS: extra_start / faster if extra_start > 0 and faster > 0 else math.nan}
+
+
+def q_break_even(eager: Callable[[], dict], compiled: Callable[[], dict]) -> Question:
+    """Exercise 3 (predict, then measure): the rows at one request in flight, read at check time."""
+    return Question(
+        "break-even output tokens at one in flight", lambda: break_even_tokens(eager(), compiled()), 0.02,
+        "Extra start time ÷ time saved per token; the time per token is 1 / output_throughput. An engine that "
+        "started first was never behind.",
+        "ch04_q3.py", unit="tokens",
+        known_wrong={why: (lambda why=why: break_even_mistakes(eager(), compiled())[why])
+                     for why in (NEVER_BEHIND, THROUGHPUTS)})
 
 
 def catch_up_lines(eager: dict, compiled: dict) -> pd.DataFrame:
@@ -195,17 +224,66 @@ def prefix_claims(prefix: pd.DataFrame) -> list[Claim]:
     ]
 
 
+STALE_RULE = ("held: with caching on, output throughput fell (or the run took longer) beyond noise; a smaller fall "
+              "with fewer running or more preempted: within noise here; else did not hold. The counts are evidence "
+              "only: they are sampled, and two runs of one engine can differ by one. Cannot be judged: the small "
+              "cache never filled")
+
+
 def stale_claim(stale: pd.DataFrame) -> Claim:
+    """The article: with churning templates, stale cached blocks only take space. Judged on what a
+    user would feel, the throughput (or the run's duration), caching on against off; the peak of
+    running requests and the preemptions are sampled counts, shown as evidence. The premise: the
+    small cache filled in at least one run, or nobody needed the space stale blocks might hold."""
+    text = "4.2 Stale cached blocks only take space"
     on, off = stale.loc["caching on"], stale.loc["caching off"]
-    slower = (on.output_throughput < off.output_throughput
-              and not verdicts.within_noise(off, on, "output_throughput"))
-    worse = on.peak_running < off.peak_running or on.preemptions > off.preemptions or slower
-    return verdicts.judge(
-        "4.2 Stale cached blocks only take space", worse,
-        f"{on.num_blocks:.0f}-block cache, churning prefixes: peak running {on.peak_running:.0f} vs "
-        f"{off.peak_running:.0f}, preemptions {on.preemptions:.0f} vs {off.preemptions:.0f}, "
-        f"{on.output_throughput:.0f} vs {off.output_throughput:.0f} tokens/s (caching on vs off)",
-        rule="held: with caching on, fewer ran at once, more were preempted, or throughput fell beyond noise")
+    g = lambda row, key: verdicts.number(row, key)
+    usage = [u for u in (g(on, "peak_kv_cache_usage_pct"), g(off, "peak_kv_cache_usage_pct")) if u is not None]
+    waited = any((g(r, "peak_waiting") or 0) > 0 for r in (on, off))
+    metric = "output_throughput" if g(on, "output_throughput") and g(off, "output_throughput") else "duration"
+    x, y = g(off, metric), g(on, metric)
+    if x is None or y is None:
+        return verdicts.untested(text, "cannot be judged here: a row has neither output throughput nor duration",
+                                 STALE_RULE)
+    counts = (f"peak running {g(on, 'peak_running') or 0:.0f} vs {g(off, 'peak_running') or 0:.0f}, preemptions "
+              f"{g(on, 'preemptions') or 0:.0f} vs {g(off, 'preemptions') or 0:.0f}, peak waiting "
+              f"{g(on, 'peak_waiting') or 0:.0f} vs {g(off, 'peak_waiting') or 0:.0f}")
+    size = f"{g(on, 'num_blocks') or 0:.0f}-block cache, churning prefixes"
+    if not waited and (not usage or max(usage) < FULL_CACHE_PCT):
+        return verdicts.untested(
+            text, f"cannot be judged here: the {size} never filled (peak KV usage "
+                  f"{max(usage) if usage else 0:.0f} %, nobody waited), so no request needed the space ({counts})",
+            STALE_RULE)
+    level = verdicts.noise([on, off], metric)
+    unit = "tokens/s" if metric == "output_throughput" else "s"
+    evidence = (f"{size}: {metric.replace('_', ' ')} {y:,.1f} vs {x:,.1f} {unit} (caching on vs off, noise "
+                f"±{100 * level:.0f} %); {counts}")
+    worse = (y < x) if metric == "output_throughput" else (y > x)
+    beyond = worse and not verdicts.within_noise(off, on, metric)
+    if beyond:
+        return verdicts.judge(text, True, evidence, rule=STALE_RULE)
+    lean = ((g(on, "peak_running") or 0) < (g(off, "peak_running") or 0)
+            or (g(on, "preemptions") or 0) > (g(off, "preemptions") or 0))
+    if lean and worse:
+        return verdicts.judge(text, False, evidence + ": a count leans the claim's way, but the throughput did not "
+                                                      "fall beyond noise", within_noise=True, rule=STALE_RULE)
+    return verdicts.judge(text, False, evidence, rule=STALE_RULE)
+
+
+def streaming_claim() -> Claim:
+    """The article's 4.3 advice on streaming and `skip_special_tokens`. Not measured: every load in
+    the guide is sent by vLLM's benchmark client, which always streams
+    (`async_request_openai_completions` in `vllm/benchmarks/lib/endpoint_request_func.py` sets
+    "stream": True), and `skip_special_tokens` is already True by default (`SamplingParams` in
+    `vllm/sampling_params.py`, and the OpenAI request models), so no row here ran without either."""
+    return verdicts.untested(
+        "4.3 Streaming and skip_special_tokens (the article's output advice)",
+        "cannot be judged here, because no row runs without them: vLLM's benchmark client, which sends every load "
+        "in this guide, always streams (async_request_openai_completions sets stream=True), and "
+        "skip_special_tokens is True by default (SamplingParams, CompletionRequest); a comparison would need a "
+        "load the harness cannot send",
+        rule="would be judged on one load sent with and without streaming, and with skip_special_tokens on and off, "
+             "on the same engine")
 
 
 def compile_claims(compiled: pd.DataFrame, device: str = "cpu") -> list[Claim]:
@@ -243,7 +321,7 @@ def claims(samples, beam, prefix, stale, compiled, logging, device: str = "cpu",
     changed = [one_token_claim(one_token["hits"], block)] if one_token else []
     evicted = [eviction_claim(eviction[0]["hits"], eviction[1], block)] if eviction else []
     return [*sample_claims(samples), beam_claim(beam), *prefix_claims(prefix), *changed, stale_claim(stale), *evicted,
-            *compile_claims(compiled, device), logging_claim(logging)]
+            *compile_claims(compiled, device), logging_claim(logging), streaming_claim()]
 
 
 # -- the control panel's run function (widgets.Panel calls it with the controls' values) ------------

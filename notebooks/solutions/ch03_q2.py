@@ -1,6 +1,6 @@
-# Exercise 2 (chapter 3): how many requests run at once in the shrunken cache?
-# A request is admitted when its prompt's blocks can be allocated; it gets later blocks as it
-# writes. So the peak is the usable blocks divided by the blocks one prompt needs (at most the
+# Exercise 2 (chapter 3): how many of the flood does the scheduler admit at once in the shrunken cache?
+# A request is admitted when its whole prompt's blocks can be allocated; it gets later blocks as it
+# writes. So the count is the usable blocks divided by the blocks one prompt needs (at most the
 # number of requests sent). The block the pool keeps back does not count.
 import math
 

@@ -26,3 +26,18 @@ def test_where_the_time_goes_can_say_either():
     assert ch0.where_the_time_goes({"mean_ttft_ms": 700.0, "mean_tpot_ms": 10.0}, load) == ch0.FIRST_TOKEN  # 700 > 640
     assert ch0.where_the_time_goes({"mean_ttft_ms": 600.0, "mean_tpot_ms": 10.0}, load) == ch0.THE_REST
     assert "64 × 10.0 ms = 640 ms" in ch0.time_split({"mean_ttft_ms": 600.0, "mean_tpot_ms": 10.0}, load)
+
+
+def test_goodput_exercise_cannot_be_checked_on_a_row_without_per_request_data(capsys):
+    """A stored or imported row may keep no `runs`: the expectation is None, and the check says so."""
+    from helpers.chapters import ch0
+    runs = [{"duration": 10.0, "request_ttft_ms": [500, 1500, 800], "request_tpot_ms": [40, 30, 60]},
+            {"duration": 5.0, "request_ttft_ms": [500], "request_tpot_ms": [40]}]
+    assert ch0.first_repeat_goodput({"runs": runs}, 1000, 50) == 0.1  # the first repeat only
+    for row in ({}, {"runs": None}, {"runs": []}, {"runs": [{"duration": 10.0}]}):
+        assert ch0.first_repeat_goodput(row, 1000, 50) is None
+    q = Question("goodput", lambda: ch0.first_repeat_goodput({}, 1000, 50), 0.01, "", "ch00_q3.py")
+    assert not q.check(0.1) and "cannot be checked here" in capsys.readouterr().out
+    right = Question("goodput", lambda: ch0.first_repeat_goodput({"runs": runs}, 1000, 50), 0.01, "", "ch00_q3.py")
+    env = run_solution("ch00_q3.py", {"first": {"runs": runs}})
+    assert right.check(env["strict_goodput"]) and not right.check(0.3)  # 0.3: every request counted

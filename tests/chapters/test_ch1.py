@@ -5,6 +5,7 @@ import pytest
 from helpers import verdicts
 from helpers.chapters import ch1
 from helpers.exercises import Question
+from helpers.load import Load
 from tests.solutions import run_solution
 
 
@@ -18,7 +19,12 @@ def row(**kw):
 def test_stock_vs_tuned():
     assert ch1.stock_vs_tuned(row(), row(p99_itl_ms=400.0, output_throughput=130.0)).verdict == verdicts.HELD
     assert ch1.stock_vs_tuned(row(), row(p99_itl_ms=700.0, output_throughput=103.0)).verdict == verdicts.PARTLY
-    assert ch1.stock_vs_tuned(row(), row(p99_itl_ms=970.0, p99_ttft_ms=2950.0, output_throughput=99.0)).verdict == verdicts.NOISE
+    # no change at all: the article's ×2 lies outside a ±10 % band, so this run would have seen it
+    flat = ch1.stock_vs_tuned(row(), row(p99_itl_ms=970.0, p99_ttft_ms=2950.0, output_throughput=99.0))
+    assert flat.verdict == verdicts.NOT_HELD and "would have seen it" in flat.evidence
+    # ...but with a spread wider than ×2 itself, the run cannot tell
+    wide = dict(repeats=3, p99_itl_ms_min=500.0, p99_itl_ms_max=1200.0)
+    assert ch1.stock_vs_tuned(row(**wide), row(p99_itl_ms=970.0, output_throughput=99.0, **wide)).verdict == verdicts.NOISE
     claim = ch1.stock_vs_tuned(row(), row(p99_itl_ms=1500.0, p99_ttft_ms=4000.0))
     assert claim.verdict == verdicts.NOT_HELD and claim.rule
     # each half in its own direction: lost throughput, or a better TTFT beside a worse ITL, is not "held"
@@ -66,18 +72,70 @@ def test_chapter1_solutions():
     assert Question("k", lambda: fraction_for(ref, 50_000), 0.03, "", "ch01_q3.py").check(env["fit_fraction"])
 
 
-@pytest.mark.parametrize("stock_itl, tuned_itl, verdict", [(120.0, 118.0, verdicts.NOISE), (900.0, 300.0, verdicts.HELD),
-                                                             (300.0, 900.0, verdicts.NOT_HELD)])
-def test_chapter1_predict_then_measure_solution(stock_itl, tuned_itl, verdict):
+WIDE = {"repeats": 3, "p99_itl_ms_min": 80.0, "p99_itl_ms_max": 160.0}  # a spread of 67 %
+
+
+@pytest.mark.parametrize("stock_itl, tuned_itl, verdict, spread", [
+    (120.0, 118.0, verdicts.NOT_HELD, {}),  # no change, and ×1.3 lies outside ±10 %: did not hold
+    (120.0, 118.0, verdicts.NOISE, WIDE),   # no change, but ×1.3 hides inside this spread
+    (900.0, 300.0, verdicts.HELD, {}), (300.0, 900.0, verdicts.NOT_HELD, {})])
+def test_chapter1_predict_then_measure_solution(stock_itl, tuned_itl, verdict, spread):
     """ch01_q2.py measures (it calls H.measure); here `measure` hands back recorded rows instead."""
     import types
 
     from helpers.exercises import Choice
-    rows = {"stock": {"p99_itl_ms": stock_itl, "repeats": 1}, "tuned": {"p99_itl_ms": tuned_itl, "repeats": 1}}
+    rows = {"stock": {"p99_itl_ms": stock_itl, "repeats": 1, **spread},
+            "tuned": {"p99_itl_ms": tuned_itl, "repeats": 1, **spread}}
     H = types.SimpleNamespace(measure=lambda config, load, tag="": rows[config], verdicts=verdicts)
     env = run_solution("ch01_q2.py", {"H": H, "configs": {"stock": "stock", "tuned": "tuned"}, "short_only": None})
     want = verdicts.judge_change("tuned is better", rows["stock"], rows["tuned"], "p99_itl_ms", better="lower",
                                held_at=1.3).verdict
     assert want == verdict
-    assert Choice("q2", [verdicts.HELD, verdicts.NOISE, verdicts.NOT_HELD, verdicts.PARTLY], lambda: want, "",
-                  "ch01_q2.py").check(env["verdict"])
+    q = Choice("q2", [verdicts.HELD, verdicts.NOISE, verdicts.NOT_HELD, verdicts.PARTLY], lambda: want, "", "ch01_q2.py")
+    assert q.check(env["verdict"])
+    assert not q.check(verdicts.PARTLY)  # a known-wrong answer: none of these rows is "held partly"
+
+
+REF = pd.Series({"kv_cache_gib": 2.0, "kv_cache_tokens": 100_000, "node_memory_gib": 20.0, "non_kv_gib": 3.0,
+                 "block_size": 128})
+CHAIN_LOAD = Load(num_prompts=16, input_len=256, output_len=128, max_concurrency=16)
+
+
+def test_exercise3_solution_passes_and_a_known_wrong_answer_does_not(capsys):
+    design = ch1.chain_design(REF, CHAIN_LOAD, 2048)
+    q = ch1.q_fits_at(lambda: design, lambda: REF)
+    env = run_solution("ch01_q3.py", {"ref": REF, "need_tokens": design.need_tokens})
+    assert q.check(env["fit_fraction"])
+    forgot = design.need_tokens * 2.0 / 100_000 / 20.0  # the KV share alone, without the weights
+    assert not q.check(forgot) and "left out the memory that is not KV" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("ref", [
+    pd.Series({"kv_cache_gib": 2.0, "kv_cache_tokens": 100_000, "node_memory_gib": float("nan"),
+               "non_kv_gib": float("nan"), "block_size": 16}),            # a GPU's report: no node memory
+    pd.Series({"kv_cache_gib": float("nan"), "kv_cache_tokens": 100_000, "node_memory_gib": 20.0,
+               "non_kv_gib": 3.0, "block_size": 128}),                    # an imported row without the KV GiB
+    {"kv_cache_tokens": 100_000}])                                         # no memory figures, no block size
+def test_exercise3_cannot_be_checked_where_the_report_lacks_the_memory_figures(ref, capsys):
+    design = ch1.chain_design(ref, CHAIN_LOAD, 2048, fixed=(0.5, 0.9))
+    assert design.fits_at is None and design.fractions == [0.5, 0.9]
+    q = ch1.q_fits_at(lambda: design, lambda: ref)
+    assert q.check(0.4) is False and "cannot be checked here" in capsys.readouterr().out
+
+
+def test_exercise3_confirming_run_is_judged():
+    fit = {"peak_running": 16.0, "peak_waiting": 3.0, "preemptions": 0.0, "peak_kv_cache_usage_pct": 97.0}
+    held = ch1.fit_claim(fit, CHAIN_LOAD)
+    assert held.verdict == verdicts.HELD and held.rule  # waiting for the token budget does not count against it
+    assert ch1.fit_claim({**fit, "peak_running": 11.0}, CHAIN_LOAD).verdict == verdicts.NOT_HELD
+    assert ch1.fit_claim({**fit, "preemptions": 2.0}, CHAIN_LOAD).verdict == verdicts.NOT_HELD
+    assert ch1.fit_claim({"peak_running": float("nan")}, CHAIN_LOAD).verdict == verdicts.UNTESTED
+
+
+def test_stock_dtype_beside_vllm_serves():
+    """vLLM's `_resolve_auto_dtype` keeps a bf16 model in bf16 on every x86 CPU, and turns float32 into bf16."""
+    assert ch1.serve_dtype("bfloat16") == ch1.serve_dtype("float32") == "bfloat16"
+    assert ch1.serve_dtype("float16") == "float16" and ch1.serve_dtype("bfloat16", "cuda") is None
+    assert "as `vllm serve` would" in ch1.dtype_note("bfloat16", "bfloat16")
+    note = ch1.dtype_note("float32", "bfloat16")
+    assert "`vllm serve` would run in bfloat16" in note and "chapter 0" in note

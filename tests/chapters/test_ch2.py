@@ -42,8 +42,19 @@ def test_plan_from_the_block_size():
     assert g["override"] == 257 and g["input_len"] + g["output_len"] == 25 * 16 and g["fit_at_once"] == 10
 
 
+PORT_LINE = "OSError: [Errno 98] Address already in use"
+
+
+# The KV-allocation check with a positive share: the budget has room, the node's free memory does not.
+KV_FREE_LINE = LOW_LINE.replace("(-0.55/0.55 GiB)", "(3.10/4.20 GiB)")
+
+
 @pytest.mark.parametrize("line, kind", [(HIGH_LINE, "free memory"), (LOW_LINE, "no room for KV"),
                                         ("ValueError: No available memory for the cache blocks.", "no room for KV"),
+                                        (KV_FREE_LINE, "free memory"),
+                                        ("ValueError: Free memory on device cuda:0 (10.1/79.2 GiB) on startup is less "
+                                         "than desired GPU memory utilization (0.99, 78.4 GiB).", "free memory"),
+                                        (PORT_LINE, "other"),
                                         ("RuntimeError: something else", "other"), (None, None)])
 def test_failure_kind(line, kind):
     assert ch2.failure_kind(line) == kind
@@ -57,10 +68,18 @@ def test_fraction_held_and_flat():
 
 def test_failures():
     assert ch2.start_failure_high({"fraction": 0.95, "line": HIGH_LINE}).verdict == verdicts.HELD
+    assert ch2.start_failure_high({"fraction": 0.95, "line": KV_FREE_LINE}).verdict == verdicts.HELD
     assert ch2.start_failure_high({"fraction": 0.95, "line": None}).verdict == verdicts.NOT_HELD
     assert ch2.start_failure_low({"fraction": 0.02, "line": LOW_LINE}).verdict == verdicts.HELD
     assert ch2.start_failure_low({"fraction": 0.02, "line": HIGH_LINE}).verdict == verdicts.PARTLY
     assert ch2.start_failure_low({"fraction": 0.02, "line": None}).verdict == verdicts.NOT_HELD
+
+
+@pytest.mark.parametrize("line", [PORT_LINE, LOW_LINE, "RuntimeError: something else"])
+def test_too_high_refused_by_no_free_memory_check_cannot_be_judged(line):
+    """A port in use (or any refusal but the free-memory one) says nothing about the fraction."""
+    c = ch2.start_failure_high({"fraction": 0.95, "line": line})
+    assert c.verdict == verdicts.UNTESTED and line in c.evidence and "free-memory check" in c.rule
 
 
 def test_reported_concurrency():
@@ -133,9 +152,26 @@ def fixed_env():
 
 def test_q1_peak_running(fixed_env, capsys):
     env = run_solution("ch02_q1.py", {"plan": fixed_env["plan"], "block": fixed_env["block"]})
-    q = ch2.q_peak_running(lambda: fixed_env["short"])
+    q = ch2.q_peak_running(lambda: fixed_env["short"], fixed_env["plan"], fixed_env["block"])
     assert q.check(env["answer_running"])
     assert not q.check(2.06) and "reported maximum concurrency" in capsys.readouterr().out
+    q.hint()
+    assert "fits in the room left in the prompt's last block" in capsys.readouterr().out
+
+
+def test_q1_at_a_gpus_block_size_the_hint_counts_the_answers_blocks(capsys):
+    """With 16-token blocks each answer needs blocks beyond its prompt's: the hint says so, and the
+    solution counts the prompt's blocks, which is what admission counts."""
+    plan = ch2.fixed_cache_plan(16, 4096, 16, 64)
+    assert ch2.answer_blocks(plan, 16) == 4
+    short = {"peak_running": 12.0, "max_concurrency": 2.01, "repeats": 1}  # 256 usable blocks // 21 per prompt
+    env = run_solution("ch02_q1.py", {"plan": plan, "block": 16})
+    q = ch2.q_peak_running(lambda: short, plan, 16)
+    assert env["answer_running"] == 12 and q.check(env["answer_running"])
+    assert not q.check(2.01)
+    q.hint()
+    out = capsys.readouterr().out
+    assert "needs 4 more block(s)" in out and "last block" not in out
 
 
 def test_q2_same_or_half(fixed_env):
@@ -158,7 +194,22 @@ def test_q3_kv_tokens_at_another_fraction(capsys):
 def test_q4_which_check():
     too_low = {"fraction": 0.024, "line": EXERCISE_LOW_LINE}
     env = run_solution("ch02_q4.py", {"too_low": too_low, "ref": REF})
-    assert ch2.q_which_check(lambda: too_low).check(env["answer"])
+    q = ch2.q_which_check(lambda: too_low)
+    assert q.check(env["answer"])
+    assert not q.check("free memory on the node") and not q.check("it started")
+
+
+def test_q4_can_be_passed_when_the_too_low_engine_starts():
+    too_low = {"fraction": 0.024, "line": None}
+    env = run_solution("ch02_q4.py", {"too_low": too_low, "ref": REF})
+    q = ch2.q_which_check(lambda: too_low)
+    assert env["answer"] == "it started" and q.check(env["answer"])
+    assert not q.check("no room for KV")
+
+
+def test_q4_a_refusal_by_no_memory_check_cannot_be_checked(capsys):
+    q = ch2.q_which_check(lambda: {"fraction": 0.024, "line": PORT_LINE})
+    assert not q.check("no room for KV") and "cannot be checked here" in capsys.readouterr().out
 
 
 def test_q4_the_free_memory_answer_can_pass():

@@ -51,8 +51,8 @@ def test_prefix_claims_from_hits_and_ttft():
     assert churn.verdict == HELD and short.verdict == HELD
     prefix.loc[ch4.FIXED, "median_ttft_ms"] = 3000  # most tokens shared, but the first token barely sooner
     assert ch4.prefix_claims(prefix)[0].verdict == PARTLY
-    prefix.loc[ch4.FIXED, "median_ttft_ms"] = 3400
-    assert ch4.prefix_claims(prefix)[0].verdict == NOISE
+    prefix.loc[ch4.FIXED, "median_ttft_ms"] = 3400  # no change, where the claimed ×1.43 would have stood out
+    assert ch4.prefix_claims(prefix)[0].verdict == NOT_HELD
     prefix.loc[ch4.FIXED, "median_ttft_ms"] = 4500  # caching on, yet the first token came later
     assert ch4.prefix_claims(prefix)[0].verdict == NOT_HELD
     prefix.loc[ch4.SHORT, "prefix_cache_hits"] = 64
@@ -71,11 +71,43 @@ def test_one_changed_token_loses_only_the_blocks_from_the_change_on():
     assert ch4.one_token_claim({ch4.ORIGINAL: 0, ch4.LATE: 0, ch4.EARLY: 0, ch4.AGAIN: 768}, 128).verdict == HELD
 
 
-def test_stale_blocks_verdict_follows_the_counters():
-    same = _frame({"caching on": _row(peak_running=2), "caching off": _row(peak_running=2)})
-    assert ch4.stale_claim(same).verdict == NOT_HELD
-    worse = _frame({"caching on": _row(peak_running=1), "caching off": _row(peak_running=2)})
-    assert ch4.stale_claim(worse).verdict == HELD
+def _stale(on: dict, off: dict) -> pd.DataFrame:
+    full = {"peak_kv_cache_usage_pct": 100.0, "peak_waiting": 2, "peak_running": 2}
+    return _frame({"caching on": _row(**{**full, **on}), "caching off": _row(**{**full, **off})})
+
+
+def test_stale_blocks_held_only_when_throughput_falls_beyond_noise():
+    held = ch4.stale_claim(_stale({"output_throughput": 70, "peak_running": 1, "preemptions": 2}, {}))
+    assert held.verdict == HELD and "70.0 vs 100.0 tokens/s" in held.evidence and "preemptions 2 vs 0" in held.evidence
+    same = ch4.stale_claim(_stale({}, {}))
+    assert same.verdict == NOT_HELD and same.rule
+    faster = ch4.stale_claim(_stale({"output_throughput": 130}, {}))
+    assert faster.verdict == NOT_HELD
+
+
+def test_a_one_sample_difference_in_the_counts_no_longer_holds():
+    """The old rule held on peak running 1 vs 2 or one preemption more: now the throughput decides."""
+    fewer = ch4.stale_claim(_stale({"peak_running": 1, "output_throughput": 97}, {}))
+    assert fewer.verdict == NOISE and "leans the claim's way" in fewer.evidence
+    preempted = ch4.stale_claim(_stale({"preemptions": 1, "output_throughput": 103}, {}))
+    assert preempted.verdict == NOT_HELD  # a count leans, but caching on was not slower at all
+
+
+def test_stale_blocks_cannot_be_judged_when_the_cache_never_filled():
+    roomy = {"peak_kv_cache_usage_pct": 40.0, "peak_waiting": 0}
+    claim = ch4.stale_claim(_stale({**roomy, "output_throughput": 70}, roomy))
+    assert claim.verdict == UNTESTED and claim.evidence.startswith("cannot be judged here")
+    blank = _stale({}, {})
+    blank["output_throughput"] = float("nan")
+    assert ch4.stale_claim(blank).verdict == UNTESTED  # no throughput and no duration
+    blank["duration"] = [30.0, 20.0]  # caching on took longer: judged on the duration instead
+    assert ch4.stale_claim(blank).verdict == HELD
+
+
+def test_streaming_advice_cannot_be_judged_here():
+    claim = ch4.streaming_claim()
+    assert claim.verdict == UNTESTED and claim.evidence.startswith("cannot be judged here, because")
+    assert "stream=True" in claim.evidence and "skip_special_tokens" in claim.text and claim.rule
 
 
 def test_compile_break_even_and_claims():
@@ -118,9 +150,26 @@ def test_chapter4_solutions():
     assert Question("q2", lambda: ch4.share_saved(measured), 0.05, "", "ch04_q2.py").check(env["answer"])
     eager_rows = {1: {"start_seconds": 26.6, "output_throughput": 26.2}}
     compiled_rows = {1: {"start_seconds": 75.7, "output_throughput": 33.2}}
+    q3 = ch4.q_break_even(lambda: eager_rows[1], lambda: compiled_rows[1])
     env = run_solution("ch04_q3.py", {"eager_rows": eager_rows, "compiled_rows": compiled_rows})
-    want = ch4.break_even_tokens(eager_rows[1], compiled_rows[1])
-    assert Question("q3", lambda: want, 0.02, "", "ch04_q3.py").check(env["answer3"])
+    assert q3.check(env["answer3"])
+    assert not q3.check(49.1 / 7.0)  # the throughputs subtracted
+    assert not q3.check(2 * env["answer3"])
     compiled_rows[1]["output_throughput"] = 20.0  # slower: it never catches up
     env = run_solution("ch04_q3.py", {"eager_rows": eager_rows, "compiled_rows": compiled_rows})
-    assert math.isinf(env["answer3"]) and Question("q3", lambda: math.inf, 0.02, "", "ch04_q3.py").check(env["answer3"])
+    assert math.isinf(env["answer3"]) and q3.check(env["answer3"])
+
+
+def test_q3_a_compiled_engine_that_started_first_was_never_behind(capsys):
+    """The check said 0 where the solution's formula gave a negative count: both say 0 now."""
+    eager_rows = {1: {"start_seconds": 40.0, "output_throughput": 26.2}}
+    compiled_rows = {1: {"start_seconds": 30.0, "output_throughput": 33.2}}  # a cached compile: it started first
+    q3 = ch4.q_break_even(lambda: eager_rows[1], lambda: compiled_rows[1])
+    env = run_solution("ch04_q3.py", {"eager_rows": eager_rows, "compiled_rows": compiled_rows})
+    assert env["answer3"] == 0 == ch4.break_even_tokens(eager_rows[1], compiled_rows[1]) and q3.check(env["answer3"])
+    formula = (30.0 - 40.0) / (1 / 26.2 - 1 / 33.2)
+    assert formula < 0 and not q3.check(formula)
+    assert ch4.NEVER_BEHIND in capsys.readouterr().out
+    compiled_rows[1]["output_throughput"] = 20.0  # first, but slower: the eager one overtakes it later
+    env = run_solution("ch04_q3.py", {"eager_rows": eager_rows, "compiled_rows": compiled_rows})
+    assert env["answer3"] == 0 and q3.check(0) and not q3.check((30.0 - 40.0) / (1 / 26.2 - 1 / 20.0))

@@ -90,7 +90,7 @@ def test_a_verdict_on_imported_rows_is_computed_where_the_figure_exists_and_not_
     assert gap.verdict == verdicts.UNTESTED and gap.evidence.startswith("not in this file (guidellm_benchmarks.json)")
     # A rule on imported rows can still say "did not hold": the same row cannot be twice as fast as itself.
     assert verdicts.judge_change("twice the throughput", bench, bench, "output_throughput", "higher", 2.0).verdict \
-        == verdicts.NOISE
+        == verdicts.NOT_HELD
     slower = {**bench, "output_throughput": bench["output_throughput"] / 2}
     assert verdicts.judge_change("faster", bench, slower, "output_throughput", "higher", 1.2).verdict == verdicts.NOT_HELD
 

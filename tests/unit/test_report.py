@@ -26,7 +26,7 @@ def test_noise_falls_back_to_the_default_with_one_repeat():
     (row(1000), row(400), verdicts.HELD),                        # 2.5x lower, claim asks 2x
     (row(1000), row(700), verdicts.PARTLY),                      # the right way, beyond 10 % noise, short of 2x
     (row(1000), row(1300), verdicts.NOT_HELD),                   # the wrong way, beyond noise
-    (row(1000), row(950), verdicts.NOISE),                       # 5 %: within the default 10 %
+    (row(1000), row(950), verdicts.NOT_HELD),                    # 5 %: within the default 10 %, but ×2 is not
     (row(1000, 700, 1400), row(700, 650, 760), verdicts.NOISE),  # 30 % better, but the spread was 70 %
     (row(1000, 980, 1020), row(920, 915, 925), verdicts.PARTLY), # 8 % better, spread 4 %: real
 ])
@@ -34,6 +34,28 @@ def test_judge_change_lower_is_better(before, after, verdict):
     claim = verdicts.judge_change("worst gap shrinks", before, after, "p99_itl_ms", better="lower", held_at=2.0)
     assert claim.verdict == verdict, claim
     assert "noise ±" in claim.evidence
+
+
+def test_a_null_result_against_a_claim_far_outside_the_noise_did_not_hold():
+    """×3 claimed, ×1.0 measured: the run would have seen ×3, so it is not "within noise"."""
+    a, b = row(100, metric="output_throughput"), row(100, metric="output_throughput")
+    claim = verdicts.judge_change("three times the tokens", a, b, "output_throughput", "higher", 3.0)
+    assert claim.verdict == verdicts.NOT_HELD and "claimed ×3 lies outside" in claim.evidence
+    assert "did not hold" in claim.rule
+    slower = verdicts.judge_change("a third of the gap", row(300), row(300), "p99_itl_ms", "lower", 3.0)
+    assert slower.verdict == verdicts.NOT_HELD
+
+
+def test_a_null_result_against_a_claim_inside_the_noise_is_still_noise():
+    """×1.05 claimed, ×1.0 measured, noise ±10 %: this run could not tell the two apart."""
+    a, b = row(100, metric="output_throughput"), row(100, metric="output_throughput")
+    claim = verdicts.judge_change("a little more", a, b, "output_throughput", "higher", 1.05)
+    assert verdicts.noise([a, b], "output_throughput") == verdicts.DEFAULT_NOISE
+    assert claim.verdict == verdicts.NOISE and "outside" not in claim.evidence
+    # a claim "at all" (×1.0) is never outside the band, and a wide measured spread takes in a large claim
+    assert verdicts.judge_change("more", a, b, "output_throughput", "higher", 1.0).verdict == verdicts.NOISE
+    wide = verdicts.judge_change("half the gap", row(1000, 600, 1500), row(1000, 600, 1500), "p99_itl_ms", "lower", 2.0)
+    assert wide.verdict == verdicts.NOISE
 
 
 def test_judge_change_higher_is_better():
