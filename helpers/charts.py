@@ -152,8 +152,8 @@ def sweep(df: pd.DataFrame, x: str, y: str, color: str = COLOR, chart_title: str
 
 def roofline(lines: pd.DataFrame, chart_title: str = "") -> alt.Chart:
     """Measured TPOT against requests in flight with the bandwidth floor and the compute floor of
-    the same batch (`claims.ch7.sweep_frame`): where the measured line runs above both, the
-    gap is neither bytes nor arithmetic."""
+    the same batch (`helpers.chapters.ch7.sweep_frame`): where the measured line runs above both,
+    the time above the floor is the work every step does, slower reads and small-batch arithmetic."""
     names = ["measured mean TPOT", "bandwidth floor", "compute floor"]
     dash = alt.StrokeDash("line:N", title=None, scale=alt.Scale(domain=names, range=[[1, 0], [6, 3], [2, 2]]))
     color = alt.Color("line:N", title=None, scale=alt.Scale(domain=names, range=["#e45756", "#4c78a8", "#f58518"]))

@@ -6,7 +6,7 @@ Bandwidth is measured by two methods that share no code, numpy (one Python threa
 numpy releases the GIL in its loops) and torch (OpenMP threads), each with three kernels: read
 (a sum), copy and triad. Bytes are counted as STREAM counts them: what the kernel reads and
 writes, not the write-allocate read that a cached store adds (glibc's memcpy, under numpy's copy
-of arrays this large, uses non-temporal stores that skip it, and nothing here tells which kernel
+of arrays this large, may use non-temporal stores that skip it, and nothing here tells which kernel
 did). So each figure, and the roof, the best of all six, is a lower bound of the rate the memory
 can move: the floor it gives may be a little high, never low. Arrays are at least 8× the L3 of
 the CPUs this process may use, summed over its instances (`hardware.total_l3_mib`), so the

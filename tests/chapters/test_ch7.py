@@ -94,12 +94,14 @@ def test_chapter7_solutions_pass_their_checks_in_both_layouts(layout, monkeypatc
     assert q3.check(env["answer3"]) and not q3.check(ch7.ALL)
 
 
-def test_the_int8_sentence_has_three_cases():
+def test_the_int8_sentence_has_four_cases():
     base = _row(50.0, 40.0, bytes_per_step_mb=500.0)
     kept = ch7.bytes_sentence(base, _row(28.0, 20.0, bytes_per_step_mb=250.0), "AVX512")
     grew = ch7.bytes_sentence(base, _row(45.0, 20.0, bytes_per_step_mb=250.0), "AVX512")
     slower = ch7.bytes_sentence(base, _row(60.0, 20.0, bytes_per_step_mb=250.0), "AVX2")
+    shrank = ch7.bytes_sentence(base, _row(22.0, 20.0, bytes_per_step_mb=250.0), "AVX512")
     assert "turned into time saved" in kept and "less than the bytes" in grew and "not faster" in slower
+    assert "shrank too" in shrank
 
 
 def test_the_graph_claim_is_judged_on_a_gpu_and_can_fail():

@@ -116,12 +116,3 @@ def test_with_floor_uses_the_machines_roof_and_the_workers_and_stores_the_run_on
     assert sum(1 for _ in open(store.path)) == 2
     assert all(v is None for k, v in experiment.with_floor(_row(engine_location="remote"), store).items()
                if k in roofline.COLUMNS)
-
-
-def test_a_disturbed_all_core_probe_never_sets_a_lower_roof_than_one_core(monkeypatch, tmp_path):
-    from helpers import experiment
-    from helpers.results import ResultStore
-    roofs = {2: {"bandwidth_gbs": 10.0, "threads": 2}, 1: {"bandwidth_gbs": 12.0, "threads": 1}}
-    monkeypatch.setattr(experiment, "roof", lambda threads=None, store=None, **kw: roofs[threads or 2])
-    out = experiment.with_floor(_row(key="k", run_id="r", worker_cores=1), ResultStore(tmp_path))
-    assert out["roof_bandwidth_gbs"] == 12.0 and out["mbu"] == out["worker_mbu"]
