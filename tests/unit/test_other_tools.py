@@ -364,3 +364,19 @@ def test_a_guidellm_report_without_a_version_is_called_older(tmp_path):
     (tmp_path / "old.json").write_text(json.dumps(blob))
     with pytest.raises(ImportFileError, match="before 0.5"):
         other_tools.from_file(tmp_path / "old.json")
+
+
+def test_a_guidellm_0_7_report_reads_as_0_8s_and_names_its_version():
+    """A real GuideLLM 0.7.4 report (tests/data/imports/guidellm07_warmup.json: helpers.load.peers.guidellm with
+    GuideLLM 0.7.4 in a venv of its own, `warmup=2`, 8 requests of 96 → 16 tokens at 4 streams, against the
+    guide's default engine on an AMD EPYC Zen 4). 0.7 writes schema version 2 too: same fields, same rules."""
+    path = DATA / "guidellm07_warmup.json"
+    blob = json.loads(path.read_text())
+    b = blob["benchmarks"][0]
+    [row] = other_tools.from_file(path)
+    assert blob["metadata"]["version"] == 2 and row["import_tool_version"] == "0.7.4"
+    counted = b["metrics"]["request_totals"]["successful"]
+    assert row["completed"] == row["import_requests_kept"] == counted == 8 and len(b["requests"]["successful"]) == 10
+    assert row["total_output_tokens"] == 8 * 16 and row["output_throughput"] == pytest.approx(8 * 16 / b["duration"])
+    assert "warm-up before it (2 request(s))" in row["import_duration_covers"]
+    assert (row["load_input_len"], row["load_output_len"], row["load_max_concurrency"]) == (96, 16, 4)
