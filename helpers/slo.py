@@ -64,6 +64,10 @@ class SLO:
         """Requests per second that met both limits (median over the repeats)."""
         return goodput(row, self.ttft_ms, self.tpot_ms)
 
+    def first_repeat_goodput(self, row) -> float | None:
+        """Goodput in the row's first repeat, or None where the row keeps no per-request latencies."""
+        return first_repeat_goodput(row, self.ttft_ms, self.tpot_ms)
+
 
 def goodput(row: dict, max_ttft_ms: float, max_tpot_ms: float, prefix: str = "") -> float | None:
     """Requests per second whose TTFT and TPOT both stayed within the limits (median over the
@@ -125,3 +129,17 @@ def overloaded(row: dict, slo: SLO, factor: float = 4.0) -> bool:
     rates only queue more (the rows measured so far are kept)."""
     ttft = row.get("median_ttft_ms")
     return ttft is not None and ttft > factor * slo.ttft_ms
+
+
+def first_repeat_goodput(row, max_ttft_ms: float, max_tpot_ms: float) -> float | None:
+    """Goodput in the row's first repeat (chapter 0's exercise 3, chapter 6's exercise 2). None
+    where the row keeps no per-request latencies (a stored or imported row without `runs`), so
+    the check says it cannot check rather than failing."""
+    try:
+        runs = row["runs"]
+    except (KeyError, IndexError, TypeError):
+        return None
+    if not isinstance(runs, list) or not runs:
+        return None
+    return goodput({"runs": runs[:1]}, max_ttft_ms, max_tpot_ms)
+

@@ -9,9 +9,9 @@ and the chapter's verdicts come from the returned rows (each step's `effect`).
 
 A step is judged on two figures of the same requests: goodput (requests per second within the
 target) and the share of requests within it, which is what the target promises. On one load the
-two move together unless the run's length changes: goodput = share × requests ÷ duration. So a
-change can raise goodput only by finishing the load sooner while fewer of its requests keep the
-promise; that counts as hurt, not helped.
+two move together unless the run's length changes: goodput = share × requests ÷ duration. So
+goodput can rise while the share falls only when the load finishes sooner; such a change counts as
+hurt, not helped.
 """
 from __future__ import annotations
 
@@ -27,9 +27,14 @@ HELPED, NOTHING, HURT = "helped", "within noise", "hurt"
 # From a reference that met the target for no request, one lucky request is not a gain: "helped"
 # then needs at least this share of the requests, and at least this many, within the target.
 FROM_NONE_SHARE, FROM_NONE_COUNT = 0.25, 2
+# Requests within the target are counted: a change of one request (1 of 10 → 2 of 10, ×2 goodput) is one
+# request's luck, so a change in the count shorter than this is not counted; only a change of pace is.
+MIN_COUNT_CHANGE = 2
 RULE = ("helped: goodput at the target higher beyond noise, and the share of requests within the target not lower "
-        "beyond noise; hurt: either one lower beyond noise; from a reference that met the target for no request, "
-        f"helped needs at least {FROM_NONE_SHARE:.0%} of the requests (and {FROM_NONE_COUNT}) within it")
+        "beyond noise; hurt: either one lower beyond noise; a change of fewer than "
+        f"{MIN_COUNT_CHANGE} requests within the target counts as none (only the pace counts then); from a reference "
+        f"that met the target for no request, helped needs at least {FROM_NONE_SHARE:.0%} of the requests (and "
+        f"{FROM_NONE_COUNT}) within it")
 
 
 @dataclass(frozen=True)
@@ -98,8 +103,12 @@ def effect(before: dict, after: dict, slo: SLO) -> tuple[str, float]:
         return (HELPED if enough_from_none(after, slo) else NOTHING), float("inf")
     ratio = y / x
     share_x, share_y = statistics.median(sa), statistics.median(sb)
-    if share_x and share_y < share_x * (1 - noise):
+    count_x, count_y = (statistics.median(m for m, _ in met_runs(r, slo)) for r in (before, after))
+    counted = abs(count_y - count_x) >= MIN_COUNT_CHANGE
+    if counted and share_x and share_y < share_x * (1 - noise):
         return HURT, ratio  # a smaller share kept the promise, whatever the requests per second
-    if abs(ratio - 1) <= noise:
+    # a count that moved by less than MIN_COUNT_CHANGE: judge only the pace (goodput at the same count)
+    paced = ratio if counted or not count_y else ratio * count_x / count_y
+    if abs(paced - 1) <= noise:
         return NOTHING, ratio
-    return (HELPED if ratio > 1 else HURT), ratio
+    return (HELPED if paced > 1 else HURT), ratio

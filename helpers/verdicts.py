@@ -91,9 +91,10 @@ def judge_change(text: str, before, after, metric: str, better: str, held_at: fl
     ev = evidence or f"{metric}: {x:,.1f} → {y:,.1f}{(' ' + unit) if unit else ''} (×{gain:.2f} the claimed way)"
     level = noise([before, after], metric)
     ev += f"; noise ±{100 * level:.0f} %"
+    rule = rule + _OUTSIDE_CLAUSE.format(held_at) if rule and claim_outside_noise(better, held_at, level) else rule
     rule = rule or change_rule(better, held_at, level)
     if within_noise(before, after, metric):
-        if claim_outside_noise(better, held_at, level):
+        if claim_outside_noise(better, held_at, level) and gain * (1 + level) < held_at:
             return Claim(text, NOT_HELD, ev + f"; the claimed ×{held_at:g} lies outside that band, so this run "
                                               "would have seen it", rule)
         return Claim(text, NOISE, ev, rule)
@@ -106,7 +107,8 @@ def claim_outside_noise(better: str, held_at: float, level: float) -> bool:
     if not held_at or held_at <= 0:
         return False
     claimed = held_at if better == "higher" else 1 / held_at
-    return abs(claimed - 1) > level
+    # a margin, so a claimed ×1.1 against ±10 % noise counts as inside (1.1 - 1 > 0.1 in floats)
+    return abs(claimed - 1) > level + 1e-9
 
 
 def change_rule(better: str, held_at: float, level: float) -> str:
@@ -115,8 +117,11 @@ def change_rule(better: str, held_at: float, level: float) -> str:
     need = f"×{held_at:g} or more {way}" if held_at > 1 else f"{way} at all"
     rule = f"held: {need}; a change under ±{100 * level:.0f} % (run-to-run noise) counts as noise"
     if claim_outside_noise(better, held_at, level):
-        rule += f", or as did not hold, since ×{held_at:g} lies outside that band"
+        rule += _OUTSIDE_CLAUSE.format(held_at)
     return rule
+
+
+_OUTSIDE_CLAUSE = ", or as did not hold, since ×{:g} lies outside that band"
 
 
 def markdown(claims: list[Claim], title: str = "What we measured") -> str:

@@ -1,13 +1,13 @@
 """Chapter 0 · start here: the answer its "predict first" exercise is checked against.
 
 The other two exercises read one figure of the first row (its throughput) or recompute goodput
-(`helpers.slo.goodput`, in one repeat: `first_repeat_goodput`); this one compares the two parts of
+(`helpers.slo.goodput`, in one repeat: `helpers.slo.first_repeat_goodput`); this one compares the two parts of
 a request's time.
 """
 from __future__ import annotations
 
 from helpers.load import Load
-from helpers.slo import goodput
+from helpers.slo import first_repeat_goodput  # noqa: F401  (exercise 3's expectation)
 
 FIRST_TOKEN, THE_REST = "first token", "the rest"
 
@@ -22,16 +22,3 @@ def time_split(row: dict, load: Load) -> str:
     """The two figures `where_the_time_goes` compared, for the check's explanation."""
     rest = row["mean_tpot_ms"] * (load.output_len - 1)
     return f"mean TTFT {row['mean_ttft_ms']:.0f} ms vs {load.output_len - 1} × {row['mean_tpot_ms']:.1f} ms = {rest:.0f} ms"
-
-
-def first_repeat_goodput(row, max_ttft_ms: float, max_tpot_ms: float) -> float | None:
-    """Exercise 3's expectation: goodput in the row's first repeat. None where the row keeps no
-    per-request latencies (a stored or imported row without `runs`), so the check says it cannot
-    check rather than failing."""
-    try:
-        runs = row["runs"]
-    except (KeyError, IndexError, TypeError):
-        return None
-    if not isinstance(runs, list) or not runs:
-        return None
-    return goodput({"runs": runs[:1]}, max_ttft_ms, max_tpot_ms)

@@ -2,6 +2,7 @@
 sequences that fit → throughput)."""
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import Callable
 
@@ -68,7 +69,8 @@ class ChainDesign:
         if self.fits_at is None:
             return f"The engine's report lacks the memory figures, so a fixed range of fractions is tried: {self.fractions}."
         per_token = row["kv_cache_gib"] * 2**30 / row["kv_cache_tokens"]
-        return (f"At its peak the load holds {self.need_tokens:,} KV tokens. From the engine's report "
+        return (f"At its peak the load needs a cache of {self.need_tokens:,} KV tokens (its requests' blocks, plus "
+                f"the one block vLLM keeps back as its null block). From the engine's report "
                 f"({row['non_kv_gib']} GiB not KV cache, {per_token:,.0f} bytes a KV token, fractions of "
                 f"{row['node_memory_gib']} GiB) the cell computed the fraction at which it just fits (exercise 3 asks "
                 f"you for it) and tries {self.fractions}: about {' / '.join(f'{m:g}' for m in self.multiples)} times "
@@ -77,7 +79,9 @@ class ChainDesign:
 
 def chain_design(ref, load: Load, max_model_len: int, multiples=(0.5, 2), fixed=(0.3, 0.9)) -> ChainDesign:
     block = verdicts.number(ref, "block_size")
-    need = load.peak_kv_tokens(int(block)) if block else load.peak_kv_tokens(1)  # no block size: unrounded
+    # one block more than the requests hold: the block pool keeps one back as its null block
+    # (`BlockPool.__init__` in vllm/v1/core/block_pool.py), and the reported cache counts it
+    need = load.peak_kv_tokens(int(block)) + int(block) if block else load.peak_kv_tokens(1)  # no block size: unrounded
     fits_at = fraction_for(ref, need)
     if fits_at is None:
         return ChainDesign(list(fixed), need, None, tuple(multiples))
@@ -159,9 +163,18 @@ def q_fits_at(design: Callable[[], ChainDesign], ref: Callable[[], dict]) -> Que
         return None if d.fits_at is None else d.need_tokens * r["kv_cache_gib"] / r["kv_cache_tokens"] / r["node_memory_gib"]
 
     return Question("the fraction where the chain load fits", lambda: design().fits_at, 0.03,
-                    "fraction = (non-KV memory + need_tokens × bytes per token) / the memory the fraction applies to.",
+                    "fraction = (non-KV memory + need_tokens × bytes per token) / the memory the fraction applies to "
+                    "(need_tokens already counts the block vLLM keeps back).",
                     "ch01_q3.py", unit="of memory",
                     known_wrong={"you left out the memory that is not KV cache (weights, runtime)": forgot_non_kv})
+
+
+def confirming_fraction(answer: float, design: ChainDesign, tolerance: float = 0.03) -> float:
+    """The fraction exercise 3's confirming run uses: the larger of the learner's answer and the
+    computed one, raised by the check's tolerance and one point more (a second start can report a
+    slightly smaller cache), rounded up so rounding never takes the margin away."""
+    base = max(answer, design.fits_at or 0.0) * (1 + tolerance + 0.01)
+    return min(math.ceil(base * 1000) / 1000, 0.99)
 
 
 def fit_claim(fit, load: Load) -> verdicts.Claim:

@@ -51,15 +51,17 @@ class ShrunkenCache:
         return self.config.max_model_len // self.usable_blocks
 
 
-def shrunken_cache(base: EngineConfig, block: int, input_len: int = 49, output_len: int = 192) -> ShrunkenCache:
+def shrunken_cache(base: EngineConfig, block: int, room: int = 2, input_len: int = 49,
+                   output_len: int = 192) -> ShrunkenCache:
     """The prompt length is one token past a multiple of 16, so a prompt's last block has room left at
     either block size (15 tokens at 16, 79 at 128): the requests admitted first can decode a while
     without a new block, and the last ones to arrive still find the blocks the arithmetic counts.
     The usable blocks are rounded up so that the pool with its null block holds a whole number of
-    prompts: counting the null block then gives one request more than the right answer."""
+    prompts: counting the null block then gives one request more than the right answer. `room`: how
+    many finished requests the usable blocks hold (exercise 6 changes it)."""
     per_prompt = math.ceil(input_len / block)
-    room = math.ceil(2 * (input_len + output_len) / block)  # room for about two finished requests
-    usable = per_prompt * math.ceil((room + 1) / per_prompt) - 1
+    blocks = math.ceil(room * (input_len + output_len) / block)  # room for about `room` finished requests
+    usable = per_prompt * math.ceil((blocks + 1) / per_prompt) - 1
     admitted = usable // per_prompt
     flood = Load(num_prompts=2 * admitted, input_len=input_len, output_len=output_len, max_concurrency=2 * admitted)
     config = base.replace(max_model_len=usable * block, num_gpu_blocks_override=usable + 1)

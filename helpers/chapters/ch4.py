@@ -122,8 +122,8 @@ def break_even_tokens(eager, compiled) -> float:
     return extra_start / saved_per_token if saved_per_token > 0 else math.inf
 
 
-NEVER_BEHIND = ("you applied the formula although the compiled engine started first: it was never behind, so it "
-                "has caught up from the first token (0)")
+NEVER_BEHIND = ("you divided although the compiled engine's start was the shorter one: it was never behind, so "
+                "the break-even is the first token (0), not the negative number the formula gives")
 THROUGHPUTS = "you subtracted the throughputs, not the times per token (1 / throughput)"
 
 
@@ -141,7 +141,7 @@ def q_break_even(eager: Callable[[], dict], compiled: Callable[[], dict]) -> Que
     return Question(
         "break-even output tokens at one in flight", lambda: break_even_tokens(eager(), compiled()), 0.02,
         "Extra start time ÷ time saved per token; the time per token is 1 / output_throughput. An engine that "
-        "started first was never behind.",
+        "started faster (a shorter start) was never behind.",
         "ch04_q3.py", unit="tokens",
         known_wrong={why: (lambda why=why: break_even_mistakes(eager(), compiled())[why])
                      for why in (NEVER_BEHIND, THROUGHPUTS)})
@@ -224,10 +224,10 @@ def prefix_claims(prefix: pd.DataFrame) -> list[Claim]:
     ]
 
 
-STALE_RULE = ("held: with caching on, output throughput fell (or the run took longer) beyond noise; a smaller fall "
-              "with fewer running or more preempted: within noise here; else did not hold. The counts are evidence "
-              "only: they are sampled, and two runs of one engine can differ by one. Cannot be judged: the small "
-              "cache never filled")
+STALE_RULE = ("held: with caching on, output throughput fell (or the run took longer) beyond noise, and a count "
+              "shows the space taken (fewer running, or more preempted); the fall alone: held partly; a smaller fall "
+              "with such a count: within noise here; else did not hold. The counts are sampled, and two runs of one "
+              "engine can differ by one. Cannot be judged: the small cache never filled")
 
 
 def stale_claim(stale: pd.DataFrame) -> Claim:
@@ -260,10 +260,11 @@ def stale_claim(stale: pd.DataFrame) -> Claim:
                 f"±{100 * level:.0f} %); {counts}")
     worse = (y < x) if metric == "output_throughput" else (y > x)
     beyond = worse and not verdicts.within_noise(off, on, metric)
-    if beyond:
-        return verdicts.judge(text, True, evidence, rule=STALE_RULE)
     lean = ((g(on, "peak_running") or 0) < (g(off, "peak_running") or 0)
             or (g(on, "preemptions") or 0) > (g(off, "preemptions") or 0))
+    if beyond:  # slower with caching: held only when a count shows the space was taken, not some other cost
+        return verdicts.judge(text, lean, evidence if lean else evidence + ": slower with caching on, but no count "
+                              "shows the space taken (as many running, no more preempted)", partly=True, rule=STALE_RULE)
     if lean and worse:
         return verdicts.judge(text, False, evidence + ": a count leans the claim's way, but the throughput did not "
                                                       "fall beyond noise", within_noise=True, rule=STALE_RULE)
@@ -271,17 +272,18 @@ def stale_claim(stale: pd.DataFrame) -> Claim:
 
 
 def streaming_claim() -> Claim:
-    """The article's 4.3 advice on streaming and `skip_special_tokens`. Not measured: every load in
-    the guide is sent by vLLM's benchmark client, which always streams
+    """The article's 4.3 advice on streaming and `skip_special_tokens`. Not measured. Streaming cannot be
+    turned off: vLLM's benchmark client, which sends every load here, always streams
     (`async_request_openai_completions` in `vllm/benchmarks/lib/endpoint_request_func.py` sets
-    "stream": True), and `skip_special_tokens` is already True by default (`SamplingParams` in
-    `vllm/sampling_params.py`, and the OpenAI request models), so no row here ran without either."""
+    "stream": True). `skip_special_tokens` is True by default (`SamplingParams`, the OpenAI request
+    models); it could be turned off per request with `--extra-body` (`_update_payload_common` merges it
+    into the payload), but the guide's loads do not send it, so no row ran without it."""
     return verdicts.untested(
         "4.3 Streaming and skip_special_tokens (the article's output advice)",
         "cannot be judged here, because no row runs without them: vLLM's benchmark client, which sends every load "
-        "in this guide, always streams (async_request_openai_completions sets stream=True), and "
-        "skip_special_tokens is True by default (SamplingParams, CompletionRequest); a comparison would need a "
-        "load the harness cannot send",
+        "in this guide, always streams (async_request_openai_completions sets stream=True); skip_special_tokens is "
+        "True by default (SamplingParams, CompletionRequest), and although --extra-body could turn it off per "
+        "request, none of the guide's loads does",
         rule="would be judged on one load sent with and without streaming, and with skip_special_tokens on and off, "
              "on the same engine")
 

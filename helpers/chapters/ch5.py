@@ -121,10 +121,14 @@ def kv_claims(kv: pd.DataFrame, drift: pd.DataFrame) -> list[Claim]:
     ]
 
 
+# "Moved more": fp8's mean log-probability gap at least this factor of the control's, and this many nats above it
+# (a gap of 0.01 nats is a 1 % change in a token's probability: below that, rounding in one kernel differs)
+GAP_FACTOR, GAP_MIN_NATS = 1.5, 0.01
 DRIFT_RULE = ("held: fp8's answer left the bf16 reference on at least one prompt on which the control (the auto cache "
               "at the same fixed memory) did not, so the difference is the dtype's; held partly: none left, but on "
-              "those prompts fp8's log-probabilities moved more than the control's; cannot be judged: no control "
-              "rows, or the control left the reference on every prompt (the engine's own differences hide the dtype's)")
+              f"those prompts fp8's mean log-probability gap was at least ×{GAP_FACTOR:g} the control's and "
+              f"{GAP_MIN_NATS:g} nats above it; cannot be judged: no control rows, the control left the reference on "
+              "every prompt (the engine's own differences hide the dtype's), or no gap could be computed")
 
 
 def drift_claim(drift: pd.DataFrame) -> Claim:
@@ -150,7 +154,11 @@ def drift_claim(drift: pd.DataFrame) -> Claim:
     gap, control_gap = on_clean.mean_logprob_gap.mean(), control[control.prompt.isin(clean)].mean_logprob_gap.mean()
     ev += (f"; on the {len(clean)} prompt(s) the control kept, fp8 left on {left}; mean log-probability gap "
            f"{gap:.3f} with fp8, {control_gap:.3f} in the control")
-    return verdicts.judge(text, left > 0, ev, partly=bool(gap > control_gap), rule=DRIFT_RULE)
+    if not left and (pd.isna(gap) or pd.isna(control_gap)):
+        return verdicts.untested(text, f"{ev}: no log-probability gap to compare, so whether fp8 moved them more "
+                                       "cannot be judged", DRIFT_RULE)
+    moved = bool(gap >= GAP_FACTOR * control_gap and gap - control_gap >= GAP_MIN_NATS)
+    return verdicts.judge(text, left > 0, ev, partly=moved, rule=DRIFT_RULE)
 
 
 def offload_claim(offload: dict | None, device: str = "cpu", why: str | None = None) -> Claim:

@@ -1,7 +1,7 @@
 # Before measuring: with eight requests in flight each step carries eight tokens' work, so what decides is
 # how many cores compute, and how often they wait for each other.
-# - TP=1 computes on the cores vLLM's binding gives its one rank (on `auto`, one core is kept free where
-#   the node has two or more).
+# - TP=1 computes on the cores vLLM's binding gives its one rank (on `auto` on x86, one core is left out
+#   of the rank's set, unless that would leave none; nothing else is pinned to it).
 # - TP=2 computes on the cores of both ranks, but the ranks meet at two all-reduces per layer in every step.
 # - Two replicas compute on their own cores and never wait for each other: each takes about half of the requests.
 # With cores to spare, expect the replicas (where memory allows a second copy of the weights and KV cache)

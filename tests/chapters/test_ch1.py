@@ -139,3 +139,14 @@ def test_stock_dtype_beside_vllm_serves():
     assert "as `vllm serve` would" in ch1.dtype_note("bfloat16", "bfloat16")
     note = ch1.dtype_note("float32", "bfloat16")
     assert "`vllm serve` would run in bfloat16" in note and "chapter 0" in note
+
+
+def test_the_need_counts_the_null_block_and_the_confirming_run_clears_the_tolerance():
+    design = ch1.chain_design(REF, CHAIN_LOAD, 2048)
+    assert design.need_tokens == CHAIN_LOAD.peak_kv_tokens(128) + 128  # BlockPool keeps one block back
+    # an answer at the low edge of the check's 3 % tolerance still runs above the computed fraction
+    low = design.fits_at * 0.971
+    assert ch1.q_fits_at(lambda: design, lambda: REF).check(low)
+    run_at = ch1.confirming_fraction(low, design)
+    assert run_at >= design.fits_at * 1.04 and round(run_at, 3) == run_at
+    assert ch1.confirming_fraction(0.98, design) == 0.99  # never past the engine's own limit

@@ -83,6 +83,9 @@ def test_stale_blocks_held_only_when_throughput_falls_beyond_noise():
     assert same.verdict == NOT_HELD and same.rule
     faster = ch4.stale_claim(_stale({"output_throughput": 130}, {}))
     assert faster.verdict == NOT_HELD
+    # slower, but as many ran and none was preempted: the space was not what cost, so only partly
+    slower = ch4.stale_claim(_stale({"output_throughput": 70}, {}))
+    assert slower.verdict == PARTLY and "no count shows the space taken" in slower.evidence
 
 
 def test_a_one_sample_difference_in_the_counts_no_longer_holds():
@@ -101,6 +104,7 @@ def test_stale_blocks_cannot_be_judged_when_the_cache_never_filled():
     blank["output_throughput"] = float("nan")
     assert ch4.stale_claim(blank).verdict == UNTESTED  # no throughput and no duration
     blank["duration"] = [30.0, 20.0]  # caching on took longer: judged on the duration instead
+    blank["peak_running"] = [1, 2]
     assert ch4.stale_claim(blank).verdict == HELD
 
 

@@ -50,6 +50,12 @@ def test_fp8_drift_is_judged_against_the_control():
     assert judge([4, None], [10, None]).verdict == PARTLY  # ...though fp8's log-probabilities moved more
     assert judge([4, None], [10, None], fp8_gap=(0.0, 0.0)).verdict == NOT_HELD
     assert judge([None, None], [None, None], fp8_gap=(0.0, 0.0)).verdict == NOT_HELD
+    # a gap a hair above the control's is rounding, not drift; a missing gap cannot be judged
+    assert judge([None, None], [None, None], fp8_gap=(0.004, 0.004)).verdict == NOT_HELD
+    assert judge([None, None], [None, None], fp8_gap=(0.03, 0.03), auto_gap=(0.025, 0.025)).verdict == NOT_HELD
+    assert judge([None, None], [None, None], fp8_gap=(0.05, 0.05), auto_gap=(0.02, 0.02)).verdict == PARTLY
+    nan = judge([None, None], [None, None], fp8_gap=(float("nan"), float("nan")))
+    assert nan.verdict == UNTESTED and "no log-probability gap" in nan.evidence
     assert judge([None, 7], [None, None]).verdict == HELD  # a prompt the control kept, fp8 left
     every = judge([4, 7], [10, 12])  # the control left on every prompt: nothing to compare against
     assert every.verdict == UNTESTED and "every prompt" in every.evidence

@@ -52,12 +52,12 @@ def test_tuning_claims_follow_goodput():
 
 def test_a_tuning_claim_needs_the_share_within_the_target_too():
     base = _row(6)
-    sooner = _row(5, duration=5.0)  # goodput 0.6 → 1.0 req/s, but 60 % → 50 % of the requests within the target
+    sooner = _row(4, duration=4.0)  # goodput 0.6 → 1.0 req/s, but 60 % → 40 % of the requests within the target
     records = [{"step": "baseline", "row": base, "kept": True}, {"step": "seats", "row": sooner, "kept": False,
                                                                  "effect": "hurt"}]
     advised = {"baseline": base, "row": sooner}
     first, advice = ch6.tuning_claims(records, advised, "more seats", {}, SLO_, fresh=sooner)
-    assert first.verdict == advice.verdict == verdicts.NOT_HELD and "60 % → 50 %" in advice.evidence
+    assert first.verdict == advice.verdict == verdicts.NOT_HELD and "60 % → 40 %" in advice.evidence
     # nothing met the target on either side: goodput cannot tell the two apart
     none = ch6.tuning_claims(records, {"baseline": _row(0), "row": _row(0)}, "a", {}, SLO_)[1]
     assert none.verdict == verdicts.UNTESTED and "no request met the target" in none.evidence
@@ -91,11 +91,12 @@ def test_backfire_claims():
 def test_the_tight_cache_is_a_demonstration_whose_premise_is_checked():
     roomy = {"prefix_cache_hit_rate": 0.6, "median_ttft_ms": 100, "kv_cache_tokens": 100_000, **CHURN}
     tight = {"prefix_cache_hit_rate": 0.1, "median_ttft_ms": 300, "kv_cache_tokens": 3200, **CHURN}
-    # 25 blocks; four running requests hold 5 each, leaving 5 for 8 prefixes of 4 blocks
-    assert ch6.prefix_room(tight) == (5, 32) and ch6.prefix_room(roomy)[0] > 32
+    # 25 blocks, one of them the null block; four running requests hold 5 each, 4 of them their prefix's
+    # (shared with the cache), so 1 of their own: 20 left for 8 prefixes of 4 blocks
+    assert ch6.prefix_room(tight) == (20, 32) and ch6.prefix_room(roomy)[0] > 32
     shown = ch6.tight_cache_claim(roomy, tight)
     assert shown.verdict == verdicts.HELD and "demonstration" in shown.text and "demonstration" in shown.rule
-    assert "5 tight, for 32 blocks" in shown.evidence
+    assert "20 tight, for 32 blocks" in shown.evidence
     kept = ch6.tight_cache_claim(roomy, {**tight, "prefix_cache_hit_rate": 0.6})  # the prefixes came back in time
     assert kept.verdict == verdicts.NOT_HELD
     assert ch6.tight_cache_claim(roomy, {**tight, "prefix_cache_hit_rate": 0.55}).verdict == verdicts.PARTLY
@@ -188,8 +189,9 @@ def test_capstone_passes_only_beyond_the_noise_of_the_better_reference():
     assert v.passed and "the advisor's" in v.text  # 0.8 vs 0.6: beyond the ±10 % noise of one repeat
     v = ch6.capstone_verdict(row(6), base, advised, slo)
     assert not v.passed and v.text.startswith("Not yet: within the noise")  # matching the advisor is not beating it
-    v = ch6.capstone_verdict(row(5), base, row(3), slo)
+    v = ch6.capstone_verdict(row(6), base, row(3), slo)
     assert v.passed and "the baseline's" in v.text  # the advice hurt: the baseline is the one to beat
+    assert not ch6.capstone_verdict(row(5), base, row(3), slo).passed  # one request more is one request's luck
     v = ch6.capstone_verdict(row(9), base, advised, slo, same_as_advised=True)
     assert not v.passed and "advisor's own change" in v.text
     v = ch6.capstone_verdict(row(9), base, advised, slo, same_as_baseline=True)
@@ -198,7 +200,7 @@ def test_capstone_passes_only_beyond_the_noise_of_the_better_reference():
     v = ch6.capstone_verdict(row(1), row(0), row(0), slo)  # one lucky request against two references at 0
     assert not v.passed and "neither reference met the target" in v.text and "10%" in v.text
     assert ch6.capstone_verdict(row(3), row(0), row(0), slo).passed  # three of ten: a quarter or more
-    sooner = _rate_row(1, [100] * 5 + [5000] * 5, [20] * 10, duration=6.0)  # 0.83 req/s, but 50 % within
+    sooner = _rate_row(1, [100] * 4 + [5000] * 6, [20] * 10, duration=4.0)  # 1.0 req/s, but 40 % within
     v = ch6.capstone_verdict(sooner, base, advised, slo)
     assert not v.passed and "smaller share of them within the target" in v.text
 
@@ -214,6 +216,10 @@ def test_chapter6_solutions():
     row = {"runs": [{"request_ttft_ms": [100, 2000, 300, 400], "request_tpot_ms": [50, 50, 70, 60], "duration": 4.0}]}
     env = run_solution("ch06_q2.py", {"baseline_row": row, "slo": slo})
     assert env["answer"] == slo.goodput(row) == 0.5
+    two = {"runs": row["runs"] + [{**row["runs"][0], "duration": 2.0}]}  # the check reads the first repeat only
+    q2 = Question("q2", lambda: slo.first_repeat_goodput(two), 0.01, "", "ch06_q2.py")
+    assert q2.check(env["answer"]) and not q2.check(slo.goodput(two))
+    assert not Question("q2", lambda: slo.first_repeat_goodput({}), 0.01, "", "ch06_q2.py").check(0.5)  # cannot check
     backfire = {"default budget": {"median_ttft_ms": 1000.0}, "tiny chunks": {"median_ttft_ms": 1500.0}}
     env = run_solution("ch06_q3.py", {"backfire": backfire})
     assert env["answer3"] == "yes"

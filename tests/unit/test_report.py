@@ -58,6 +58,29 @@ def test_a_null_result_against_a_claim_inside_the_noise_is_still_noise():
     assert wide.verdict == verdicts.NOISE
 
 
+def test_a_claim_on_the_noise_edge_is_inside_it():
+    """×1.1 claimed against ±10 %: in floats 1.1 - 1 > 0.1, but the claim sits on the band's edge."""
+    a, b = row(100, metric="output_throughput"), row(100, metric="output_throughput")
+    assert not verdicts.claim_outside_noise("higher", 1.1, 0.1)
+    assert verdicts.judge_change("10 % more", a, b, "output_throughput", "higher", 1.1).verdict == verdicts.NOISE
+
+
+def test_did_not_hold_only_when_the_move_plus_noise_falls_short():
+    """×1.15 claimed, ×1.08 seen, noise ±10 %: the claim could still be true, so within noise, not did not hold."""
+    a, b = row(100, metric="output_throughput"), row(108, metric="output_throughput")
+    claim = verdicts.judge_change("15 % more", a, b, "output_throughput", "higher", 1.15)
+    assert claim.verdict == verdicts.NOISE, claim
+    flat = verdicts.judge_change("15 % more", a, a, "output_throughput", "higher", 1.15)
+    assert flat.verdict == verdicts.NOT_HELD
+
+
+def test_a_callers_own_rule_gets_the_did_not_hold_clause():
+    a = row(100, metric="output_throughput")
+    claim = verdicts.judge_change("triple", a, a, "output_throughput", "higher", 3.0, rule="held: ×3 or more")
+    assert claim.verdict == verdicts.NOT_HELD and claim.rule.startswith("held: ×3 or more")
+    assert "did not hold" in claim.rule
+
+
 def test_judge_change_higher_is_better():
     a, b = row(10, metric="output_throughput"), row(25, metric="output_throughput")
     assert verdicts.judge_change("more tokens", a, b, "output_throughput", "higher", 2.0).verdict == verdicts.HELD

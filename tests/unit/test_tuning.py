@@ -23,10 +23,18 @@ def test_effects_on_goodput_at_the_target():
 
 
 def test_a_higher_goodput_with_a_smaller_share_within_the_target_is_hurt():
-    # 6 of 10 within the target in 10 s, then 5 of 10 in 5 s: goodput ×1.67, but fewer keep the promise
-    judged, ratio = effect(_row(6), _row(5, duration=5.0), SLO_)
-    assert judged == HURT and ratio == pytest.approx(5 / 5.0 / 0.6)
+    # 6 of 10 within the target in 10 s, then 4 of 10 in 4 s: goodput ×1.67, but fewer keep the promise
+    judged, ratio = effect(_row(6), _row(4, duration=4.0), SLO_)
+    assert judged == HURT and ratio == pytest.approx(4 / 4.0 / 0.6)
     assert effect(_row(6), _row(7, duration=8.0), SLO_)[0] == HELPED  # both higher
+
+
+def test_one_request_more_within_the_target_is_not_a_gain():
+    """1 of 10 → 2 of 10 doubles goodput, but it is one request: only a change of pace would count."""
+    assert effect(_row(1), _row(2), SLO_) == (NOTHING, pytest.approx(2.0))
+    assert effect(_row(2), _row(1), SLO_)[0] == NOTHING
+    assert effect(_row(1), _row(3), SLO_)[0] == HELPED  # two requests more
+    assert effect(_row(2), _row(3, duration=5.0), SLO_)[0] == HELPED  # one more, and the load ran twice as fast
 
 
 def test_from_a_reference_that_met_nothing_one_lucky_request_is_not_a_gain():

@@ -168,16 +168,19 @@ def order_claim(forward: list[dict], reverse: list[dict] | None, slo: SLO) -> Cl
 def prefix_room(row) -> tuple[int, int] | None:
     """(cache blocks left beside the running requests, blocks the load's distinct prefixes take), from
     the row's own figures: the engine's KV tokens and block size, and the load's prefixes, lengths
-    and concurrency. Only whole blocks of a prefix are cached (vLLM hashes full blocks). None where
-    the row lacks a figure."""
+    and concurrency. Only whole blocks of a prefix are cached (vLLM hashes full blocks), and a running
+    request shares those with the cache, so only its own blocks count against the room; one block is
+    the block pool's null block (`BlockPool.__init__`), never handed out. None where the row lacks a
+    figure."""
     g = lambda k: verdicts.number(row, k)  # noqa: E731
     tokens, block, prefixes, prefix = g("kv_cache_tokens"), g("block_size"), g("load_num_prefixes"), g("load_prefix_len")
     prompts = g("load_num_prompts")
     if None in (tokens, block, prefixes, prefix, prompts) or not block:
         return None
     running = min(g("load_max_concurrency") or prompts, prompts)
-    per_request = math.ceil((prefix + (g("load_input_len") or 0) + (g("load_output_len") or 0)) / block)
-    return int(tokens // block - running * per_request), int(prefixes * (prefix // block))
+    shared = prefix // block  # the prefix's full blocks: the cache's, shared by every request that starts with it
+    own = math.ceil((prefix + (g("load_input_len") or 0) + (g("load_output_len") or 0)) / block) - shared
+    return int(tokens // block - 1 - running * own), int(prefixes * shared)
 
 
 TIGHT_RULE = (f"a demonstration, not a test of the article: the notebook makes this cache short on purpose. Held: the "
