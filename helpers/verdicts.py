@@ -139,10 +139,24 @@ def measured_on() -> str:
     return f"*Measured on {where}, vLLM {fp['vllm']} ({fp['vllm_build']}).*"
 
 
+def how_to_read() -> str:
+    """The caveat under each verdict table, in one place: how often each load ran at this size, and
+    what that means for the verdicts."""
+    from helpers import run_size
+
+    n = run_size.repeats()
+    if n < 2:
+        return ("*These runs are short: each load ran once (the smoke size), so every verdict allowed the default "
+                f"±{100 * DEFAULT_NOISE:.0f} % noise. Trust the ratios more than the absolute milliseconds, and run the "
+                "full size (`GUIDE_SIZE=full`, each load three times) before you draw a conclusion.*")
+    return (f"*Each load ran {n} times, and the verdicts allowed for the spread measured between the runs. Trust the "
+            "ratios more than the absolute milliseconds: another machine gives other milliseconds.*")
+
+
 def show(claims: list[Claim], title: str = "What we measured") -> None:
     from IPython.display import Markdown, display
 
-    display(Markdown(markdown(claims, title) + "\n\n" + measured_on()))
+    display(Markdown(markdown(claims, title) + "\n\n" + measured_on() + "\n\n" + how_to_read()))
 
 
 def number(row, key):

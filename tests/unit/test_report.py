@@ -114,3 +114,15 @@ def test_combine_takes_medians_and_keeps_every_repeat():
     assert out["output_throughput"] == 11.0
     assert (out["output_throughput_min"], out["output_throughput_max"]) == (10.0, 14.0)
     assert out["first_error"] == "boom"
+
+
+def test_the_caveat_under_a_verdict_table_follows_the_run_size():
+    from helpers import run_size
+    before = run_size.size()
+    try:
+        run_size.set_size("smoke")
+        assert "each load ran once" in verdicts.how_to_read() and "±10 %" in verdicts.how_to_read()
+        run_size.set_size("full")
+        assert "ran 3 times" in verdicts.how_to_read()
+    finally:
+        run_size.set_size(before)
