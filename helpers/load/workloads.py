@@ -177,12 +177,16 @@ def summarize(result: dict, prefix: str = "") -> dict:
     # vLLM's own (`calculate_metrics` in vllm/benchmarks/serve.py): (latency - TTFT) / (output tokens - 1),
     # 0 for a one-token answer. It is not the mean gap between streamed chunks, which differs when a
     # chunk carries several tokens.
+    # Files of the 2024 benchmark_serving.py keep no latencies. TTFT plus the gaps after the first chunk
+    # is the time to the last token, which is what the latency measures up to its stream's closing
+    # message: a TPOT from it can be lower by that one message's delay, spread over the answer.
     ttfts, lens = result.get("ttfts") or [], result.get("output_lens") or []
-    latencies = result.get("latencies") or [None] * len(ttfts)
-    ok = [(t, lat, n) for t, lat, n in zip(ttfts, latencies, lens) if n]
+    latencies = result.get("latencies") or ([t + sum(gaps) for t, gaps in zip(ttfts, result["itls"])]
+                                            if result.get("itls") else None)
+    ok = [(t, lat, n) for t, lat, n in zip(ttfts, latencies or [None] * len(ttfts), lens) if n]
     out[prefix + "request_ttft_ms"] = [round(1000 * t, 2) for t, _, _ in ok]
-    out[prefix + "request_tpot_ms"] = [round(1000 * (lat - t) / (n - 1), 2) if n > 1 and lat is not None else 0.0
-                                       for t, lat, n in ok]
+    out[prefix + "request_tpot_ms"] = ([round(1000 * (lat - t) / (n - 1), 2) if n > 1 else 0.0 for t, lat, n in ok]
+                                       if latencies is not None else None)  # no latency: no TPOT, never 0
     return out
 
 

@@ -34,6 +34,8 @@ def missing(row, figure: str) -> str | None:
         why = "a decode floor needs the memory bandwidth of the machine that served, which no such file records"
     elif "_itl_" in figure and tool == GUIDELLM:
         why = "GuideLLM records no gap between streamed chunks"
+    elif re.match(r"^(mean|median|p[\d.]+)_\w+_ms$", figure) and get("import_format"):
+        why = "the script that wrote it (vLLM's benchmark_serving.py of 2024) did not record it"
     elif re.match(r"^(mean|median|p[\d.]+)_\w+_ms$", figure) and tool in (VLLM_BENCH, VLLM_SWEEP):
         why = "the run's --percentile-metrics / --metric-percentiles left it out"
     else:

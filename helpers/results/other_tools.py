@@ -54,7 +54,8 @@ VLLM_OWN = set(VLLM_REQUIRED) | set(SUMMARY_KEYS) | {
     "date", "endpoint_type", "backend", "label", "tokenizer_id", "num_prompts", "burstiness", "request_goodput",
     "input_lens", "output_lens", "start_times", "ttfts", "itls", "latencies", "queue_times", "generated_texts",
     "errors", "max_output_tokens_per_s", "max_concurrent_requests", "rtfx", "ramp_up_strategy", "ramp_up_start_rps",
-    "ramp_up_end_rps", "rps_change_events", "run_number", "_benchmark_name"}
+    "ramp_up_end_rps", "rps_change_events", "run_number", "_benchmark_name", "best_of", "use_beam_search",
+    "input_throughput"}
 LATENCY_KEY = re.compile(r"^(mean|median|std|p[\d.]+)_(ttft|tpot|itl|e2el)_ms$")
 VLLM_OWN_PATTERN = re.compile(r"^(mean|median|std|p[\d.]+)_\w+_ms$|^probe_|^spec_decode_|^diffusion_|^guide_")
 
@@ -135,11 +136,23 @@ def _json_lines(data: bytes) -> list[dict] | None:
 
 # -- vllm bench serve -----------------------------------------------------------------------
 
+# vLLM's benchmarks/benchmark_serving.py before it had --max-concurrency (2024 and earlier) wrote the same
+# figures without `max_concurrency` (every request was sent as it arrived), with `best_of` and
+# `use_beam_search`, and without `latencies` (per-request TPOT then comes from TTFT and the chunk gaps).
+OLD_SCRIPT = ("vLLM's benchmarks/benchmark_serving.py from before --max-concurrency (2024 and earlier): no "
+              "concurrency cap, every request sent as it arrived")
+
+
+def _old_script(blob: dict) -> bool:
+    return "max_concurrency" not in blob and ("best_of" in blob or "use_beam_search" in blob)
+
+
 def _vllm_row(blob: dict, source: Source, index: int, bench_keys: frozenset = frozenset()) -> dict:
     """One `vllm bench serve` result as a row. `bench_keys`: in a sweep's run file, the parameters
     that are `vllm bench serve` arguments (the load); the others are the server's."""
+    old = _old_script(blob)
     for field in VLLM_REQUIRED:
-        if field not in blob:
+        if field not in blob and not (old and field == "max_concurrency"):
             raise ImportFileError(source.path, f"has no '{field}', which every vllm bench serve result has "
                                   "(another tool's file, or a format this guide does not know).",
                                   "a file written by vllm bench serve --save-result.")
@@ -166,6 +179,9 @@ def _vllm_row(blob: dict, source: Source, index: int, bench_keys: frozenset = fr
     elif blob.get("failed"):
         row["import_failures"] = f"{blob['failed']} of {total} requests failed; the figures are the others'"
     row["import_detail"] = "per request" if detailed or "guide_runs" in blob else "summary"
+    if old:
+        row["import_format"] = OLD_SCRIPT + ("" if "latencies" in blob else "; per-request TPOT from TTFT and the "
+                                             "gaps between streamed chunks (the file keeps no latencies)")
     row["import_duration_covers"] = ("vllm bench serve's measured run, from its first request to its last answer "
                                      "(warm-up requests, --num-warmups, come before it and are not in the file)")
     row.update(_vllm_load(blob, detailed))
@@ -515,6 +531,8 @@ def summary_line(rows: list[dict], room_models: set[str]) -> str:
     text = f"{len(rows)} row(s) from {r['import_tool']}{version}, model {model}, {r['import_detail']} data"
     for note in dict.fromkeys(x.get("import_failures") for x in rows if x.get("import_failures")):
         text += f"\n  {note}"
+    if r.get("import_format"):
+        text += f"\n  written by {r['import_format']}"
     if r.get("import_ignored"):
         text += f"\n  keys left out, spelled like vLLM's own: {r['import_ignored']}"
     gaps = [why.split(": ", 1)[1] for why in (missing(r, "request_ttft_ms"), missing(r, "p99_itl_ms")) if why]

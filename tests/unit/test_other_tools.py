@@ -380,3 +380,32 @@ def test_a_guidellm_0_7_report_reads_as_0_8s_and_names_its_version():
     assert row["total_output_tokens"] == 8 * 16 and row["output_throughput"] == pytest.approx(8 * 16 / b["duration"])
     assert "warm-up before it (2 request(s))" in row["import_duration_covers"]
     assert (row["load_input_len"], row["load_output_len"], row["load_max_concurrency"]) == (96, 16, 4)
+
+
+def test_a_2024_benchmark_serving_file_reads_and_names_its_format(tmp_path):
+    """tests/data/imports/benchmark_serving_2024.json: a real run of the guide's default engine (vllm bench
+    serve, 8 requests of 128 → 16 tokens at 4 req/s, no concurrency cap, percentiles ttft,tpot,itl at 99:
+    the 2024 script's defaults) written with the keys of vLLM's 2024 benchmarks/benchmark_serving.py:
+    `best_of`, `use_beam_search`, no `max_concurrency`, no `latencies` (tests/data/imports/README.md)."""
+    path = DATA / "benchmark_serving_2024.json"
+    blob = json.loads(path.read_text())
+    [row] = other_tools.from_file(path)
+    for k in ("completed", "duration", "output_throughput", "median_ttft_ms", "p99_tpot_ms", "p99_itl_ms"):
+        assert row[k] == pytest.approx(blob[k]), k
+    assert row["load_max_concurrency"] is None and row["load_request_rate"] == 4.0  # uncapped, as the script sent
+    assert "benchmark_serving.py" in row["import_format"] and "no latencies" in row["import_format"]
+    assert "benchmark_serving.py" in other_tools.summary_line([row], set())
+    assert not [k for k in row if k.startswith("meta_")]  # best_of / use_beam_search are the script's own keys
+    # per-request TPOT from TTFT and the chunk gaps: (sum of gaps) / (tokens - 1), never 0 for a long answer
+    want = [round(1000 * sum(g) / (n - 1), 2) for g, n in zip(blob["itls"], blob["output_lens"])]
+    assert row["request_tpot_ms"] == want and min(want) > 0
+    assert "benchmark_serving.py of 2024" in other_tools.missing(row, "p90_ttft_ms")
+    # without the itls as well, no TPOT at all rather than zeros
+    bare = {k: v for k, v in blob.items() if k != "itls"}
+    (tmp_path / "bare.json").write_text(json.dumps(bare))
+    assert other_tools.from_file(tmp_path / "bare.json")[0]["request_tpot_ms"] is None
+    # a file with neither max_concurrency nor the old script's keys is still refused, naming the field
+    other = {k: v for k, v in blob.items() if k not in ("best_of", "use_beam_search")}
+    (tmp_path / "other.json").write_text(json.dumps(other))
+    with pytest.raises(other_tools.ImportFileError, match="max_concurrency"):
+        other_tools.from_file(tmp_path / "other.json")
