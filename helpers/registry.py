@@ -5,6 +5,7 @@ Prose in the notebooks may not type such numbers (tests/test_prose.py); it asks 
 
 The registry is each notebook's `metadata.guide`, the one place a chapter is described:
   chapter / lab        its number (90: the workshop notebook; `workshop: true`)
+  part                 a letter ("a", "b", …) where one chapter spans several notebooks; they share its home
   summary              what it measures, one line (the README's and the contents' tables)
   accelerator          ["CPU", "GPU"] or ["GPU"]: the test runner skips a GPU-only notebook on a CPU
   minutes_smoke/_full  the estimate at each size on a 2-core CPU

@@ -1,7 +1,8 @@
-"""Chapter 4's claims (parallel samples, beam search, prefix caching, compilation, logging) and
-the rule that judges each one from the rows the notebook measured.
+"""Chapter 4's claims and the rule that judges each one from the rows its notebooks measured. The
+chapter has two notebooks and this one home: 4a (parallel samples, beam search, prefix caching:
+`sharing_claims`) and 4b (compilation, logging: `compile_and_logging_claims`).
 
-The notebook passes its tables indexed by name:
+The notebooks pass their tables indexed by name:
   samples  4.1: "n=1", "n=4" and "4× requests" (the same prompts; four times as many of them)
   beam     4.1: timed rows "greedy", "sampled" (n = width) and "beam" (the same width)
   prefix   4.2: "fixed prefix", "churning prefixes", "prefix under one block", "caching off"
@@ -46,8 +47,8 @@ CONCURRENCIES = (1, 4, 16)  # requests in flight in section 4.3's loads
 
 def client_loads() -> dict:
     """Section 4.3's loads, {requests in flight: Load}: 64-token prompts, 16 output tokens (64 at
-    full size), at least 4 requests. The notebook measures them on the eager baseline while it is
-    up in section 4.2, one start fewer than measuring them where 4.3 shows them."""
+    full size), at least 4 requests. Chapter 4a measures them on the eager baseline while it is up
+    in section 4.2, so chapter 4b reads them back: one start fewer when both run."""
     from helpers.load import Load
     from helpers.run_size import smoke_or_full
     return {c: Load(num_prompts=max(4, c), input_len=64, output_len=smoke_or_full(16, 64), max_concurrency=c)
@@ -316,20 +317,25 @@ def logging_claim(logging: pd.DataFrame) -> Claim:
                               f"with debug level and per-request logs ({info.load_max_concurrency:.0f} in flight)")
 
 
-def claims(samples, beam, prefix, stale, compiled, logging, device: str = "cpu", one_token: dict | None = None,
-           eviction: tuple[dict, int] | None = None) -> list[Claim]:
-    """`eviction`: (experiment.prefix_hits row of `eviction_prompts`, the predicted hits)."""
+def sharing_claims(samples, beam, prefix, stale, one_token: dict | None = None,
+                   eviction: tuple[dict, int] | None = None) -> list[Claim]:
+    """Chapter 4a's verdict table (sections 4.1 and 4.2). `one_token`: experiment.prefix_hits row of
+    `one_token_changes`; `eviction`: (experiment.prefix_hits row of `eviction_prompts`, the predicted hits)."""
     block = int(prefix.loc[FIXED, "block_size"])
     changed = [one_token_claim(one_token["hits"], block)] if one_token else []
     evicted = [eviction_claim(eviction[0]["hits"], eviction[1], block)] if eviction else []
-    return [*sample_claims(samples), beam_claim(beam), *prefix_claims(prefix), *changed, stale_claim(stale), *evicted,
-            *compile_claims(compiled, device), logging_claim(logging), streaming_claim()]
+    return [*sample_claims(samples), beam_claim(beam), *prefix_claims(prefix), *changed, stale_claim(stale), *evicted]
+
+
+def compile_and_logging_claims(compiled, logging, device: str = "cpu") -> list[Claim]:
+    """Chapter 4b's verdict table (section 4.3): compiling, logging, and the output advice it cannot judge."""
+    return [*compile_claims(compiled, device), logging_claim(logging), streaming_claim()]
 
 
 # -- the control panel's run function (widgets.Panel calls it with the controls' values) ------------
 
 def prefix_caching_panel(base: EngineConfig, fixed: Load, block: int, tag: str = "ch4-panel") -> Callable[..., dict]:
-    """Chapter 4: caching on or off, on the fixed-prefix load with another prefix length (in
+    """Chapter 4a: caching on or off, on the fixed-prefix load with another prefix length (in
     blocks), number of distinct prefixes or number of requests."""
     def run(caching=True, prefix_blocks=4.0, prefixes=1, requests=fixed.num_prompts, force=False,
             progress=True) -> dict:
@@ -342,7 +348,7 @@ def prefix_caching_panel(base: EngineConfig, fixed: Load, block: int, tag: str =
 
 def eager_or_compiled_panel(base: EngineConfig, compiled: EngineConfig, loads: dict[int, Load],
                       tag: str = "ch4-compile") -> Callable[..., dict]:
-    """Chapter 4: the eager or the compiled engine (optionally with a CUDA-graph mode) at a
+    """Chapter 4b: the eager or the compiled engine (optionally with a CUDA-graph mode) at a
     number of requests in flight (`loads` maps it to the load)."""
     def run(engine="compiled", concurrency=4, cudagraph_mode=None, force=False, progress=True) -> dict:
         cfg = base if engine == "eager" else compiled.replace(

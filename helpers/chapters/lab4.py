@@ -4,7 +4,7 @@ and the self-check, hints and solution, in the manner of `helpers.exercises`.
 Everything here judges rows measured on this machine: the service (load, target, rate) comes
 from chapter 6's `prepare_service`, the pass rule from its `capstone_verdict`, the hint from the
 advisor's diagnosis of the learner's last row. Chapter 6 calls the same functions with the same
-config, so after notebook 06 (one results store) preparing the lab starts no engine, and
+config, so after notebook 06a (one results store) preparing the lab starts no engine, and
 checking the unchanged baseline never does.
 """
 from __future__ import annotations
@@ -31,12 +31,12 @@ TOPICS = {2: "memory: the memory fraction, max_model_len and block size decide h
 
 
 def chapter_file(chapter: int) -> str:
-    """The notebook that explains a chapter's levers (from the notebooks' own metadata)."""
+    """The notebook(s) that explain a chapter's levers, from the notebooks' own metadata: a chapter
+    in parts (4a and 4b) names each part."""
     from helpers import registry
-    for ch in registry.chapters():
-        if ch.get("chapter") == chapter:
-            return str(ch["path"].relative_to(registry.ROOT))
-    return f"chapter {chapter}"
+    files = [str(ch["path"].relative_to(registry.ROOT)) for ch in registry.chapters()
+             if ch.get("chapter") == chapter and "lab" not in ch]
+    return " and ".join(files) or f"chapter {chapter}"
 
 
 EAGER = {True: "eager (no compile)", False: "compiled (longer start)"}
@@ -100,7 +100,7 @@ class Capstone:
     def prepare(cls, base: EngineConfig, *, slo: SLO | None = None, tag: str = "lab4", measure=None, sweep=None,
                 say=print) -> "Capstone":
         """Service (target, rate) → the baseline on its load → the advisor's change, measured.
-        Rows stored by notebook 06 (same config, same loads) are reused."""
+        Rows stored by notebook 06a (same config, same loads) are reused."""
         if measure is None:
             from helpers.experiment import measure
         service = ch6.prepare_service(base, slo=slo, tag=tag, measure=measure, sweep=sweep, say=say)

@@ -10,7 +10,7 @@ import re
 
 from helpers.results import roofline
 
-VLLM_BENCH, VLLM_SWEEP, GUIDELLM = "vllm bench serve", "vllm bench sweep", "guidellm"
+VLLM_BENCH, VLLM_SWEEP, GUIDELLM, AIPERF = "vllm bench serve", "vllm bench sweep", "guidellm", "aiperf"
 
 
 def missing(row, figure: str) -> str | None:
@@ -29,11 +29,17 @@ def missing(row, figure: str) -> str | None:
     if figure in ("request_ttft_ms", "request_tpot_ms", "goodput") or figure.startswith("goodput"):
         why = ("it keeps per-request TTFT only with --save-detailed" if tool == VLLM_BENCH else
                "a sweep's run files keep no per-request TTFT (the sweep does not pass --save-detailed)"
-               if tool == VLLM_SWEEP else "GuideLLM kept a sample of its requests, not all of them")
+               if tool == VLLM_SWEEP else
+               "AIPerf writes each request's figures only with --export-level records (profile_export.jsonl, "
+               "read from beside the summary)" if tool == AIPERF else
+               "GuideLLM kept a sample of its requests, not all of them")
     elif figure in roofline.COLUMNS:
         why = "a decode floor needs the memory bandwidth of the machine that served, which no such file records"
     elif "_itl_" in figure and tool == GUIDELLM:
         why = "GuideLLM records no gap between streamed chunks"
+    elif "_itl_" in figure and tool == AIPERF:
+        why = ("AIPerf's inter_chunk_latency is not vLLM's ITL (it is counted per token, with gaps of 0 ms where "
+               "tokens arrived together), so the guide leaves ITL empty")
     elif re.match(r"^(mean|median|p[\d.]+)_\w+_ms$", figure) and get("import_format"):
         why = "the script that wrote it (vLLM's benchmark_serving.py of 2024) did not record it"
     elif re.match(r"^(mean|median|p[\d.]+)_\w+_ms$", figure) and tool in (VLLM_BENCH, VLLM_SWEEP):

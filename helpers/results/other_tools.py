@@ -43,7 +43,7 @@ from helpers.results import roofline
 from helpers.results.rows import combine
 from helpers.results.store import default_dir, jsonable, read_rows
 
-from helpers.results.gaps import GUIDELLM, VLLM_BENCH, VLLM_SWEEP, missing  # noqa: F401 - missing: the importer's reasons
+from helpers.results.gaps import AIPERF, GUIDELLM, VLLM_BENCH, VLLM_SWEEP, missing  # noqa: F401 - missing: the importer's reasons
 GUIDELLM_SCHEMA = 2  # GenerativeBenchmarkMetadata.version in guidellm 0.7 and 0.8 (guidellm/benchmark/schemas/report.py)
 # Fields every `vllm bench serve --save-result` file has (vllm/benchmarks/serve.py: main_async, benchmark).
 VLLM_REQUIRED = ("model_id", "duration", "completed", "total_input_tokens", "total_output_tokens",
@@ -92,8 +92,9 @@ def from_file(path: str | Path) -> list[dict]:
     """The rows in one `vllm bench serve` result, `vllm bench sweep` folder or GuideLLM report."""
     path = Path(path)
     if path.is_dir():
-        if (path / "benchmarks.json").exists():
-            return from_file(path / "benchmarks.json")
+        for name in ("benchmarks.json", AIPERF_SUMMARY):  # GuideLLM's output folder; AIPerf's artifact folder
+            if (path / name).exists():
+                return from_file(path / name)
         return _sweep(path)
     if not path.exists():
         raise ImportFileError(path, "no such file or folder.", "the path of a result file or a sweep's folder.")
@@ -104,6 +105,9 @@ def from_file(path: str | Path) -> list[dict]:
     except (json.JSONDecodeError, UnicodeDecodeError) as e:
         if (lines := _json_lines(data)) is not None:  # vllm bench serve --append-result: one result per line
             return [_vllm_row(b, Source(path, sha, VLLM_BENCH), i) for i, b in enumerate(lines)]
+        if data.lstrip().startswith(b'{"metadata"') and b'"metrics"' in data[:4000]:
+            raise ImportFileError(path, "holds AIPerf's per-request records, not its summary.",
+                                  f"the {AIPERF_SUMMARY} beside it (or their folder): the records are read with it.") from e
         ended = data.strip()[-1:] in (b"}", b"]")
         cut = "" if ended else " (it ends mid-way: was it still being written, or copied in part?)"
         raise ImportFileError(path, f"is not complete JSON{cut}: {e}.",
@@ -111,6 +115,8 @@ def from_file(path: str | Path) -> list[dict]:
                               "--output kind=json).") from e
     if isinstance(blob, dict) and "benchmarks" in blob:
         return _guidellm(blob, Source(path, sha, GUIDELLM))
+    if isinstance(blob, dict) and ("aiperf_version" in blob or "time_to_first_token" in blob):
+        return [_aiperf(blob, Source(path, sha, AIPERF))]
     if isinstance(blob, dict) and ("completed" in blob or "model_id" in blob):
         return [_vllm_row(blob, Source(path, sha, VLLM_BENCH), 0)]
     if isinstance(blob, list) and blob and all(isinstance(x, dict) and "completed" in x for x in blob):
@@ -415,6 +421,101 @@ def _first_error(b: dict) -> str | None:
         if err:
             return str(err)[-500:]
     return None
+
+
+# -- AIPerf --------------------------------------------------------------------------------------
+
+AIPERF_SUMMARY, AIPERF_RECORDS = "profile_export_aiperf.json", "profile_export.jsonl"
+
+
+def _aiperf(blob: dict, source: Source) -> dict:
+    """AIPerf's `profile_export_aiperf.json` (schema 1.x; aiperf 0.13 writes 1.4): each metric a block of
+    `avg`, `p50`, `p99`… in its `unit`. With `--export-level records` the per-request records lie beside
+    it (`profile_export.jsonl`); from them the guide recomputes TTFT, TPOT and latency by vLLM's rules,
+    counting output tokens as the server did (`usage_completion_tokens`) where AIPerf recorded it."""
+    if not str(blob.get("schema_version", "")).startswith("1."):
+        raise ImportFileError(source.path, f"is an AIPerf summary of schema version {blob.get('schema_version')!r} "
+                              "(field schema_version); the guide reads 1.x, which AIPerf 0.13 writes.",
+                              "a summary written by AIPerf 0.13 (`aiperf --version`).")
+    get = lambda name, stat="avg": (blob.get(name) or {}).get(stat)  # noqa: E731
+    cfg = blob.get("input_config") or {}
+    completed, duration = get("completed_request_count") or get("request_count"), get("benchmark_duration")
+    if completed is None or not duration:
+        raise ImportFileError(source.path, "has no request_count or benchmark_duration (every AIPerf profile "
+                              "summary has both).", f"the {AIPERF_SUMMARY} an `aiperf profile` run wrote.")
+    failed = sum(int(e.get("count") or 0) for e in blob.get("error_summary") or [])
+    records = _aiperf_records(source.path.parent / AIPERF_RECORDS)
+    row = source.base(0, blob.get("aiperf_version"), str(blob.get("start_time") or "")[:19] or None)
+    n_in = get("total_usage_prompt_tokens") or get("total_isl")
+    n_out = get("total_usage_completion_tokens") or get("total_osl")
+    row.update(duration=duration, completed=completed, failed=failed, total_input_tokens=n_in,
+               total_output_tokens=n_out, request_throughput=completed / duration,
+               output_throughput=n_out / duration if n_out is not None else None,
+               total_token_throughput=(n_in + n_out) / duration if None not in (n_in, n_out) else None,
+               max_itl_ms=None, first_error=str((blob.get("error_summary") or [{}])[0].get("error_details")
+                                                or "")[-500:] or None,
+               import_duration_covers="AIPerf's profiling phase (its warm-up requests are not in it)")
+    if records:  # vLLM's rules on each request: TPOT = (latency - TTFT) / (output tokens - 1)
+        ttft = [r["time_to_first_token"] for r in records]
+        e2el = [r["request_latency"] for r in records]
+        tpot = [(r["request_latency"] - r["time_to_first_token"]) / (r["tokens"] - 1) if r["tokens"] > 1 else 0.0
+                for r in records]
+        for name, values in (("ttft", ttft), ("tpot", tpot), ("e2el", e2el)):
+            row.update(_stats(name, values))
+        row.update(request_ttft_ms=ttft, request_tpot_ms=tpot, import_detail="per request",
+                   import_requests_kept=len(records))
+    else:  # the summary alone: its own statistics (TPOT with AIPerf's token count)
+        for name, key in (("ttft", "time_to_first_token"), ("tpot", "inter_token_latency"), ("e2el", "request_latency")):
+            row.update({f"mean_{name}_ms": get(key), f"median_{name}_ms": get(key, "p50"),
+                        **{f"{p}_{name}_ms": v for p, v in (blob.get(key) or {}).items() if re.fullmatch(r"p\d+", p)
+                           and p != "p50"}})
+        row.update(request_ttft_ms=None, request_tpot_ms=None, import_detail="summary")
+    row.update({f"{s}_itl_ms": None for s in ("mean", "median", "p99")})
+    if failed or not completed:
+        row["import_failures"] = (f"no request completed: 0 of {failed}" if not completed else
+                                  f"{failed} of {completed + failed} requests failed; the figures are the others'")
+        if not completed:
+            row.update({k: None for k in row if LATENCY_KEY.match(k)}, request_ttft_ms=None, request_tpot_ms=None)
+    row.update(_aiperf_load(cfg, completed + failed, n_in, n_out, completed))
+    model = ((cfg.get("models") or {}).get("items") or [{}])[0].get("name")
+    row.update(endpoint_model=model_name(model), endpoint_url=((cfg.get("endpoint") or {}).get("urls") or [None])[0],
+               config_label=f"AIPerf {row['import_strategy'] or 'profile'}")
+    return row
+
+
+def _aiperf_records(path: Path) -> list[dict] | None:
+    """The profiling phase's successful requests from AIPerf's records file: TTFT and latency in ms and
+    the output tokens (the server's count where AIPerf recorded the usage). None where there is no file."""
+    if not path.exists():
+        return None
+    out = []
+    for line in path.read_text().splitlines():
+        if not line.strip():
+            continue
+        rec = json.loads(line)
+        meta, m = rec.get("metadata") or {}, rec.get("metrics") or {}
+        value = lambda k: (m.get(k) or {}).get("value")  # noqa: E731
+        if meta.get("benchmark_phase", "profiling") != "profiling" or rec.get("error") or value("request_latency") is None:
+            continue
+        tokens = value("usage_completion_tokens") or value("output_sequence_length") or 0
+        out.append({"time_to_first_token": value("time_to_first_token"), "request_latency": value("request_latency"),
+                    "tokens": int(tokens)})
+    return out
+
+
+def _aiperf_load(cfg: dict, total: int, n_in, n_out, completed) -> dict:
+    phase = next((p for p in cfg.get("phases") or [] if p.get("kind", "profiling") == "profiling"), {})
+    prompts = ((cfg.get("datasets") or [{}])[0].get("prompts") or {})
+    fixed = lambda d: int(d["mean"]) if d and not d.get("stddev") and d.get("mean") is not None else None  # noqa: E731
+    rate = phase.get("rate") or phase.get("request_rate")
+    load = {"load_num_prompts": phase.get("requests") or total, "load_max_concurrency": phase.get("concurrency"),
+            "load_request_rate": float(rate) if isinstance(rate, (int, float)) else None,
+            "load_input_len": fixed(prompts.get("isl")), "load_output_len": fixed(prompts.get("osl")),
+            "load_kind": None, "import_strategy": phase.get("type"),
+            "mean_input_tokens": n_in / completed if completed and n_in is not None else None,
+            "mean_output_tokens": n_out / completed if completed and n_out is not None else None}
+    load["load_label"] = _load_label(load)
+    return load
 
 
 # -- shared pieces ----------------------------------------------------------------------------

@@ -26,7 +26,7 @@ CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
 ARTIFACTS = ROOT / "artifacts" / "browser"
 # (notebook, the panel's switch to turn off, what the new run's label then says)
 PANELS = [("03_batching_and_chunked_prefill.ipynb", "chunked prefill", "chunked=off"),
-          ("04_server_side_settings.ipynb", "prefix caching", "prefix cache=off")]
+          ("04a_samples_and_prefix_caching.ipynb", "prefix caching", "prefix cache=off")]
 
 
 def _free_port():
@@ -101,7 +101,7 @@ def test_panel_toggle_run_adds_a_run_to_the_chart(lab):
             page.locator(".jp-StatusBar-TextItem", has_text="Idle").first.wait_for(timeout=120_000)
             page.locator(".lm-MenuBar-itemLabel", has_text="Run").first.click()
             page.locator(".lm-Menu-itemLabel", has_text="Run All Cells").first.click()
-            panel = page.locator(".guide-panel").first  # the chapter's first panel (chapter 4 has two)
+            panel = page.locator(".guide-panel").first  # the chapter's first panel
             panel.wait_for(state="attached", timeout=900_000)  # smoke size; reuses what nbval stored, else measures
             status = panel.locator(".guide-status")
             expect(status).to_contain_text("1 run(s) shown", timeout=300_000)

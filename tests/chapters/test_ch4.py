@@ -1,4 +1,4 @@
-"""Chapter 4's home on recorded rows: its rules, prompt designs and exercises."""
+"""Chapter 4's home on recorded rows (both its notebooks, 4a and 4b): its rules, prompt designs and exercises."""
 import math
 
 import pandas as pd
@@ -139,6 +139,28 @@ def test_eviction_prompts_predict_tail_first():
     assert predicted == 5 * 128  # A's 8 full blocks, its last 3 evicted by B
     assert ch4.eviction_claim({ch4.FIRST_AGAIN: 640}, predicted, 128).verdict == HELD
     assert ch4.eviction_claim({ch4.FIRST_AGAIN: 0}, predicted, 128).verdict == NOT_HELD  # head first
+
+
+def test_each_part_judges_its_own_sections_and_every_claim_once():
+    """4a's table holds the claims of 4.1 and 4.2, 4b's those of 4.3; between them, every claim of the chapter."""
+    samples = _frame({ch4.N1: _row(peak_running=8), ch4.N4: _row(peak_running=32), ch4.MANY: _row(peak_running=32)})
+    beam = {"greedy": {"mean_seconds": 0.5}, "sampled": {"mean_seconds": 0.6},
+            "beam": {"mean_seconds": 2.0, "params": {"use_beam_search": True, "n": 2}}}
+    prefix = _frame({ch4.FIXED: _row(prefix_cache_hits=640, prefix_cache_hit_rate=0.6, median_ttft_ms=200),
+                     ch4.CHURN: _row(load_num_prefixes=8), ch4.SHORT: _row(load_prefix_len=64), ch4.OFF: _row()})
+    one_token = {"hits": {ch4.ORIGINAL: 0, ch4.LATE: 640, ch4.EARLY: 0, ch4.AGAIN: 768}}
+    eviction = ({"hits": {ch4.FIRST_AGAIN: 640}}, 640)
+    sharing = ch4.sharing_claims(samples, beam, prefix, _stale({}, {}), one_token=one_token, eviction=eviction)
+    assert [c.text[:3] for c in sharing] == ["4.1"] * 3 + ["4.2"] * 6
+    assert len(ch4.sharing_claims(samples, beam, prefix, _stale({}, {}))) == 7  # without the two lookups
+    stages = _frame({"eager": _row(start_seconds=25, mean_tpot_ms=30), "compiled": _row(start_seconds=75, mean_tpot_ms=20)})
+    logs = _frame({"info": _row(output_throughput=100), "debug": _row(output_throughput=70)})
+    compiling = ch4.compile_and_logging_claims(stages, logs)
+    assert [c.text[:3] for c in compiling] == ["4.3"] * 5 and compiling[-1].text == ch4.streaming_claim().text
+    assert [c.verdict for c in compiling] == [HELD, HELD, UNTESTED, HELD, UNTESTED]
+    assert len(ch4.compile_and_logging_claims(stages, logs, device="cuda")) == 4  # no "no CUDA GPU here" row
+    texts = [c.text for c in sharing + compiling]
+    assert len(set(texts)) == len(texts) and not hasattr(ch4, "claims")
 
 
 def test_chapter4_solutions():

@@ -1,5 +1,7 @@
 """Chapter 6's home on recorded rows: the service and its target, the runs (with `measure` handed in), the rules, the exercises."""
+import json
 import math
+import re
 
 import pytest
 
@@ -8,6 +10,7 @@ from helpers.chapters import ch6
 from helpers.config import ConfigError
 from helpers.exercises import Question
 from helpers.slo import goodput, SLO
+from tests.conftest import ROOT
 from tests.solutions import run_solution
 
 
@@ -86,6 +89,41 @@ def test_backfire_claims():
     rows[ch6.SEATS_HIGH]["peak_running"] = 128  # the flood never used the extra seats
     assert ch6.backfire_claims(rows)[2].verdict == verdicts.UNTESTED
     assert ch6.very_many_seats(128, full=False) == 256 and ch6.very_many_seats(1024, full=True) == 2048
+
+
+@pytest.mark.parametrize("full", [False, True])
+def test_backfire_loads_are_the_ones_the_chapter_always_measured(full):
+    """6.3's loads, with the parameters chapter 6 had before its split (stored rows keep matching)."""
+    churn, flood, long_prompts = ch6.backfire_loads(128, full)
+    assert (churn.kind, churn.num_prompts, churn.num_prefixes, churn.prefix_len, churn.input_len, churn.output_len,
+            churn.max_concurrency) == ("prefix", 48 if full else 24, 16 if full else 8, 512, 32, 16, 4)
+    # a quarter over the "very high" seats (smoke size: over the engine's default)
+    assert flood.num_prompts == (ch6.very_many_seats(128, full) if full else 128) * 5 // 4
+    assert (flood.input_len, flood.output_len, flood.max_concurrency) == (32, 16, None)
+    assert (long_prompts.num_prompts, long_prompts.input_len, long_prompts.output_len,
+            long_prompts.max_concurrency) == (12 if full else 4, 1536, 8, None)
+    assert ch6.backfire_loads(128, full) == ch6.backfire_loads(128.0, full)  # a float read from a row: the same loads
+
+
+def _code(name):
+    cells = json.loads((ROOT / "notebooks" / name).read_text())["cells"]
+    return "\n".join("".join(c["source"]) for c in cells if c["cell_type"] == "code")
+
+
+def test_6a_and_6b_measure_the_same_backfire_loads_on_the_same_baseline():
+    """6a's tuning walk measures 6.3's loads on the baseline while it is up, and 6b finds those rows only
+    for an identical config and load: both notebooks take the loads from `ch6.backfire_loads`, with the
+    same arguments, on the same baseline, and neither defines them itself."""
+    a, b = _code("06a_tuning_toward_a_target.ipynb"), _code("06b_combinations_that_backfire.ipynb")
+    call = r"^churn, flood, long_prompts = (ch6\.backfire_loads\(.*\))$"
+    assert re.findall(call, a, flags=re.M) == re.findall(call, b, flags=re.M) == [
+        'ch6.backfire_loads(cap["engine_max_num_seqs"], H.size() == "full")']
+    for code in (a, b):
+        assert re.search(r"^base = H\.EngineConfig\(\)$", code, flags=re.M)
+        assert re.search(r'^cap = H\.capacity\(base, force=FORCE, tag="ch6"\)', code, flags=re.M)
+        assert not re.search(r"^(churn|flood|long_prompts) = ", code, flags=re.M)
+    assert 'also={"baseline": [churn, flood, long_prompts, mixed]}' in a  # measured while the baseline is up
+    assert "ch6.backfire_claims(backfire)" in b and "ch6.backfire_claims" not in a
 
 
 def test_the_tight_cache_is_a_demonstration_whose_premise_is_checked():

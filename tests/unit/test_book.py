@@ -10,8 +10,9 @@ from helpers import book, registry
 
 def test_contents_are_in_chapter_order():
     ordered = [c["path"].stem for c in book.order(registry.chapters())]
-    assert ordered.index("00_start_here") < ordered.index("01_why_tuning_matters") < ordered.index("04_server_side_settings")
-    assert ordered.index("04_server_side_settings") < ordered.index("lab01_kv_capacity") < ordered.index("90_workshop_room")
+    assert ordered.index("00_start_here") < ordered.index("01_why_tuning_matters") < ordered.index("04a_samples_and_prefix_caching")
+    assert ordered.index("04a_samples_and_prefix_caching") < ordered.index("04b_compilation_and_logging")
+    assert ordered.index("04b_compilation_and_logging") < ordered.index("lab01_kv_capacity") < ordered.index("90_workshop_room")
     assert ordered[-1] == "90_workshop_room"
 
 

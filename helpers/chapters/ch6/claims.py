@@ -1,8 +1,8 @@
 """Chapter 6's claims (reading the start-up log, a tuning path toward a latency target, and
 three combinations of settings that backfire) and the rule that judges each from the rows the
-notebook measured.
+notebooks measured (6.1 and 6.2 in notebook 06a, 6.3 in 06b).
 
-The notebook passes:
+The notebooks pass:
   checks    6.1: explain(...) records (figure, engine, computed, agree)
   share     6.1: the KV cache's share of the device's memory (0–1; on a CPU, the NUMA node's memory the
                  fraction is taken of), and the service row measured on that engine (its peak KV usage and
@@ -14,9 +14,11 @@ The notebook passes:
 from __future__ import annotations
 
 import math
+from typing import NamedTuple
 
 from helpers import models, tuning, verdicts
 from helpers.config import ConfigError, EngineConfig
+from helpers.load import Load
 from helpers.verdicts import Claim
 from helpers.slo import SLO
 from helpers.tuning import Step
@@ -31,6 +33,26 @@ HIT_DROP = 0.8  # "loses its hits": the hit rate falls below this share of the r
 def very_many_seats(engine_max_num_seqs: int, full: bool) -> int:
     """6.3b's "very high" max_num_seqs: twice the engine's default, and at least 256 (1,024 at full size)."""
     return max(2 * int(engine_max_num_seqs), 1024 if full else 256)
+
+
+class BackfireLoads(NamedTuple):
+    churn: Load  # 6.3a: many system prompts, each used a few times
+    flood: Load  # 6.3b: short requests, all sent at once
+    long_prompts: Load  # 6.3c: several long prompts at once
+
+
+def backfire_loads(engine_max_num_seqs: int, full: bool) -> BackfireLoads:
+    """6.3's three loads, in one place: chapter 6a's tuning walk measures them on the baseline while
+    its engine is up, and chapter 6b reads those rows back, which only identical loads find. Sized from
+    the baseline engine's resolved `max_num_seqs` (`cap["engine_max_num_seqs"]`) and the run size. The
+    flood is a quarter more than `very_many_seats` allows (at the smoke size, a quarter more than the
+    engine's default allows: enough for the high value to run more at once)."""
+    seats = very_many_seats(engine_max_num_seqs, full) if full else int(engine_max_num_seqs)
+    return BackfireLoads(
+        churn=Load(kind="prefix", num_prompts=48 if full else 24, prefix_len=512, input_len=32, output_len=16,
+                   num_prefixes=16 if full else 8, max_concurrency=4),
+        flood=Load(num_prompts=seats * 5 // 4, input_len=32, output_len=16, max_concurrency=None),
+        long_prompts=Load(num_prompts=12 if full else 4, input_len=1536, output_len=8, max_concurrency=None))
 
 
 def tuning_steps(base: EngineConfig, seats: int, engine_max_num_seqs: int, longest_prompt: int, full: bool,

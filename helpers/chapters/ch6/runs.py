@@ -76,7 +76,7 @@ def walk(config: EngineConfig, load, slo: SLO, steps: list[tuning.Step], *, forc
 def prepare_service(config, *, slo: SLO | None = None, tag: str = "ch6", measure=None, sweep=None,
                     say=print) -> service.Service:
     """Unloaded latency → target (unless `slo` is given) → rate sweep → the rate to tune at.
-    Stored rows are reused, so after notebook 06 this starts no engine."""
+    Stored rows are reused, so after notebook 06a this starts no engine."""
     measure, sweep = measure or experiment.measure, sweep or rate_sweep
     unloaded = measure(config, service.unloaded_load(), tag=tag)
     slo = slo or service.slo_for(unloaded)

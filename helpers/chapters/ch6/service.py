@@ -7,7 +7,7 @@ time), and the rates a sweep tries are multiples of how many requests per second
 serving manages. The load is a chat service: every prompt starts with one of two system
 prompts, then a short question; requests arrive as a Poisson process.
 
-Notebook 06 and the capstone lab call the same functions with the same config, so in one run
+Notebook 06a and the capstone lab call the same functions with the same config, so in one run
 (one results store) the lab reuses the chapter's rows instead of starting engines again.
 """
 from __future__ import annotations
