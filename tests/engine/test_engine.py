@@ -145,6 +145,36 @@ def test_a_guidellm_report_of_the_guides_load_imports_as_its_row(results_dir, tm
     assert slo.goodput(row, 1e5, 1e4) == pytest.approx(counted / row["duration"])
 
 
+def test_an_aiperf_export_of_the_guides_load_imports_as_its_row_beside_the_others(results_dir, tmp_path):
+    """AIPerf 0.13 (its own venv) sends the same load to the same engine after a warm-up of four requests;
+    its export imports as a row of that load, with vLLM's TPOT recomputed from its records and no ITL,
+    and the room shows the guide's, vllm bench's and AIPerf's rows of that load side by side. No start."""
+    from helpers.engine.server import reset_prefix_cache
+    from helpers.load import peers
+    from helpers.results import other_tools, workshop
+
+    if not peers.AIPERF.exists():
+        pytest.skip(f"AIPerf is not installed at {peers.AIPERF} (`bash guide.sh test` installs it; it said "
+                    "why if it could not)")
+    cfg = EngineConfig()
+    server = experiment.engine_for(cfg, progress=False)
+    guide = experiment.measure(cfg, IMPORT_LOAD, progress=False)  # the guide's own row, on the same engine
+    reset_prefix_cache(server.base_url)
+    folder = peers.aiperf(server.base_url, server.model_path, IMPORT_LOAD.repeat(1), tmp_path / "aiperf", warmup=4)
+    [row] = other_tools.from_file(folder)
+    assert row["import_tool"] == "aiperf" and row["import_tool_version"].startswith("0.13")
+    _same_load_as_the_guides(row, guide)
+    assert (row["load_input_len"], row["load_output_len"]) == (96, 16) and len(row["request_tpot_ms"]) == 8
+    assert row["p99_itl_ms"] is None and "AIPerf" in other_tools.missing(row, "p99_itl_ms")
+    reset_prefix_cache(server.base_url)
+    bench = peers.vllm_bench(server.base_url, server.model_path, IMPORT_LOAD.repeat(1), tmp_path / "bench.json")
+    other_tools.add([folder, bench], results_dir)
+    side = workshop.beside(workshop.room(results_dir))
+    same = side.loc[side["load"] == "8 requests 96→16 @ conc 4"]
+    assert same["source"].str.contains("aiperf").sum() == 1 and same["source"].str.contains("vllm bench").sum() == 1
+    assert same["source"].str.startswith("measured").sum() >= 1, side[["load", "source"]]
+
+
 def test_the_stop_button_cancels_a_load_and_leaves_the_engine_idle(results_dir):
     """Jupyter's ■ sends SIGINT to the kernel: a real kernel (jupyter_client) measuring a load far
     longer than the wait below is interrupted; its cell ends with KeyboardInterrupt and the line

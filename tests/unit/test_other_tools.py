@@ -409,3 +409,77 @@ def test_a_2024_benchmark_serving_file_reads_and_names_its_format(tmp_path):
     (tmp_path / "other.json").write_text(json.dumps(other))
     with pytest.raises(other_tools.ImportFileError, match="max_concurrency"):
         other_tools.from_file(tmp_path / "other.json")
+
+
+AIPERF_DIR = DATA / "aiperf"
+
+
+def test_an_aiperf_export_reads_with_vllms_tpot_from_its_records():
+    """tests/data/imports/aiperf/: AIPerf 0.13.0 in a venv of its own against the guide's default engine, the
+    guide's import load (8 requests of 96 → 16 tokens at concurrency 4, streamed completions, ignore_eos), with
+    --export-level records (tests/data/imports/README.md has the command)."""
+    summary = json.loads((AIPERF_DIR / "profile_export_aiperf.json").read_text())
+    records = [json.loads(x) for x in (AIPERF_DIR / "profile_export.jsonl").read_text().splitlines()]
+    [row] = other_tools.from_file(AIPERF_DIR)  # the artifact folder, or the summary file itself
+    assert other_tools.from_file(AIPERF_DIR / "profile_export_aiperf.json")[0]["run_id"] == row["run_id"]
+    assert row["import_tool"] == "aiperf" and row["import_tool_version"] == "0.13.0"
+    assert row["completed"] == 8 and row["duration"] == pytest.approx(summary["benchmark_duration"]["avg"])
+    assert row["median_ttft_ms"] == pytest.approx(summary["time_to_first_token"]["p50"])
+    assert row["p99_e2el_ms"] == pytest.approx(summary["request_latency"]["p99"])
+    assert row["load_label"] == "8 requests 96→16 tokens @ conc 4" and row["import_detail"] == "per request"
+    # TPOT is vLLM's, with the server's token count: AIPerf's own inter_token_latency counts its tokenizer's
+    for rec, tpot in zip(records, row["request_tpot_ms"]):
+        m = {k: v["value"] for k, v in rec["metrics"].items()}
+        assert tpot == pytest.approx((m["request_latency"] - m["time_to_first_token"]) / (m["usage_completion_tokens"] - 1))
+    recounted = [r for r in records if r["metrics"]["output_sequence_length"]["value"]
+                 != r["metrics"]["usage_completion_tokens"]["value"]]
+    assert recounted, "this export has requests whose text AIPerf's tokenizer counted differently"
+    assert row["total_output_tokens"] == summary["total_usage_completion_tokens"]["avg"]
+    assert "0 ms" in other_tools.missing(row, "p99_itl_ms")  # AIPerf's chunk gaps are not vLLM's ITL
+
+
+def test_an_aiperf_summary_alone_keeps_its_own_statistics_and_says_what_it_lacks(tmp_path):
+    shutil.copy(AIPERF_DIR / "profile_export_aiperf.json", tmp_path)
+    [row] = other_tools.from_file(tmp_path)
+    summary = json.loads((AIPERF_DIR / "profile_export_aiperf.json").read_text())
+    assert row["import_detail"] == "summary" and row["request_ttft_ms"] is None
+    assert row["median_tpot_ms"] == pytest.approx(summary["inter_token_latency"]["p50"])
+    assert row["p90_ttft_ms"] == pytest.approx(summary["time_to_first_token"]["p90"])
+    assert "--export-level records" in other_tools.missing(row, "request_ttft_ms")
+
+
+def test_aiperf_files_the_guide_cannot_read_are_named(tmp_path):
+    with pytest.raises(ImportFileError, match="per-request records, not its summary"):
+        other_tools.from_file(AIPERF_DIR / "profile_export.jsonl")
+    blob = json.loads((AIPERF_DIR / "profile_export_aiperf.json").read_text())
+    (tmp_path / "v2.json").write_text(json.dumps({**blob, "schema_version": "2.0"}))
+    with pytest.raises(ImportFileError, match="schema version '2.0'"):
+        other_tools.from_file(tmp_path / "v2.json")
+
+
+def test_an_aiperf_run_in_which_every_request_failed_is_never_held(tmp_path):
+    blob = json.loads((AIPERF_DIR / "profile_export_aiperf.json").read_text())
+    failed = {**blob, "completed_request_count": {"unit": "requests", "avg": 0.0},
+              "request_count": {"unit": "requests", "avg": 0.0},
+              "error_summary": [{"error_details": {"code": 500, "message": "boom"}, "count": 8}]}
+    (tmp_path / "profile_export_aiperf.json").write_text(json.dumps(failed))
+    [row] = other_tools.from_file(tmp_path / "profile_export_aiperf.json")
+    assert row["median_ttft_ms"] is None and row["import_failures"] == "no request completed: 0 of 8"
+    [good] = other_tools.from_file(AIPERF_DIR)
+    claim = verdicts.judge_change("cuts median TTFT", good, row, "median_ttft_ms", "lower", 1.2)
+    assert claim.verdict == verdicts.UNTESTED and "no request completed" in claim.evidence
+
+
+def test_guide_guidellm_and_aiperf_rows_of_one_load_sit_side_by_side(tmp_path):
+    room = tmp_path / "room"
+    room.mkdir()
+    guide = {"run_id": "g", "kind": "load", "cfg_model": "SmolLM2-135M-Instruct", "env_env_id": "me", "tag": "ch0",
+             "time": "2026-12-01T10:00:00", "measurement_version": 5, "env_vllm": "0.32.0", "config_label": "default",
+             "engine_location": "local", "load_num_prompts": 8, "load_input_len": 96, "load_output_len": 16,
+             "load_max_concurrency": 4, "load_request_rate": None, "output_throughput": 50.0, "median_ttft_ms": 300.0}
+    (room / "me.jsonl").write_text(json.dumps(guide) + "\n")
+    other_tools.add([DATA / "guidellm07_warmup.json", AIPERF_DIR], room)
+    side = workshop.beside(workshop.room(room, me="me"))
+    same = side.loc[side["load"] == "8 requests 96→16 @ conc 4"]
+    assert len(same) == 3 and same["source"].str.contains("aiperf").sum() == 1
+    assert same["source"].str.contains("guidellm").sum() == 1 and same["source"].str.startswith("measured").sum() == 1
