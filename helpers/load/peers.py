@@ -30,8 +30,8 @@ def _random_only(load: Load, tool: str) -> None:
                         f"rate); got {load.label()}.")
 
 
-def _run(cmd: list[str], what: str, timeout: float) -> None:
-    done = subprocess.run(cmd, cwd=ROOT, env=_offline(), capture_output=True, text=True, timeout=timeout)
+def _run(cmd: list[str], what: str, timeout: float, env: dict | None = None) -> None:
+    done = subprocess.run(cmd, cwd=ROOT, env=env or _offline(), capture_output=True, text=True, timeout=timeout)
     if done.returncode:
         tail = [ln for ln in (done.stderr + done.stdout).splitlines() if ln.strip()][-3:]
         raise RuntimeError(f"{what} stopped with exit code {done.returncode}: " + " | ".join(tail))
@@ -93,5 +93,10 @@ def aiperf(base_url: str, model: str, load: Load, out: Path, *, warmup: int = 0,
            "--workers-max", "2", "--random-seed", str(load.seed)]
     if warmup:
         cmd += ["--warmup-request-count", str(warmup)]
-    _run(cmd, "AIPerf", timeout)
+    # Not HF_HUB_OFFLINE: in offline mode AIPerf 0.13 looks a tokenizer up as a hub repo even when given a
+    # folder, and fails (aiperf/common/tokenizer.py, _resolve_local_snapshot). Given an absolute folder it
+    # loads it from disk without asking the hub (resolve_alias treats a path as local).
+    if not Path(model).is_absolute():
+        raise LoadError(f"AIPerf is given the model as a folder on disk here; got {model!r}.")
+    _run(cmd, "AIPerf", timeout, env={**os.environ, "TOKENIZERS_PARALLELISM": "false"})
     return out
