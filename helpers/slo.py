@@ -132,14 +132,14 @@ def overloaded(row: dict, slo: SLO, factor: float = 4.0) -> bool:
 
 
 def first_repeat_goodput(row, max_ttft_ms: float, max_tpot_ms: float) -> float | None:
-    """Goodput in the row's first repeat (chapter 0's exercise 3, chapter 6's exercise 2). None
-    where the row keeps no per-request latencies (a stored or imported row without `runs`), so
-    the check says it cannot check rather than failing."""
+    """Goodput in the row's first repeat (chapter 0's exercise 3, chapter 6's exercise 2); a row
+    without `runs` is one run. None where the row keeps no per-request latencies, so the check
+    says it cannot check rather than failing."""
     try:
-        runs = row["runs"]
+        runs = row.get("runs") if hasattr(row, "get") else row["runs"]
     except (KeyError, IndexError, TypeError):
         return None
-    if not isinstance(runs, list) or not runs:
-        return None
+    if not isinstance(runs, list) or not runs:  # one run kept in the row itself (an imported --save-detailed file)
+        return goodput(row, max_ttft_ms, max_tpot_ms) if hasattr(row, "get") else None
     return goodput({"runs": runs[:1]}, max_ttft_ms, max_tpot_ms)
 

@@ -31,10 +31,10 @@ FROM_NONE_SHARE, FROM_NONE_COUNT = 0.25, 2
 # request's luck, so a change in the count shorter than this is not counted; only a change of pace is.
 MIN_COUNT_CHANGE = 2
 RULE = ("helped: goodput at the target higher beyond noise, and the share of requests within the target not lower "
-        "beyond noise; hurt: either one lower beyond noise; a change of fewer than "
-        f"{MIN_COUNT_CHANGE} requests within the target counts as none (only the pace counts then); from a reference "
-        f"that met the target for no request, helped needs at least {FROM_NONE_SHARE:.0%} of the requests (and "
-        f"{FROM_NONE_COUNT}) within it")
+        "beyond noise; hurt: either one lower beyond noise, or the share falling below the target's where the "
+        f"reference met it; a change of fewer than {MIN_COUNT_CHANGE} requests within the target counts as none, and "
+        "then only the pace (the run's duration) is judged; from a reference that met the target for no request, "
+        f"helped needs at least {FROM_NONE_SHARE:.0%} of the requests (and {FROM_NONE_COUNT}) within it")
 
 
 @dataclass(frozen=True)
@@ -81,8 +81,10 @@ def enough_from_none(row: dict, slo: SLO) -> bool:
 
 
 def effect(before: dict, after: dict, slo: SLO) -> tuple[str, float]:
-    """The effect of a change: (helped / within noise / hurt, ratio after ÷ before) on goodput at
-    the target, with the share of requests within the target as the second figure (RULE).
+    """The effect of a change: (helped / within noise / hurt, ratio) on goodput at the target, with
+    the share of requests within the target as the second figure (RULE). The ratio is goodput after ÷
+    before, or, where the count within the target moved by less than MIN_COUNT_CHANGE, the pace
+    (duration before ÷ after): the figure the verdict was judged on.
     (A claim's verdict, verdicts.HELD and the rest, is judged from it in chapters/ch6.) The noise
     allowance is the larger run-to-run spread of the two rows' goodput and share, else
     verdicts.DEFAULT_NOISE."""
@@ -101,14 +103,22 @@ def effect(before: dict, after: dict, slo: SLO) -> tuple[str, float]:
         if y == 0:
             return NOTHING, 1.0
         return (HELPED if enough_from_none(after, slo) else NOTHING), float("inf")
-    ratio = y / x
     share_x, share_y = statistics.median(sa), statistics.median(sb)
+    if share_y < slo.share <= share_x:
+        return HURT, y / x  # the reference kept the target's promise and this step does not, however fast
     count_x, count_y = (statistics.median(m for m, _ in met_runs(r, slo)) for r in (before, after))
-    counted = abs(count_y - count_x) >= MIN_COUNT_CHANGE
-    if counted and share_x and share_y < share_x * (1 - noise):
-        return HURT, ratio  # a smaller share kept the promise, whatever the requests per second
-    # a count that moved by less than MIN_COUNT_CHANGE: judge only the pace (goodput at the same count)
-    paced = ratio if counted or not count_y else ratio * count_x / count_y
-    if abs(paced - 1) <= noise:
+    if abs(count_y - count_x) >= MIN_COUNT_CHANGE:
+        if share_x and share_y < share_x * (1 - noise):
+            return HURT, y / x  # a smaller share kept the promise, whatever the requests per second
+        ratio = y / x
+    else:  # a count that moved by less than MIN_COUNT_CHANGE: one request's luck; judge only the pace
+        ratio = _pace(before, after)
+    if abs(ratio - 1) <= noise + 1e-9:
         return NOTHING, ratio
-    return (HELPED if paced > 1 else HURT), ratio
+    return (HELPED if ratio > 1 else HURT), ratio
+
+
+def _pace(before: dict, after: dict) -> float:
+    """How much sooner the same load finished: the ratio of the two rows' median durations."""
+    d = [statistics.median(run.get("duration") or 0 for run in r.get("runs") or [r]) for r in (before, after)]
+    return d[0] / d[1] if d[1] else 1.0

@@ -69,7 +69,7 @@ def within_noise(a, b, metric: str) -> bool:
     x, y = number(a, metric), number(b, metric)
     if x is None or y is None or not x:
         return False
-    return abs(y / x - 1) <= noise([a, b], metric)
+    return abs(y / x - 1) <= noise([a, b], metric) + 1e-9  # the same margin as claim_outside_noise
 
 
 def judge_change(text: str, before, after, metric: str, better: str, held_at: float, evidence: str = "",
@@ -91,7 +91,8 @@ def judge_change(text: str, before, after, metric: str, better: str, held_at: fl
     ev = evidence or f"{metric}: {x:,.1f} → {y:,.1f}{(' ' + unit) if unit else ''} (×{gain:.2f} the claimed way)"
     level = noise([before, after], metric)
     ev += f"; noise ±{100 * level:.0f} %"
-    rule = rule + _OUTSIDE_CLAUSE.format(held_at) if rule and claim_outside_noise(better, held_at, level) else rule
+    if rule and claim_outside_noise(better, held_at, level):
+        rule += _OUTSIDE_CLAUSE.format(100 * level, held_at)
     rule = rule or change_rule(better, held_at, level)
     if within_noise(before, after, metric):
         if claim_outside_noise(better, held_at, level) and gain * (1 + level) < held_at:
@@ -117,11 +118,12 @@ def change_rule(better: str, held_at: float, level: float) -> str:
     need = f"×{held_at:g} or more {way}" if held_at > 1 else f"{way} at all"
     rule = f"held: {need}; a change under ±{100 * level:.0f} % (run-to-run noise) counts as noise"
     if claim_outside_noise(better, held_at, level):
-        rule += _OUTSIDE_CLAUSE.format(held_at)
+        rule += _OUTSIDE_CLAUSE.format(100 * level, held_at)
     return rule
 
 
-_OUTSIDE_CLAUSE = ", or as did not hold, since ×{:g} lies outside that band"
+_OUTSIDE_CLAUSE = ("; a change within the ±{:.0f} % noise that could not reach ×{:.2f} even with that noise counts as "
+                   "did not hold")
 
 
 def markdown(claims: list[Claim], title: str = "What we measured") -> str:
@@ -149,8 +151,10 @@ def how_to_read() -> str:
         return ("*These runs are short: each load ran once (the smoke size), so every verdict allowed the default "
                 f"±{100 * DEFAULT_NOISE:.0f} % noise. Trust the ratios more than the absolute milliseconds, and run the "
                 "full size (`GUIDE_SIZE=full`, each load three times) before you draw a conclusion.*")
-    return (f"*Each load ran {n} times, and the verdicts allowed for the spread measured between the runs. Trust the "
-            "ratios more than the absolute milliseconds: another machine gives other milliseconds.*")
+    return (f"*Each load ran {n} times at this size, and the verdicts on load figures allowed for the spread "
+            "measured between the runs; a figure read once (a start's capacity or start time) was judged against the "
+            f"default ±{100 * DEFAULT_NOISE:.0f} %. Trust the ratios more than the absolute milliseconds: another "
+            "machine gives other milliseconds.*")
 
 
 def show(claims: list[Claim], title: str = "What we measured") -> None:

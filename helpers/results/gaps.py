@@ -37,11 +37,9 @@ def missing(row, figure: str) -> str | None:
         why = "a decode floor needs the memory bandwidth of the machine that served, which no such file records"
     elif "_itl_" in figure and tool == GUIDELLM:
         why = "GuideLLM records no gap between streamed chunks"
-    elif "_itl_" in figure and tool == AIPERF:
-        why = ("AIPerf's inter_chunk_latency is not vLLM's ITL (it is counted per token, with gaps of 0 ms where "
-               "tokens arrived together), so the guide leaves ITL empty")
     elif re.match(r"^(mean|median|p[\d.]+)_\w+_ms$", figure) and get("import_format"):
-        why = "the script that wrote it (vLLM's benchmark_serving.py of 2024) did not record it"
+        why = ("it was not among the percentiles the 2024 script was asked for (its --metric-percentiles, or p99 "
+               "alone in its earlier versions)")
     elif re.match(r"^(mean|median|p[\d.]+)_\w+_ms$", figure) and tool in (VLLM_BENCH, VLLM_SWEEP):
         why = "the run's --percentile-metrics / --metric-percentiles left it out"
     else:

@@ -383,7 +383,8 @@ def _guidellm_row(b: dict, i: int, source: Source, version, spec: dict, data: di
                request_ttft_ms=ttft if every else None, request_tpot_ms=tpot if every else None,
                max_itl_ms=None, first_error=_first_error(b), import_detail="per request" if every else "a sample",
                import_requests_kept=len(done), import_duration_covers=covers)
-    for name, values in (("ttft", ttft), ("tpot", tpot), ("e2el", e2el)):
+    many = [t for t, r in zip(tpot, done) if r["inter_token_latency_ms"] is not None]  # vLLM: one-token answers out
+    for name, values in (("ttft", ttft), ("tpot", many), ("e2el", e2el)):
         row.update(_stats(name, values if every else []))
     row.update({f"{s}_itl_ms": None for s in ("mean", "median", "p99")})
     rate = strategy.get("rate")
@@ -432,19 +433,23 @@ AIPERF_SUMMARY, AIPERF_RECORDS = "profile_export_aiperf.json", "profile_export.j
 def _aiperf(blob: dict, source: Source) -> dict:
     """AIPerf's `profile_export_aiperf.json` (schema 1.x; aiperf 0.13 writes 1.4): each metric a block of
     `avg`, `p50`, `p99`… in its `unit`. With `--export-level records` the per-request records lie beside
-    it (`profile_export.jsonl`); from them the guide recomputes TTFT, TPOT and latency by vLLM's rules,
-    counting output tokens as the server did (`usage_completion_tokens`) where AIPerf recorded it."""
+    it (`profile_export.jsonl`); from them the guide recomputes TTFT, TPOT, latency and ITL (its
+    `inter_chunk_latency`: the gaps between content responses, as vLLM's client records them) by vLLM's
+    rules, counting output tokens as the server did (`usage_completion_tokens`) where AIPerf recorded it."""
     if not str(blob.get("schema_version", "")).startswith("1."):
         raise ImportFileError(source.path, f"is an AIPerf summary of schema version {blob.get('schema_version')!r} "
                               "(field schema_version); the guide reads 1.x, which AIPerf 0.13 writes.",
                               "a summary written by AIPerf 0.13 (`aiperf --version`).")
     get = lambda name, stat="avg": (blob.get(name) or {}).get(stat)  # noqa: E731
     cfg = blob.get("input_config") or {}
-    completed, duration = get("completed_request_count") or get("request_count"), get("benchmark_duration")
-    if completed is None or not duration:
-        raise ImportFileError(source.path, "has no request_count or benchmark_duration (every AIPerf profile "
-                              "summary has both).", f"the {AIPERF_SUMMARY} an `aiperf profile` run wrote.")
-    failed = sum(int(e.get("count") or 0) for e in blob.get("error_summary") or [])
+    # request_count counts the successful requests; completed_request_count, successful plus failed
+    # (aiperf/metrics/types/); a run in which none succeeded has no request_count at all.
+    completed, duration = int(get("request_count") or 0), get("benchmark_duration")
+    if not duration:
+        raise ImportFileError(source.path, "has no benchmark_duration (every AIPerf profile summary has it).",
+                              f"the {AIPERF_SUMMARY} an `aiperf profile` run wrote.")
+    failed = sum(int(e.get("count") or 0) for e in blob.get("error_summary") or []) or max(
+        0, (get("completed_request_count") or 0) - completed)
     records = _aiperf_records(source.path.parent / AIPERF_RECORDS)
     row = source.base(0, blob.get("aiperf_version"), str(blob.get("start_time") or "")[:19] or None)
     n_in = get("total_usage_prompt_tokens") or get("total_isl")
@@ -461,17 +466,19 @@ def _aiperf(blob: dict, source: Source) -> dict:
         e2el = [r["request_latency"] for r in records]
         tpot = [(r["request_latency"] - r["time_to_first_token"]) / (r["tokens"] - 1) if r["tokens"] > 1 else 0.0
                 for r in records]
-        for name, values in (("ttft", ttft), ("tpot", tpot), ("e2el", e2el)):
+        gaps = [g for r in records for g in r["gaps"]]  # vLLM pools every request's chunk gaps into its ITL
+        for name, values in (("ttft", ttft), ("tpot", [t for t, r in zip(tpot, records) if r["tokens"] > 1]),
+                             ("e2el", e2el), ("itl", gaps)):  # TPOT statistics leave one-token answers out, as vLLM
             row.update(_stats(name, values))
         row.update(request_ttft_ms=ttft, request_tpot_ms=tpot, import_detail="per request",
-                   import_requests_kept=len(records))
+                   import_requests_kept=len(records), max_itl_ms=max(gaps) if gaps else None)
     else:  # the summary alone: its own statistics (TPOT with AIPerf's token count)
-        for name, key in (("ttft", "time_to_first_token"), ("tpot", "inter_token_latency"), ("e2el", "request_latency")):
+        for name, key in (("ttft", "time_to_first_token"), ("tpot", "inter_token_latency"), ("e2el", "request_latency"),
+                          ("itl", "inter_chunk_latency")):
             row.update({f"mean_{name}_ms": get(key), f"median_{name}_ms": get(key, "p50"),
                         **{f"{p}_{name}_ms": v for p, v in (blob.get(key) or {}).items() if re.fullmatch(r"p\d+", p)
                            and p != "p50"}})
         row.update(request_ttft_ms=None, request_tpot_ms=None, import_detail="summary")
-    row.update({f"{s}_itl_ms": None for s in ("mean", "median", "p99")})
     if failed or not completed:
         row["import_failures"] = (f"no request completed: 0 of {failed}" if not completed else
                                   f"{failed} of {completed + failed} requests failed; the figures are the others'")
@@ -500,7 +507,7 @@ def _aiperf_records(path: Path) -> list[dict] | None:
             continue
         tokens = value("usage_completion_tokens") or value("output_sequence_length") or 0
         out.append({"time_to_first_token": value("time_to_first_token"), "request_latency": value("request_latency"),
-                    "tokens": int(tokens)})
+                    "tokens": int(tokens), "gaps": value("inter_chunk_latency") or []})
     return out
 
 

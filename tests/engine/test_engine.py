@@ -147,7 +147,7 @@ def test_a_guidellm_report_of_the_guides_load_imports_as_its_row(results_dir, tm
 
 def test_an_aiperf_export_of_the_guides_load_imports_as_its_row_beside_the_others(results_dir, tmp_path):
     """AIPerf 0.13 (its own venv) sends the same load to the same engine after a warm-up of four requests;
-    its export imports as a row of that load, with vLLM's TPOT recomputed from its records and no ITL,
+    its export imports as a row of that load, with vLLM's TPOT and ITL recomputed from its records,
     and the room shows the guide's, vllm bench's and AIPerf's rows of that load side by side. No start."""
     from helpers.engine.server import reset_prefix_cache
     from helpers.load import peers
@@ -165,7 +165,7 @@ def test_an_aiperf_export_of_the_guides_load_imports_as_its_row_beside_the_other
     assert row["import_tool"] == "aiperf" and row["import_tool_version"].startswith("0.13")
     _same_load_as_the_guides(row, guide)
     assert (row["load_input_len"], row["load_output_len"]) == (96, 16) and len(row["request_tpot_ms"]) == 8
-    assert row["p99_itl_ms"] is None and "AIPerf" in other_tools.missing(row, "p99_itl_ms")
+    assert row["p99_itl_ms"] > 0 and row["max_itl_ms"] >= row["p99_itl_ms"]  # its chunk gaps, pooled as vLLM's
     reset_prefix_cache(server.base_url)
     bench = peers.vllm_bench(server.base_url, server.model_path, IMPORT_LOAD.repeat(1), tmp_path / "bench.json")
     other_tools.add([folder, bench], results_dir)

@@ -31,10 +31,18 @@ def test_a_higher_goodput_with_a_smaller_share_within_the_target_is_hurt():
 
 def test_one_request_more_within_the_target_is_not_a_gain():
     """1 of 10 → 2 of 10 doubles goodput, but it is one request: only a change of pace would count."""
-    assert effect(_row(1), _row(2), SLO_) == (NOTHING, pytest.approx(2.0))
+    assert effect(_row(1), _row(2), SLO_) == (NOTHING, pytest.approx(1.0))  # judged on the pace: the same
     assert effect(_row(2), _row(1), SLO_)[0] == NOTHING
+    assert effect(_row(1), _row(0), SLO_)[0] == NOTHING  # one request fewer, down to none: still one request
+    assert effect(_row(1), _row(2, duration=20.0), SLO_) == (HURT, pytest.approx(0.5))  # the load ran twice as long
     assert effect(_row(1), _row(3), SLO_)[0] == HELPED  # two requests more
     assert effect(_row(2), _row(3, duration=5.0), SLO_)[0] == HELPED  # one more, and the load ran twice as fast
+
+
+def test_falling_below_the_targets_share_is_hurt_however_fast():
+    """SLO_ promises half of the requests: 5 of 10 kept it, 4 of 10 in a third of the time do not."""
+    assert effect(_row(5), _row(4, duration=3.0), SLO_)[0] == HURT
+    assert effect(_row(4), _row(3, duration=3.0), SLO_)[0] == HELPED  # neither met it: one fewer, far sooner
 
 
 def test_from_a_reference_that_met_nothing_one_lucky_request_is_not_a_gain():
