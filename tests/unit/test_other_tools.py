@@ -482,7 +482,9 @@ def test_an_aiperf_run_in_which_every_request_failed_is_never_held(tmp_path):
     assert claim.verdict == verdicts.UNTESTED and "no request completed" in claim.evidence
 
 
-def test_guide_guidellm_and_aiperf_rows_of_one_load_sit_side_by_side(tmp_path):
+def test_the_guides_vllm_benchs_guidellms_and_aiperfs_rows_of_one_load_sit_side_by_side(tmp_path):
+    """The guide's import load (8 requests of 96 → 16 tokens at concurrency 4) as each tool wrote it on the
+    guide's default engine: vllm_bench_import_load.json, guidellm07_warmup.json, aiperf/."""
     room = tmp_path / "room"
     room.mkdir()
     guide = {"run_id": "g", "kind": "load", "cfg_model": "SmolLM2-135M-Instruct", "env_env_id": "me", "tag": "ch0",
@@ -490,8 +492,9 @@ def test_guide_guidellm_and_aiperf_rows_of_one_load_sit_side_by_side(tmp_path):
              "engine_location": "local", "load_num_prompts": 8, "load_input_len": 96, "load_output_len": 16,
              "load_max_concurrency": 4, "load_request_rate": None, "output_throughput": 50.0, "median_ttft_ms": 300.0}
     (room / "me.jsonl").write_text(json.dumps(guide) + "\n")
-    other_tools.add([DATA / "guidellm07_warmup.json", AIPERF_DIR], room)
+    other_tools.add([DATA / "vllm_bench_import_load.json", DATA / "guidellm07_warmup.json", AIPERF_DIR], room)
     side = workshop.beside(workshop.room(room, me="me"))
     same = side.loc[side["load"] == "8 requests 96→16 @ conc 4"]
-    assert len(same) == 3 and same["source"].str.contains("aiperf").sum() == 1
+    assert len(same) == 4 and same["source"].str.contains("aiperf").sum() == 1
+    assert same["source"].str.contains("vllm bench").sum() == 1
     assert same["source"].str.contains("guidellm").sum() == 1 and same["source"].str.startswith("measured").sum() == 1
