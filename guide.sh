@@ -6,7 +6,7 @@
 #   bash guide.sh pack     this machine's results in one file, to hand to a workshop leader
 #                          (--as vllm-bench: as vllm bench serve result files instead)
 #   bash guide.sh import FILE…  [--room FOLDER]   read vllm bench serve / sweep / GuideLLM / AIPerf results
-#   bash guide.sh book     run every notebook and write the guide as static HTML (artifacts/book/)
+#   bash guide.sh book     run every notebook and render the guide with Sphinx as static HTML (artifacts/book/)
 #   bash guide.sh stop     stop the guide's vLLM engine now. Otherwise an idle engine stays 60 s (GUIDE_ENGINE_GRACE)
 #                          after the last notebook using it ends, so the next notebook takes it over with no start
 #   bash guide.sh status   which engine runs, who started it, and when it stops by itself
@@ -93,6 +93,15 @@ setup() {  # $1 = "test" to add the test tools
     > "$VENV/share/jupyter/lab/settings/overrides.json"
 }
 
+book_tools() {  # Sphinx and myst-nb for the book, and the Jupyter widget manager from the npm registry (sha-checked)
+  local stamps="$VENV/.guide-stamps" want
+  want="book-$(cat requirements/book.txt helpers/book.py | grep -E '^[a-z-]+==|WIDGETS_(VERSION|SHA256) =' | sha256sum | cut -c1-16)"
+  grep -qx "$want" "$stamps" 2>/dev/null && compgen -G "$ROOT/.cache/book/html-manager-*/dist/embed.js" >/dev/null && return
+  say "installing the book's tools (Sphinx, myst-nb, sphinx-book-theme) and the widget manager (~20 MB)"
+  "$PY" -m pip install -q -r requirements/book.txt && "$PY" -m helpers.book --fetch-widgets >/dev/null || return 1
+  grep -v '^book-' "$stamps" > "$stamps.new" || true; echo "$want" >> "$stamps.new"; mv "$stamps.new" "$stamps"
+}
+
 guidellm() {  # GuideLLM in a venv of its own (it upgrades click and multidict under vLLM): the import tests run it
   local gvenv=$ROOT/.venv-guidellm want
   want="guidellm-$(cat requirements/guidellm.txt requirements/cpu.txt | sha256sum | cut -c1-16)"
@@ -160,7 +169,7 @@ case "${1:-lab}" in
   pack) setup; exec "$PY" -m helpers.results.workshop pack "${@:2}" ;;
   import) setup; exec "$PY" -m helpers.results.other_tools "${@:2}" ;;
   book)
-    setup
+    setup; book_tools
     say "executing every notebook at size ${GUIDE_SIZE:-full} (stored results are reused; GUIDE_SIZE=smoke for the quick one)"
     exec "$PY" -m helpers.book "${@:2}" ;;
   test)
@@ -168,6 +177,7 @@ case "${1:-lab}" in
     # GuideLLM's and AIPerf's venvs install on the other core while the main one does (pip is mostly one core).
     glog=$(mktemp); { guidellm; aiperf; } > "$glog" 2>&1 & gpid=$!
     setup test; browser
+    book_tools || say "the book's tools could not be installed: the book tests will be skipped."
     wait "$gpid" || true; cat "$glog"; rm -f "$glog"
     say "set-up took $((SECONDS - t0)) s; running the tests"
     shift || true

@@ -1,50 +1,53 @@
-"""The guide as an executed book: every notebook run, then written as static HTML pages with
-their outputs, charts as inline SVG (readable with no kernel and no network), this machine's
-fingerprint on each page, and a contents page in chapter order.
+"""The guide as an executed book: every notebook run, then rendered by Sphinx (myst-nb, with
+sphinx-book-theme's sidebar, search and previous/next links) into static HTML that needs no kernel
+and no network: charts as SVG, panels drawn from their saved widget state by a local copy of the
+Jupyter widget manager, this machine's fingerprint on each page.
 
     bash guide.sh book                      # every notebook, into artifacts/book/
     python -m helpers.book 01 90 --out DIR  # some of them (a file name's start picks one)
 
-Measurements are stored as they are taken, and a notebook re-run reads a stored row instead
-of measuring again, so a second build takes the time of the notebooks' own code, not of the
-measurements. Executed copies go to the output folder only: the committed notebooks stay
-output-free.
+The guide executes the notebooks itself (it knows the GPU-only ones and writes the error header);
+Sphinx only renders (`nb_execution_mode = "off"`). Measurements are stored as they are taken and a
+re-run reads a stored row instead of measuring again, so a second build takes the time of the
+notebooks' own code. Executed copies go to the build's source folder only: the committed
+notebooks stay output-free.
 """
 from __future__ import annotations
 
 import argparse
-import base64
 import copy
-import html
 import os
-import re
+import shutil
+import subprocess
 import sys
 import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 OUT = ROOT / "artifacts" / "book"
-VEGALITE = re.compile(r"application/vnd\.vegalite\.v\d+\+json")
-EXTERNAL_SCRIPT = re.compile(r'<script[^>]*\ssrc="https?://[^"]*"[^>]*>\s*</script>')
-SVG_IMG = re.compile(r'<img[^>]*?\ssrc="data:image/svg\+xml;base64,([A-Za-z0-9+/=]+)"[^>]*>')
-NEEDS_JS = ("application/vnd.jupyter.widget-view+json", "application/javascript")
+VEGALITE = "application/vnd.vegalite.v"
+WIDGET_STATE = "application/vnd.jupyter.widget-state+json"
+# The standalone Jupyter widget manager (npm, BSD-3-Clause), fetched by `bash guide.sh book`'s set-up:
+# its embed.js draws saved widget state with no kernel, and finds its icon fonts beside itself.
+WIDGETS_VERSION = "1.0.15"
+WIDGETS = ROOT / ".cache" / "book" / f"html-manager-{WIDGETS_VERSION}"
+WIDGETS_SHA256 = "2b9d65cb7913e1c7d671757a10008b32c9c2448d4429513371e55c07d6107638"
+WIDGETS_URL = f"https://registry.npmjs.org/@jupyter-widgets/html-manager/-/html-manager-{WIDGETS_VERSION}.tgz"
 
 
 def order(chapters: list[dict]) -> list[dict]:
-    """Chapters by number, then labs, then the workshop notebook."""
-    return sorted(chapters, key=lambda c: (bool(c.get("workshop")), "lab" in c, c.get("chapter", c.get("lab", 0))))
-
-
-def page_path(nb_path: Path, out: Path) -> Path:
-    return out / nb_path.parent.relative_to(ROOT) / (nb_path.stem + ".html")
+    """Chapters by number (parts by file name), then labs, then the workshop notebook."""
+    return sorted(chapters, key=lambda c: (bool(c.get("workshop")), "lab" in c,
+                                           c.get("chapter", c.get("lab", 0)), c["path"].name))
 
 
 def machine_line() -> str:
     from helpers import run_size
     from helpers.results import fingerprint
     from helpers.results.workshop import machine_label
-    return (f"Executed {time.strftime('%Y-%m-%d %H:%M')} at size {run_size.size()} on "
-            f"{machine_label({f'env_{k}': v for k, v in fingerprint().items()})}")
+    fp = fingerprint()
+    return (f"Executed {time.strftime('%Y-%m-%d %H:%M')} at size {run_size.size()} with vLLM {fp['vllm']} on "
+            f"{machine_label({f'env_{k}': v for k, v in fp.items()})}")
 
 
 def needs_gpu_here(meta: dict) -> bool:
@@ -55,15 +58,15 @@ def needs_gpu_here(meta: dict) -> bool:
 
 
 def execute(nb_path: Path, timeout: int = 1800):
-    """Run a notebook in a fresh kernel, in its own folder. Returns the notebook with its
-    outputs and the first error ("cell 7: ValueError: …") or None; it stops at that error,
-    as a learner's Run All would."""
+    """Run a notebook in a fresh kernel, in its own folder, keeping the widgets' state. Returns the
+    notebook with its outputs and the first error ("cell 7: ValueError: …") or None; it stops at
+    that error, as a learner's Run All would."""
     import nbformat
     from nbclient import NotebookClient
     from nbclient.exceptions import CellExecutionError
 
     nb = nbformat.read(nb_path, as_version=4)
-    client = NotebookClient(nb, timeout=timeout, kernel_name="python3",
+    client = NotebookClient(nb, timeout=timeout, kernel_name="python3", store_widget_state=True,
                             resources={"metadata": {"path": str(nb_path.parent)}})
     try:
         client.execute()
@@ -74,94 +77,170 @@ def execute(nb_path: Path, timeout: int = 1800):
         return nb, f"cell {cell}: {e.ename}: {e.evalue}"
 
 
+def output_lists(nb):
+    """Every list of outputs in a notebook: the cells', and those saved inside Output widgets
+    (where the panels draw their charts)."""
+    for cell in nb.cells:
+        yield cell.get("outputs", [])
+    state = nb.metadata.get("widgets", {}).get(WIDGET_STATE, {}).get("state", {})
+    for model in state.values():
+        outputs = (model.get("state") or {}).get("outputs")
+        if isinstance(outputs, list):
+            yield outputs
+
+
+PANEL_NOTE = "*This panel shows its last run. Its controls work in JupyterLab (`bash guide.sh`), not in the book.*"
+PANELS = ("VBoxModel", "GridBoxModel")  # the guide's panels; a progress bar is an HBox
+
+
 def offline(nb):
-    """A copy fit for a static page: each Vega-Lite chart rendered to SVG here (vl-convert,
-    no browser, no network), widget views dropped (their text fallback stays)."""
+    """A copy whose Vega-Lite charts are SVG (vl-convert: no browser, no network), in cell outputs
+    and in the saved state of Output widgets, and whose panels say that their controls need
+    JupyterLab. myst-nb renders no Vega-Lite, and Altair's own HTML would load Vega from a CDN."""
+    import nbformat
     import vl_convert as vlc
 
     nb = copy.deepcopy(nb)
-    nb.metadata.pop("widgets", None)
-    for cell in nb.cells:
-        for out in cell.get("outputs", []):
+    for outputs in output_lists(nb):
+        for out in outputs:
             data = out.get("data", {})
-            for mime in [m for m in data if VEGALITE.fullmatch(m)]:
+            for mime in [m for m in data if m.startswith(VEGALITE)]:
                 data["image/svg+xml"] = vlc.vegalite_to_svg(data.pop(mime))
-            for mime in NEEDS_JS:
-                data.pop(mime, None)
+    state = nb.metadata.get("widgets", {}).get(WIDGET_STATE, {}).get("state", {})
+    for cell in nb.cells:
+        views = [o for o in cell.get("outputs", []) if (state.get((o.get("data", {}).get(
+            "application/vnd.jupyter.widget-view+json") or {}).get("model_id")) or {}).get("model_name") in PANELS]
+        if views:
+            cell.outputs.append(nbformat.v4.new_output("display_data", data={"text/markdown": PANEL_NOTE}))
     return nb
 
 
-def to_html(nb, header: str) -> str:
-    """One page: the notebook with a header line, links to other notebooks pointing at their pages."""
+def with_header(nb, header: str):
+    """The run's line (machine, vLLM, date, size, time taken or why not executed) under the title."""
     import nbformat
-    from nbconvert import HTMLExporter
-
     nb = copy.deepcopy(nb)
-    nb.cells.insert(0, nbformat.v4.new_markdown_cell(header))
-    body, _ = HTMLExporter(template_name="lab").from_notebook_node(nb)
-    body = EXTERNAL_SCRIPT.sub("", body)  # require.js and MathJax from a CDN: no page here needs them
-    # Charts inline (searchable text, no data: URL), as the template's own option would, were it not escaping them.
-    body = SVG_IMG.sub(lambda m: base64.b64decode(m.group(1)).decode(), body)
-    return re.sub(r'href="([^"#:]+)\.ipynb(#[^"]*)?"', r'href="\1.html\2"', body)
+    nb.cells.insert(1 if nb.cells and nb.cells[0].cell_type == "markdown" else 0, nbformat.v4.new_markdown_cell(header))
+    return nb
+
+
+CONF = '''# Written by helpers/book.py for one build; edit that file instead.
+project = "vLLM performance tuning, by measurement"
+extensions = ["myst_nb"]
+nb_execution_mode = "off"                # the guide executed every notebook before this build
+nb_render_markdown_format = "myst"       # .ipynb links in Markdown outputs (the contents) become page links
+nb_merge_streams = True
+nb_output_stderr = "remove"              # progress bars and library notices; errors are error outputs, kept
+nb_ipywidgets_js = {"embed.js": {}}      # the local widget manager in _static, not a CDN
+html_theme = "sphinx_book_theme"
+html_title = project
+html_static_path = ["_static"]
+html_theme_options = {"show_navbar_depth": 1, "use_download_button": False, "use_fullscreen_button": False,
+                      "search_bar_text": "Search the book"}
+exclude_patterns = ["_build"]
+suppress_warnings = ["mystnb.unknown_mime_type"]   # widget views without state: their text stays
+'''
+
+
+def index_page(chapters: list[dict], line: str, status: dict) -> str:
+    """The start page: what the book is, the run's line, and the sidebar's three parts from the registry."""
+    parts = {"Chapters": [c for c in chapters if "lab" not in c and not c.get("workshop")],
+             "Labs": [c for c in chapters if "lab" in c], "Workshop": [c for c in chapters if c.get("workshop")]}
+    lines = ["# vLLM performance tuning, by measurement", "", f"*{line}.*", "",
+             "Every figure on these pages was measured on that machine when the book was built. The panels show "
+             "their last run; their controls work in JupyterLab (`bash guide.sh`).", ""]
+    for caption, entries in parts.items():
+        lines += ["```{toctree}", f":caption: {caption}", ":maxdepth: 1", ""]
+        lines += [ch["path"].relative_to(ROOT).with_suffix("").as_posix() for ch in entries]
+        lines += ["```", ""]
+    lines += ["```{toctree}", ":caption: Lab solutions (not executed here)", ":maxdepth: 1", ""]
+    lines += [p.relative_to(ROOT).with_suffix("").as_posix() for p in sorted((ROOT / "labs" / "solutions").glob("*.ipynb"))]
+    lines += ["```", ""]
+    skipped = [f"- {ch['title']}: {status[ch['path']]}" for ch in chapters if status.get(ch["path"], "ok") != "ok"]
+    return "\n".join(lines + (["Not executed in this build:", "", *skipped] if skipped else []))
 
 
 def build(names: list[str] | None = None, out: str | Path = OUT, timeout: int = 1800, log=print) -> dict:
-    """Execute the chosen notebooks (all by default) and write the site. Returns
-    {notebook path: "ok" | "failed: …" | "skipped: …"}; the contents page lists every chapter."""
+    """Execute the chosen notebooks (all by default), then render every notebook with Sphinx (the
+    others as they are, without outputs). Returns {notebook path: "ok" | "failed: …" | "skipped: …"}."""
     import nbformat
     from helpers import registry
 
     out = Path(out)
+    src = out.parent / (out.name + "-src")
     os.environ["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))
     chapters = order(registry.chapters())
     chosen = [c for c in chapters if not names or any(c["path"].name.startswith(n) or c["path"].stem == n for n in names)]
     if names and not chosen:
         raise SystemExit(f"No notebook matches {names}; names start like {[c['path'].stem for c in chapters]}")
-    line = machine_line()
-    status = {}
-    for ch in chosen:
-        path, page = ch["path"], page_path(ch["path"], out)
-        page.parent.mkdir(parents=True, exist_ok=True)
+    line, status = machine_line(), {}
+    for ch in chapters:
+        path, copy_to = ch["path"], src / ch["path"].relative_to(ROOT)
+        copy_to.parent.mkdir(parents=True, exist_ok=True)
+        if ch not in chosen:
+            if not copy_to.exists():  # kept from an earlier build, else the notebook unexecuted
+                nbformat.write(with_header(nbformat.read(path, as_version=4), "*Not executed in this build.*"), copy_to)
+            continue
         if needs_gpu_here(ch):
             status[path] = "skipped: needs a CUDA GPU (metadata guide.accelerator)"
-            page.write_text(_plain_page(ch["title"], f"<p>{line}</p><p>Not executed here: {status[path][9:]}.</p>"))
-            log(f"{path.name}: {status[path]}")
-            continue
-        t0 = time.monotonic()
-        nb, error = execute(path, timeout)
-        seconds = time.monotonic() - t0
-        nbformat.write(nb, page.with_suffix(".ipynb"))  # the executed copy, beside its page
-        header = (f"*{line} · ran in {seconds:.0f} s · [contents]({os.path.relpath(out / 'index.html', page.parent)})*"
-                  + (f"\n\n**This notebook stopped with an error at {error}.**" if error else ""))
-        page.write_text(to_html(offline(nb), header))
-        status[path] = f"failed: {error}" if error else "ok"
-        log(f"{path.name}: {status[path]} ({seconds:.0f} s) → {page}")
-    (out / "index.html").write_text(contents_page(chapters, out, line, status))
-    log(f"contents: {out / 'index.html'}")
+            nb = with_header(nbformat.read(path, as_version=4), f"*{line} · not executed here: it needs a CUDA GPU.*")
+        else:
+            t0 = time.monotonic()
+            nb, error = execute(path, timeout)
+            status[path] = f"failed: {error}" if error else "ok"
+            nb = with_header(offline(nb), f"*{line} · ran in {time.monotonic() - t0:.0f} s*"
+                             + (f"\n\n**This notebook stopped with an error at {error}.**" if error else ""))
+        nbformat.write(nb, copy_to)
+        log(f"{path.name}: {status[path]}")
+    for sol in (ROOT / "labs" / "solutions").glob("*.ipynb"):
+        (src / "labs" / "solutions").mkdir(parents=True, exist_ok=True)
+        nbformat.write(with_header(nbformat.read(sol, as_version=4), "*A lab's solution, not executed in the book.*"),
+                       src / "labs" / "solutions" / sol.name)
+    render(src, out, index_page(chapters, line, status))
+    log(f"book: {out / 'index.html'}")
     return status
 
 
-def contents_page(chapters: list[dict], out: Path, line: str, status: dict) -> str:
-    rows = []
-    for ch in chapters:
-        page = page_path(ch["path"], out)
-        where = ("lab {}".format(ch["lab"]) if "lab" in ch else "workshop" if ch.get("workshop")
-                 else "chapter {}".format(ch.get("chapter", "")))
-        title = html.escape(ch["title"])
-        link = f'<a href="{page.relative_to(out)}">{title}</a>' if page.exists() else f"{title} (not built yet)"
-        note = status.get(ch["path"], "from an earlier build" if page.exists() else "")
-        rows.append(f"<tr><td>{where}</td><td>{link}</td><td>{html.escape(note)}</td></tr>")
-    table = "<table><tr><th></th><th>notebook</th><th>this build</th></tr>" + "".join(rows) + "</table>"
-    return _plain_page("vLLM performance tuning, by measurement",
-                       f"<p>{html.escape(line)}</p><p>Every figure on these pages was measured on that machine "
-                       f"when the book was built.</p>{table}")
+def render(src: Path, out: Path, index: str) -> None:
+    """Sphinx over the executed copies; a warning (a broken cross-reference, a missing page) fails it."""
+    if not (WIDGETS / "dist" / "embed.js").exists():
+        raise SystemExit(f"The widget manager is missing ({WIDGETS}): `bash guide.sh book` fetches it "
+                         f"(python -m helpers.book --fetch-widgets).")
+    static = src / "_static"
+    static.mkdir(parents=True, exist_ok=True)
+    for f in (WIDGETS / "dist").iterdir():
+        if f.name == "embed.js" or f.suffix in (".woff", ".woff2", ".ttf", ".eot", ".svg"):
+            shutil.copy(f, static / f.name)
+    shutil.copy(WIDGETS / "dist" / "embed.js.LICENSE.txt", static / "embed.js.LICENSE.txt")  # its bundled parts
+    (src / "conf.py").write_text(CONF)
+    (src / "index.md").write_text(index)
+    shutil.rmtree(out, ignore_errors=True)
+    done = subprocess.run([sys.executable, "-m", "sphinx", "-b", "html", "-q", "-W", "--keep-going", str(src), str(out)],
+                          capture_output=True, text=True)
+    if done.returncode:
+        raise SystemExit("Sphinx stopped the book:\n" + (done.stderr or done.stdout)[-4000:])
 
 
-def _plain_page(title: str, body: str) -> str:
-    return (f"<!DOCTYPE html><html><head><meta charset='utf-8'><title>{html.escape(title)}</title><style>"
-            "body{font-family:sans-serif;max-width:60em;margin:2em auto;padding:0 1em}"
-            "td,th{padding:.3em .8em;text-align:left;border-bottom:1px solid #ddd}</style></head>"
-            f"<body><h1>{html.escape(title)}</h1>{body}</body></html>")
+def fetch_widgets() -> Path:
+    """The widget manager's npm package, checked against its pinned hash, unpacked under .cache/."""
+    import hashlib
+    import io
+    import tarfile
+    import urllib.request
+
+    if (WIDGETS / "dist" / "embed.js").exists():
+        return WIDGETS
+    data = urllib.request.urlopen(WIDGETS_URL, timeout=120).read()
+    if hashlib.sha256(data).hexdigest() != WIDGETS_SHA256:
+        raise SystemExit(f"{WIDGETS_URL} does not match its pinned hash: not unpacked.")
+    WIDGETS.mkdir(parents=True, exist_ok=True)
+    with tarfile.open(fileobj=io.BytesIO(data)) as tar:
+        for member in tar.getmembers():
+            name = member.name.removeprefix("package/")
+            if member.isfile() and (name.startswith("dist/") and not name.endswith(".map") or name == "package.json"):
+                target = WIDGETS / name
+                target.parent.mkdir(parents=True, exist_ok=True)
+                target.write_bytes(tar.extractfile(member).read())
+    return WIDGETS
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -169,7 +248,11 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("notebooks", nargs="*", help="file-name starts (01, 90, lab01); default: every notebook")
     p.add_argument("--out", default=str(OUT), help="output folder (default: artifacts/book, git-ignored)")
     p.add_argument("--timeout", type=int, default=1800, help="seconds one cell may run")
+    p.add_argument("--fetch-widgets", action="store_true", help="only fetch the widget manager (set-up)")
     args = p.parse_args(argv)
+    if args.fetch_widgets:
+        print(f"widget manager: {fetch_widgets()}")
+        return 0
     status = build(args.notebooks, args.out, args.timeout)
     failed = [f"{p.name}: {s}" for p, s in status.items() if s.startswith("failed")]
     if failed:

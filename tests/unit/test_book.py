@@ -1,5 +1,4 @@
 """The book's pieces without a kernel: chapter order, charts to SVG, pages that need no network."""
-from pathlib import Path
 
 import altair as alt
 import nbformat
@@ -30,23 +29,29 @@ def _notebook_with_a_chart():
     return nb
 
 
-def test_offline_renders_charts_to_svg_and_drops_widgets():
+def test_offline_renders_charts_to_svg_in_outputs_and_in_saved_widget_state():
     nb = _notebook_with_a_chart()
+    spec = nb.cells[1].outputs[0]["data"]["application/vnd.vegalite.v5+json"]
+    out_widget = {"model_name": "OutputModel", "state": {"outputs": [
+        {"output_type": "display_data", "data": {"application/vnd.vegalite.v5+json": spec, "text/plain": "chart"}}]}}
+    panel = {"model_name": "VBoxModel", "state": {"children": ["IPY_MODEL_o"]}}
+    nb.metadata["widgets"] = {book.WIDGET_STATE: {"state": {"o": out_widget, "x": panel}, "version_major": 2}}
     out = book.offline(nb)
     data = out.cells[1].outputs[0]["data"]
     assert data["image/svg+xml"].startswith("<svg") and not any("vegalite" in m for m in data)
-    assert list(out.cells[1].outputs[1]["data"]) == ["text/plain"] and "widgets" not in out.metadata
+    saved = out.metadata["widgets"][book.WIDGET_STATE]["state"]["o"]["state"]["outputs"][0]["data"]
+    assert saved["image/svg+xml"].startswith("<svg"), "the panel's chart, inside the Output widget's saved state"
+    assert out.cells[1].outputs[-1]["data"]["text/markdown"] == book.PANEL_NOTE  # the panel says where it works
     assert "application/vnd.vegalite.v5+json" in nb.cells[1].outputs[0]["data"]  # the executed copy keeps its spec
 
 
-def test_pages_have_inline_charts_local_links_and_no_cdn_scripts():
-    page = book.to_html(book.offline(_notebook_with_a_chart()), "*Executed on a test machine*")
-    assert "<svg" in page and "data:image/svg+xml;base64" not in page.split("jp-RenderedSVG", 1)[1][:300]
-    assert 'href="01_why_tuning_matters.html#stock"' in page and 'href="../labs/lab01_kv_capacity.html"' in page
-    assert "Executed on a test machine" in page
-    assert not book.EXTERNAL_SCRIPT.search(page)
-
-
-def test_page_paths_mirror_the_repository():
-    nb = book.ROOT / "labs" / "lab01_kv_capacity.ipynb"
-    assert book.page_path(nb, Path("/o")) == Path("/o/labs/lab01_kv_capacity.html")
+def test_the_start_page_lists_chapters_labs_and_the_workshop_from_the_registry():
+    from helpers import registry
+    chapters = book.order(registry.chapters())
+    page = book.index_page(chapters, "Executed on a test machine", {chapters[0]["path"]: "skipped: needs a GPU"})
+    for caption in ("Chapters", "Labs", "Workshop"):
+        assert f":caption: {caption}" in page
+    for ch in chapters:
+        assert ch["path"].relative_to(book.ROOT).with_suffix("").as_posix() in page
+    assert "Not executed in this build" in page and "needs a GPU" in page
+    assert page.index("notebooks/04a_") < page.index("notebooks/04b_") < page.index("labs/lab01_")

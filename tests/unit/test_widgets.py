@@ -61,7 +61,7 @@ def test_a_static_page_gets_the_last_chart_and_a_line_not_the_repr(monkeypatch):
     bundle = shown[0]
     assert "application/vnd.jupyter.widget-view+json" in bundle  # JupyterLab: the live panel
     assert "VBox" not in bundle["text/plain"] and "Chunked prefill" in bundle["text/plain"]
-    assert any(book.VEGALITE.fullmatch(m) for m in bundle)  # the book renders this one to SVG
+    assert any(m.startswith(book.VEGALITE) for m in bundle)  # the book renders this one to SVG
 
 
 def test_a_choice_that_cannot_run_here_shows_the_reason():
