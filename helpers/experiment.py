@@ -13,6 +13,7 @@ from __future__ import annotations
 import contextlib
 import time
 import uuid
+from pathlib import Path
 
 from helpers import hardware, models, probes, run_size
 from helpers.config import ConfigError, EngineConfig
@@ -33,15 +34,32 @@ def engine_for(config: EngineConfig, progress: bool = True) -> Server | remote.E
     return shared.engine(config, progress)
 
 
-def try_start(config: EngineConfig) -> EngineStartError | None:
+def try_start(config: EngineConfig, *, force: bool = False, tag: str = "",
+              store: ResultStore | None = None) -> EngineStartError | None:
     """Start an engine for `config` and stop it again: None when it started, else the
-    EngineStartError carrying vLLM's own line (chapter 2's failure on purpose)."""
+    EngineStartError carrying vLLM's own line (chapter 2's failure on purpose). The outcome is
+    stored like a measurement, so a second run reads it back instead of starting again (a
+    refusal costs a whole start); `force` tries again."""
+    store = store or ResultStore()
+    row = base_row(config, None, tag, "start_attempt")
+    if not force and (old := store.get(row["key"])):
+        if old.get("started"):
+            return None
+        return EngineStartError(f"{old['start_error']}\n(read back from this machine's attempt of {old['time']}; "
+                                "force=True starts it again)", old.get("engine_line"), old.get("start_setting"),
+                                Path(old.get("start_log") or "."))
     try:
         engine_for(config)
-    except EngineStartError as failed:
-        return failed
-    stop()
-    return None
+        failed = None
+    except EngineStartError as e:
+        failed = e
+    else:
+        stop()
+    store.append({**row, "started": failed is None, "start_error": str(failed) if failed else None,
+                  "engine_line": failed.engine_line if failed else None,
+                  "start_setting": failed.setting if failed else None,
+                  "start_log": str(failed.log_path) if failed else None})
+    return failed
 
 
 def measure_or_why(config: EngineConfig, load: Load, **kwargs) -> tuple[dict | None, str | None]:

@@ -139,3 +139,30 @@ def test_measure_each_starts_each_configuration_once_running_engine_first(monkey
     assert [n for _, n in ran] == [4, 1, 3, 2]  # running engine's, then base twice, then other
     assert list(rows) == ["a", "b", "c", "d"] and rows["b"]["n"] == 2
     assert [r["n"] for r in experiment.measure_each(list(plan.values()))] == [1, 2, 3, 4]
+
+
+def test_a_refused_start_is_stored_and_read_back_instead_of_starting_again(results_dir, monkeypatch):
+    """Chapter 2 refuses two starts on purpose; each costs a whole start, so the outcome is stored."""
+    from pathlib import Path
+
+    from helpers import experiment
+    from helpers.config import EngineConfig
+    from helpers.engine import EngineStartError
+    calls = []
+
+    def refuse(config, *a, **k):
+        calls.append(config)
+        raise EngineStartError("The engine did not start: too much memory asked.", "ValueError: Free memory on device "
+                               "is less than desired", "gpu_memory_utilization", Path("/tmp/log"))
+    monkeypatch.setattr(experiment, "engine_for", refuse)
+    cfg = EngineConfig(gpu_memory_utilization=0.95)
+    first = experiment.try_start(cfg, tag="ch2")
+    again = experiment.try_start(cfg, tag="ch2")
+    assert len(calls) == 1 and again.engine_line == first.engine_line and again.setting == "gpu_memory_utilization"
+    assert "read back from this machine's attempt" in str(again)
+    experiment.try_start(cfg, force=True, tag="ch2")
+    assert len(calls) == 2
+    monkeypatch.setattr(experiment, "engine_for", lambda config, *a, **k: calls.append(config))
+    monkeypatch.setattr(experiment, "stop", lambda *a, **k: None)
+    started = EngineConfig(gpu_memory_utilization=0.5)
+    assert experiment.try_start(started) is None and experiment.try_start(started) is None and len(calls) == 3
