@@ -175,10 +175,12 @@ case "${1:-lab}" in
   test)
     t0=$SECONDS
     # GuideLLM's and AIPerf's venvs install on the other core while the main one does (pip is mostly one core).
-    glog=$(mktemp); { guidellm; aiperf; } > "$glog" 2>&1 & gpid=$!
+    glog=$(mktemp); guidellm > "$glog" 2>&1 & gpid=$!
+    alog=$(mktemp); aiperf > "$alog" 2>&1 & apid=$!
     setup test; browser
     book_tools || say "the book's tools could not be installed: the book tests will be skipped."
     wait "$gpid" || true; cat "$glog"; rm -f "$glog"
+    wait "$apid" || true; cat "$alog"; rm -f "$alog"
     say "set-up took $((SECONDS - t0)) s; running the tests"
     shift || true
     exec "$PY" -m pytest "$@" ;;
