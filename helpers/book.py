@@ -21,6 +21,7 @@ import shutil
 import subprocess
 import sys
 import time
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -173,13 +174,9 @@ def build(names: list[str] | None = None, out: str | Path = OUT, timeout: int = 
     if names and not chosen:
         raise SystemExit(f"No notebook matches {names}; names start like {[c['path'].stem for c in chapters]}")
     line, status = machine_line(), {}
-    for ch in chapters:
+
+    def one(ch):  # execute (or mark) one notebook and write its copy for Sphinx
         path, copy_to = ch["path"], src / ch["path"].relative_to(ROOT)
-        copy_to.parent.mkdir(parents=True, exist_ok=True)
-        if ch not in chosen:
-            if not copy_to.exists():  # kept from an earlier build, else the notebook unexecuted
-                nbformat.write(with_header(nbformat.read(path, as_version=4), "*Not executed in this build.*"), copy_to)
-            continue
         if needs_gpu_here(ch):
             status[path] = "skipped: needs a CUDA GPU (metadata guide.accelerator)"
             nb = with_header(nbformat.read(path, as_version=4), f"*{line} · not executed here: it needs a CUDA GPU.*")
@@ -191,6 +188,16 @@ def build(names: list[str] | None = None, out: str | Path = OUT, timeout: int = 
                              + (f"\n\n**This notebook stopped with an error at {error}.**" if error else ""))
         nbformat.write(nb, copy_to)
         log(f"{path.name}: {status[path]}")
+
+    for ch in chapters:
+        copy_to = src / ch["path"].relative_to(ROOT)
+        copy_to.parent.mkdir(parents=True, exist_ok=True)
+        if ch not in chosen and not copy_to.exists():  # kept from an earlier build, else the notebook unexecuted
+            nbformat.write(with_header(nbformat.read(ch["path"], as_version=4), "*Not executed in this build.*"), copy_to)
+    # Two kernels at a time: from stored rows most of a notebook's time is its kernel's start and imports.
+    # Where a row is missing, the two kernels share the one engine as any two notebooks do (they wait their turn).
+    with ThreadPoolExecutor(max_workers=max(1, min(2, os.cpu_count() or 1))) as pool:
+        list(pool.map(one, chosen))
     for sol in (ROOT / "labs" / "solutions").glob("*.ipynb"):
         (src / "labs" / "solutions").mkdir(parents=True, exist_ok=True)
         nbformat.write(with_header(nbformat.read(sol, as_version=4), "*A lab's solution, not executed in the book.*"),
