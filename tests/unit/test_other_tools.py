@@ -153,14 +153,21 @@ def test_a_file_of_another_model_is_its_own_group_in_the_room(tmp_path, capsys):
     assert len(df) == 2, "nothing lost"
 
 
-def test_imported_rows_are_shown_beside_the_rooms_rows_of_the_same_load(tmp_path):
+def _room_of_one_guide_row(tmp_path, requests: int, prompt: int, answer: int):
+    """A room folder holding one measured guide row of a load at concurrency 4, machine "me"."""
     room = tmp_path / "room"
     room.mkdir()
     guide = {"run_id": "g", "kind": "load", "cfg_model": "SmolLM2-135M-Instruct", "env_env_id": "me", "tag": "ch0",
              "time": "2026-12-01T10:00:00", "measurement_version": 5, "env_vllm": "0.32.0", "config_label": "default",
-             "engine_location": "local", "load_num_prompts": 16, "load_input_len": 128, "load_output_len": 32,
-             "load_max_concurrency": 4, "load_request_rate": None, "output_throughput": 50.0, "median_ttft_ms": 800.0}
+             "engine_location": "local", "load_num_prompts": requests, "load_input_len": prompt,
+             "load_output_len": answer, "load_max_concurrency": 4, "load_request_rate": None,
+             "output_throughput": 50.0, "median_ttft_ms": 800.0}
     (room / "me.jsonl").write_text(json.dumps(guide) + "\n")
+    return room
+
+
+def test_imported_rows_are_shown_beside_the_rooms_rows_of_the_same_load(tmp_path):
+    room = _room_of_one_guide_row(tmp_path, 16, 128, 32)
     other_tools.add([DETAILED, SUMMARY, GUIDELLM, SWEEP], room)
     side = workshop.beside(workshop.room(room, me="me"))
     assert side.loc[side["config_label"] == "seqs2", "not in this file"].item() == "per-request latencies (goodput)"
@@ -485,13 +492,7 @@ def test_an_aiperf_run_in_which_every_request_failed_is_never_held(tmp_path):
 def test_the_guides_vllm_benchs_guidellms_and_aiperfs_rows_of_one_load_sit_side_by_side(tmp_path):
     """The guide's import load (8 requests of 96 → 16 tokens at concurrency 4) as each tool wrote it on the
     guide's default engine: vllm_bench_import_load.json, guidellm07_warmup.json, aiperf/."""
-    room = tmp_path / "room"
-    room.mkdir()
-    guide = {"run_id": "g", "kind": "load", "cfg_model": "SmolLM2-135M-Instruct", "env_env_id": "me", "tag": "ch0",
-             "time": "2026-12-01T10:00:00", "measurement_version": 5, "env_vllm": "0.32.0", "config_label": "default",
-             "engine_location": "local", "load_num_prompts": 8, "load_input_len": 96, "load_output_len": 16,
-             "load_max_concurrency": 4, "load_request_rate": None, "output_throughput": 50.0, "median_ttft_ms": 300.0}
-    (room / "me.jsonl").write_text(json.dumps(guide) + "\n")
+    room = _room_of_one_guide_row(tmp_path, 8, 96, 16)
     other_tools.add([DATA / "vllm_bench_import_load.json", DATA / "guidellm07_warmup.json", AIPERF_DIR], room)
     side = workshop.beside(workshop.room(room, me="me"))
     same = side.loc[side["load"] == "8 requests 96→16 @ conc 4"]
