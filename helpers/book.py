@@ -160,9 +160,21 @@ def index_page(chapters: list[dict], line: str, status: dict) -> str:
     return "\n".join(lines + (["Not executed in this build:", "", *skipped] if skipped else []))
 
 
-def build(names: list[str] | None = None, out: str | Path = OUT, timeout: int = 1800, log=print) -> dict:
-    """Execute the chosen notebooks (all by default), then render every notebook with Sphinx (the
-    others as they are, without outputs). Returns {notebook path: "ok" | "failed: …" | "skipped: …"}."""
+def _jobs() -> int:
+    """Two kernels at a time where this machine has stored rows: a notebook's time is then mostly its
+    kernel's start and imports. On an empty store one at a time, so that two notebooks do not take the
+    one engine from each other between their measurements (each turn would be a start)."""
+    from helpers.results import ResultStore, fingerprint
+    here = fingerprint()["env_id"]
+    stored = any(r.get("env_env_id") == here and r.get("kind") == "load" for r in ResultStore().rows())
+    return max(1, min(2 if stored else 1, os.cpu_count() or 1))
+
+
+def build(names: list[str] | None = None, out: str | Path = OUT, timeout: int = 1800, log=print,
+          jobs: int | None = None) -> dict:
+    """Execute the chosen notebooks (all by default; `jobs` at a time, else `_jobs()`), then render every
+    notebook with Sphinx (the others as they are, without outputs). Returns {notebook path: "ok" |
+    "failed: …" | "skipped: …"}."""
     import nbformat
     from helpers import registry
 
@@ -194,9 +206,7 @@ def build(names: list[str] | None = None, out: str | Path = OUT, timeout: int = 
         copy_to.parent.mkdir(parents=True, exist_ok=True)
         if ch not in chosen and not copy_to.exists():  # kept from an earlier build, else the notebook unexecuted
             nbformat.write(with_header(nbformat.read(ch["path"], as_version=4), "*Not executed in this build.*"), copy_to)
-    # Two kernels at a time: from stored rows most of a notebook's time is its kernel's start and imports.
-    # Where a row is missing, the two kernels share the one engine as any two notebooks do (they wait their turn).
-    with ThreadPoolExecutor(max_workers=max(1, min(2, os.cpu_count() or 1))) as pool:
+    with ThreadPoolExecutor(max_workers=jobs or _jobs()) as pool:
         list(pool.map(one, chosen))
     for sol in (ROOT / "labs" / "solutions").glob("*.ipynb"):
         (src / "labs" / "solutions").mkdir(parents=True, exist_ok=True)
@@ -255,12 +265,14 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("notebooks", nargs="*", help="file-name starts (01, 90, lab01); default: every notebook")
     p.add_argument("--out", default=str(OUT), help="output folder (default: artifacts/book, git-ignored)")
     p.add_argument("--timeout", type=int, default=1800, help="seconds one cell may run")
+    p.add_argument("--jobs", type=int, default=None,
+                   help="notebooks executed at a time (default: 2 where this machine has stored rows, else 1)")
     p.add_argument("--fetch-widgets", action="store_true", help="only fetch the widget manager (set-up)")
     args = p.parse_args(argv)
     if args.fetch_widgets:
         print(f"widget manager: {fetch_widgets()}")
         return 0
-    status = build(args.notebooks, args.out, args.timeout)
+    status = build(args.notebooks, args.out, args.timeout, jobs=args.jobs)
     failed = [f"{p.name}: {s}" for p, s in status.items() if s.startswith("failed")]
     if failed:
         print("Stopped with an error:\n  " + "\n  ".join(failed), file=sys.stderr)
