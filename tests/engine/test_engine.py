@@ -117,22 +117,29 @@ def test_vllm_bench_files_of_the_guides_load_import_as_its_row(results_dir, tmp_
     assert side["load"].nunique() == 1 and len(side) == 3, side[["load", "source"]]
 
 
-def test_a_guidellm_report_of_the_guides_load_imports_as_its_row(results_dir, tmp_path):
-    """GuideLLM 0.8 (its own venv) sends the same load to the same engine after its own warm-up of one
-    wave; its report imports as a row of that load (the requests GuideLLM counted after the warm-up),
-    with vLLM's TPOT recomputed from its requests, no ITL, and what its duration covers. No start."""
-    from helpers import slo
+def _guide_row_then_a_peer(tool: str, executable):
+    """Skip where the peer tool's venv is missing; else the default engine (no start when it is up), the
+    guide's own row of the import load on it, and a reset prefix cache for the peer's turn."""
     from helpers.engine.server import reset_prefix_cache
-    from helpers.load import peers
-    from helpers.results import other_tools
-
-    if not peers.GUIDELLM.exists():
-        pytest.skip(f"GuideLLM is not installed at {peers.GUIDELLM} (`bash guide.sh test` installs it; it said "
+    if not executable.exists():
+        pytest.skip(f"{tool} is not installed at {executable} (`bash guide.sh test` installs it; it said "
                     "why if it could not)")
     cfg = EngineConfig()
     server = experiment.engine_for(cfg, progress=False)
     guide = experiment.measure(cfg, IMPORT_LOAD, progress=False)  # the guide's own row, on the same engine
     reset_prefix_cache(server.base_url)
+    return server, guide
+
+
+def test_a_guidellm_report_of_the_guides_load_imports_as_its_row(results_dir, tmp_path):
+    """GuideLLM 0.8 (its own venv) sends the same load to the same engine after its own warm-up of one
+    wave; its report imports as a row of that load (the requests GuideLLM counted after the warm-up),
+    with vLLM's TPOT recomputed from its requests, no ITL, and what its duration covers. No start."""
+    from helpers import slo
+    from helpers.load import peers
+    from helpers.results import other_tools
+
+    server, guide = _guide_row_then_a_peer("GuideLLM", peers.GUIDELLM)
     path = peers.guidellm(server.base_url, server.model_path, IMPORT_LOAD.repeat(3), tmp_path / "benchmarks.json",
                           warmup=4)
     [row] = other_tools.from_file(path)
@@ -153,13 +160,7 @@ def test_an_aiperf_export_of_the_guides_load_imports_as_its_row_beside_the_other
     from helpers.load import peers
     from helpers.results import other_tools, workshop
 
-    if not peers.AIPERF.exists():
-        pytest.skip(f"AIPerf is not installed at {peers.AIPERF} (`bash guide.sh test` installs it; it said "
-                    "why if it could not)")
-    cfg = EngineConfig()
-    server = experiment.engine_for(cfg, progress=False)
-    guide = experiment.measure(cfg, IMPORT_LOAD, progress=False)  # the guide's own row, on the same engine
-    reset_prefix_cache(server.base_url)
+    server, guide = _guide_row_then_a_peer("AIPerf", peers.AIPERF)
     folder = peers.aiperf(server.base_url, server.model_path, IMPORT_LOAD.repeat(1), tmp_path / "aiperf", warmup=4)
     [row] = other_tools.from_file(folder)
     assert row["import_tool"] == "aiperf" and row["import_tool_version"].startswith("0.13")
