@@ -42,17 +42,13 @@ def _hook_kernels_into_the_run() -> Path:
 _IPYTHONDIR = _hook_kernels_into_the_run()
 
 
-def _gpu_count() -> int:
-    from helpers import hardware
-    return hardware.describe()["gpu_count"]
-
-
 def pytest_collection_modifyitems(config, items):
+    from helpers import registry
     for item in items:
         path = str(item.fspath)
         if path.endswith(".ipynb"):
             meta = json.loads(open(path).read())["metadata"].get("guide", {})
-            if "CPU" not in meta.get("accelerator", ["CPU"]) and not _gpu_count():
+            if not registry.runs_here(meta):
                 item.add_marker(pytest.mark.skip(reason="this notebook needs a CUDA GPU (metadata guide.accelerator)"))
     items.sort(key=_order)
 

@@ -47,6 +47,15 @@ pick_python() {
   exit 1
 }
 
+# A full disk stops pip halfway with a bare "OSError: [Errno 28]"; say what is needed before starting.
+room_for() {  # $1 = MB an install needs at most (venv, pip's unpacking), $2 = what it is
+  local free; free=$(df -Pm "$ROOT" | awk 'NR==2 {print $4}')
+  [ "${free:-0}" -ge "$1" ] && return
+  say "installing $2 needs about $(( ($1 + 1023) / 1024 )) GB free on the disk holding $ROOT; it has $free MB."
+  say "Free some space (old virtual environments, ~/.cache/pip) and run this again."
+  return 1
+}
+
 device() {
   if [ -n "${GUIDE_DEVICE:-}" ]; then echo "$GUIDE_DEVICE"
   elif command -v nvidia-smi >/dev/null && nvidia-smi -L >/dev/null 2>&1; then echo cuda
@@ -63,6 +72,7 @@ setup() {  # $1 = "test" to add the test tools
   test="test-$(sha256sum < requirements/test.txt | cut -c1-16)"
   touch "$stamps"
   if ! grep -qx "$base" "$stamps"; then
+    room_for 6000 "the $dev build of vLLM and the guide's packages" || exit 1
     say "installing the $dev build of vLLM and the guide's packages (first time: ~3 min, ~4 GB)"
     "$PY" -m pip install -q --upgrade pip
     if [ "$dev" = cpu ]; then
@@ -96,7 +106,7 @@ setup() {  # $1 = "test" to add the test tools
 book_tools() {  # Sphinx and myst-nb for the book, and the Jupyter widget manager from the npm registry (sha-checked)
   local stamps="$VENV/.guide-stamps" want
   want="book-$(cat requirements/book.txt helpers/book.py | grep -E '^[a-z-]+==|WIDGETS_(VERSION|SHA256) =' | sha256sum | cut -c1-16)"
-  grep -qx "$want" "$stamps" 2>/dev/null && compgen -G "$ROOT/.cache/book/html-manager-*/dist/embed.js" >/dev/null && return
+  grep -qx "$want" "$stamps" 2>/dev/null && compgen -G "$ROOT/.cache/book/widgets-*/embed.js" >/dev/null && return
   say "installing the book's tools (Sphinx, myst-nb, sphinx-book-theme) and the widget manager (~20 MB)"
   "$PY" -m pip install -q -r requirements/book.txt && "$PY" -m helpers.book --fetch-widgets >/dev/null || return 1
   grep -v '^book-' "$stamps" > "$stamps.new" || true; echo "$want" >> "$stamps.new"; mv "$stamps.new" "$stamps"
@@ -106,7 +116,8 @@ guidellm() {  # GuideLLM in a venv of its own (it upgrades click and multidict u
   local gvenv=$ROOT/.venv-guidellm want
   want="guidellm-$(cat requirements/guidellm.txt requirements/cpu.txt | sha256sum | cut -c1-16)"
   [ -x "$gvenv/bin/guidellm" ] && grep -qx "$want" "$gvenv/.guide-stamp" 2>/dev/null && return
-  say "installing GuideLLM into $gvenv for the import tests (~1 min, ~1 GB)"
+  room_for 2500 GuideLLM || { say "the GuideLLM import test will be skipped."; return; }
+  say "installing GuideLLM into $gvenv for the import tests (~1 min, ~1.5 GB)"
   local torch; torch=$(grep -E '^torch==' requirements/cpu.txt)
   if { [ -x "$gvenv/bin/python" ] || "$(pick_python)" -m venv "$gvenv"; } \
      && { "$gvenv/bin/python" -m pip install -q "$torch" 2>/dev/null \
@@ -122,6 +133,7 @@ aiperf() {  # AIPerf (NVIDIA's benchmark client) in a venv of its own, like Guid
   local avenv=$ROOT/.venv-aiperf want
   want="aiperf-$(sha256sum < requirements/aiperf.txt | cut -c1-16)"
   [ -x "$avenv/bin/aiperf" ] && grep -qx "$want" "$avenv/.guide-stamp" 2>/dev/null && return
+  room_for 2000 AIPerf || { say "the AIPerf import test will be skipped."; return; }
   say "installing AIPerf into $avenv for the import tests (~2 min, ~1.2 GB)"
   if { [ -x "$avenv/bin/python" ] || "$(pick_python)" -m venv "$avenv"; } \
      && "$avenv/bin/python" -m pip install -q -r requirements/aiperf.txt; then

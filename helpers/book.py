@@ -29,9 +29,10 @@ OUT = ROOT / "artifacts" / "book"
 VEGALITE = "application/vnd.vegalite.v"
 WIDGET_STATE = "application/vnd.jupyter.widget-state+json"
 # The standalone Jupyter widget manager (npm, BSD-3-Clause), fetched by `bash guide.sh book`'s set-up:
-# its embed.js draws saved widget state with no kernel, and finds its icon fonts beside itself.
+# its embed.js draws saved widget state with no kernel, and finds its icon fonts beside itself. The
+# folder holds only those files and their licence, and is the book's static folder as it is.
 WIDGETS_VERSION = "1.0.15"
-WIDGETS = ROOT / ".cache" / "book" / f"html-manager-{WIDGETS_VERSION}"
+WIDGETS = ROOT / ".cache" / "book" / f"widgets-{WIDGETS_VERSION}"
 WIDGETS_SHA256 = "2b9d65cb7913e1c7d671757a10008b32c9c2448d4429513371e55c07d6107638"
 WIDGETS_URL = f"https://registry.npmjs.org/@jupyter-widgets/html-manager/-/html-manager-{WIDGETS_VERSION}.tgz"
 
@@ -49,13 +50,6 @@ def machine_line() -> str:
     fp = fingerprint()
     return (f"Executed {time.strftime('%Y-%m-%d %H:%M')} at size {run_size.size()} with vLLM {fp['vllm']} on "
             f"{machine_label({f'env_{k}': v for k, v in fp.items()})}")
-
-
-def needs_gpu_here(meta: dict) -> bool:
-    """The test runner's rule (conftest.py): a notebook without CPU in its accelerators is
-    skipped on a machine without a CUDA GPU."""
-    from helpers import hardware
-    return "CPU" not in meta.get("accelerator", ["CPU"]) and not hardware.describe()["gpu_count"]
 
 
 def execute(nb_path: Path, timeout: int = 1800):
@@ -134,7 +128,6 @@ nb_output_stderr = "remove"              # progress bars and library notices; er
 nb_ipywidgets_js = {"embed.js": {}}      # the local widget manager in _static, not a CDN
 html_theme = "sphinx_book_theme"
 html_title = project
-html_static_path = ["_static"]
 html_theme_options = {"show_navbar_depth": 1, "use_download_button": False, "use_fullscreen_button": False,
                       "search_bar_text": "Search the book"}
 exclude_patterns = ["_build"]
@@ -189,7 +182,7 @@ def build(names: list[str] | None = None, out: str | Path = OUT, timeout: int = 
 
     def one(ch):  # execute (or mark) one notebook and write its copy for Sphinx
         path, copy_to = ch["path"], src / ch["path"].relative_to(ROOT)
-        if needs_gpu_here(ch):
+        if not registry.runs_here(ch):
             status[path] = "skipped: needs a CUDA GPU (metadata guide.accelerator)"
             nb = with_header(nbformat.read(path, as_version=4), f"*{line} · not executed here: it needs a CUDA GPU.*")
         else:
@@ -219,16 +212,10 @@ def build(names: list[str] | None = None, out: str | Path = OUT, timeout: int = 
 
 def render(src: Path, out: Path, index: str) -> None:
     """Sphinx over the executed copies; a warning (a broken cross-reference, a missing page) fails it."""
-    if not (WIDGETS / "dist" / "embed.js").exists():
+    if not (WIDGETS / "embed.js").exists():
         raise SystemExit(f"The widget manager is missing ({WIDGETS}): `bash guide.sh book` fetches it "
                          f"(python -m helpers.book --fetch-widgets).")
-    static = src / "_static"
-    static.mkdir(parents=True, exist_ok=True)
-    for f in (WIDGETS / "dist").iterdir():
-        if f.name == "embed.js" or f.suffix in (".woff", ".woff2", ".ttf", ".eot", ".svg"):
-            shutil.copy(f, static / f.name)
-    shutil.copy(WIDGETS / "dist" / "embed.js.LICENSE.txt", static / "embed.js.LICENSE.txt")  # its bundled parts
-    (src / "conf.py").write_text(CONF)
+    (src / "conf.py").write_text(CONF + f"html_static_path = [{str(WIDGETS)!r}]\n")
     (src / "index.md").write_text(index)
     shutil.rmtree(out, ignore_errors=True)
     done = subprocess.run([sys.executable, "-m", "sphinx", "-b", "html", "-q", "-W", "--keep-going", str(src), str(out)],
@@ -244,19 +231,17 @@ def fetch_widgets() -> Path:
     import tarfile
     import urllib.request
 
-    if (WIDGETS / "dist" / "embed.js").exists():
+    if (WIDGETS / "embed.js").exists():
         return WIDGETS
     data = urllib.request.urlopen(WIDGETS_URL, timeout=120).read()
     if hashlib.sha256(data).hexdigest() != WIDGETS_SHA256:
         raise SystemExit(f"{WIDGETS_URL} does not match its pinned hash: not unpacked.")
     WIDGETS.mkdir(parents=True, exist_ok=True)
+    keep = ("embed.js", "embed.js.LICENSE.txt", "*.woff", "*.woff2", "*.ttf", "*.eot", "*.svg")  # + its icon fonts
     with tarfile.open(fileobj=io.BytesIO(data)) as tar:
-        for member in tar.getmembers():
-            name = member.name.removeprefix("package/")
-            if member.isfile() and (name.startswith("dist/") and not name.endswith(".map") or name == "package.json"):
-                target = WIDGETS / name
-                target.parent.mkdir(parents=True, exist_ok=True)
-                target.write_bytes(tar.extractfile(member).read())
+        for m in tar.getmembers():
+            if m.isfile() and m.name.startswith("package/dist/") and any(Path(m.name).match(k) for k in keep):
+                (WIDGETS / Path(m.name).name).write_bytes(tar.extractfile(m).read())
     return WIDGETS
 
 

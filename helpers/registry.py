@@ -35,6 +35,13 @@ def chapters() -> list[dict]:
     return out
 
 
+def runs_here(entry: dict) -> bool:
+    """False for a notebook whose accelerators leave out the CPU, on a machine without a CUDA GPU:
+    the test runner skips it and the book marks it, for that reason."""
+    from helpers import hardware
+    return "CPU" in entry.get("accelerator", ["CPU"]) or bool(hardware.describe()["gpu_count"])
+
+
 def home(entry: dict) -> str:
     """The chapter's home module under helpers/chapters/: "ch3", "lab4", "ch90"."""
     return f"lab{entry['lab']}" if "lab" in entry else f"ch{entry['chapter']}"

@@ -126,8 +126,10 @@ _OUTSIDE_CLAUSE = ("; a change within the ±{:.0f} % noise that could not reach 
                    "did not hold")
 
 
-def markdown(claims: list[Claim], title: str = "What we measured") -> str:
-    lines = [f"### {title}", "", "| claim | verdict on this machine | measured | rule |", "|---|---|---|---|"]
+def markdown(claims: list[Claim], title: str | None = None) -> str:
+    """The verdict table, under a heading only when given one: each chapter's own "What we measured"
+    heading sits right above it (two would show twice in the book's page and contents)."""
+    lines = ([f"### {title}", ""] if title else []) + ["| claim | verdict on this machine | measured | rule |", "|---|---|---|---|"]
     lines += [c.markdown_row() for c in claims]
     return "\n".join(lines)
 
@@ -157,7 +159,7 @@ def how_to_read() -> str:
             "machine gives other milliseconds.*")
 
 
-def show(claims: list[Claim], title: str = "What we measured") -> None:
+def show(claims: list[Claim], title: str | None = None) -> None:
     from IPython.display import Markdown, display
 
     display(Markdown(markdown(claims, title) + "\n\n" + measured_on() + "\n\n" + how_to_read()))

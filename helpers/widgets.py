@@ -73,7 +73,7 @@ class Panel:
     def _clicked(self, _=None) -> None:
         if self.button.disabled:
             return
-        values = {k: w.value for k, w in self.controls.items()}
+        values = {k: engine_value(w) for k, w in self.controls.items()}
         self.button.disabled = True
         self._say("running", "starting…")
         threading.Thread(target=self._work, args=(values, self.force.value), daemon=True).start()
@@ -136,9 +136,24 @@ def toggle(description: str, value: bool) -> W.Checkbox:
     return W.Checkbox(value=value, description=description, indent=False)
 
 
+ENGINE_DEFAULT = "(engine default)"
+
+
 def choice(description: str, options, value) -> W.Dropdown:
-    return W.Dropdown(options=options, value=value, description=description,
+    """A dropdown. An option whose value is None (leave it to the engine) is held as ENGINE_DEFAULT:
+    ipywidgets takes a None value for "nothing selected" and draws an empty box, in JupyterLab and
+    in the book alike. `engine_value()` gives None back."""
+    def held(v):
+        return ENGINE_DEFAULT if v is None else v
+    options = [(o[0], held(o[1])) if isinstance(o, tuple) else held(o) for o in options]
+    return W.Dropdown(options=options, value=held(value), description=description,
                       style={"description_width": "170px"}, layout=W.Layout(width="360px"))
+
+
+def engine_value(control: W.ValueWidget):
+    """A control's value as the engine's settings take it (None for "the engine's default")."""
+    v = control.value
+    return None if isinstance(v, str) and v == ENGINE_DEFAULT else v
 
 
 def integer(description: str, value: int, lo: int, hi: int, step: int = 1) -> W.BoundedIntText:
@@ -148,7 +163,7 @@ def integer(description: str, value: int, lo: int, hi: int, step: int = 1) -> W.
 
 def values(controls: dict[str, W.ValueWidget]) -> dict:
     """The controls' current values, by name: a panel's first run, made in a plain cell."""
-    return {name: w.value for name, w in controls.items()}
+    return {name: engine_value(w) for name, w in controls.items()}
 
 
 def measuring(base, load=None, tag: str = "", presets: dict[str, dict] | None = None) -> Callable[..., dict]:

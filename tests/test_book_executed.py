@@ -18,7 +18,7 @@ from tests.conftest import ROOT
 
 def test_book_of_the_workshop_notebook(tmp_path, monkeypatch):
     pytest.importorskip("myst_nb", reason="the book's tools are not installed (bash guide.sh test installs them)")
-    if not (book.WIDGETS / "dist" / "embed.js").exists():
+    if not (book.WIDGETS / "embed.js").exists():
         pytest.skip(f"the widget manager is not fetched ({book.WIDGETS}; bash guide.sh test fetches it)")
     monkeypatch.setenv("GUIDE_RESULTS", str(tmp_path / "results"))
     monkeypatch.setenv("PYTHONPATH", os.environ.get("PYTHONPATH", ""))  # build() adds the repository; undone after

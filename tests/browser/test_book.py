@@ -23,7 +23,7 @@ def site(tmp_path_factory):
         pytest.skip("Debian's chromium is not installed (bash guide.sh test installs it as root)")
     pytest.importorskip("playwright")
     pytest.importorskip("myst_nb", reason="the book's tools are not installed (bash guide.sh test installs them)")
-    if not (book.WIDGETS / "dist" / "embed.js").exists():
+    if not (book.WIDGETS / "embed.js").exists():
         pytest.skip(f"the widget manager is not fetched ({book.WIDGETS}; bash guide.sh test fetches it)")
     out = tmp_path_factory.mktemp("book") / "book"
     status = book.build(["04a"], out, timeout=900, log=lambda *_: None)
@@ -78,6 +78,8 @@ def test_chapter_4a_panel_shows_its_controls_and_its_chart_and_a_chart_draws(sit
     page.wait_for_selector(".widget-gridbox", timeout=20_000)  # drawn by the local widget manager
     panel = page.locator(".widget-vbox").filter(has=page.locator(".widget-gridbox")).first
     assert panel.locator("select").count() >= 1 and panel.locator("button").count() >= 1
+    shown = page.locator(".widget-dropdown select").evaluate_all("els => els.map(e => e.selectedIndex)")
+    assert shown and min(shown) >= 0, "every dropdown shows its choice (the engine's default too), none is blank"
     assert panel.locator("input[type=checkbox]").count() >= 1
     assert panel.locator("svg, img").count() >= 1, "the panel's last chart, from its saved state"
     assert book.PANEL_NOTE.strip("*").split(".")[0] in page.inner_text("body")

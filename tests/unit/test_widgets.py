@@ -101,3 +101,15 @@ def test_the_panel_chart_numbers_the_runs_and_adds_a_column_to_each_label():
     chart = charts.panel_runs(["p99_itl_ms"], label_with="load_max_concurrency", label_format="{:.0f} in flight")(rows)
     labels = list(chart.data["config_label"])  # Altair lifts the shared data to the top
     assert labels == ["1. guide default · 4 in flight", "2. guide default · 16 in flight"]
+
+
+def test_an_engine_default_choice_shows_its_label_and_reads_back_as_none():
+    """ipywidgets takes a None value for "nothing selected" (index None: an empty box); the guide's
+    choice holds it as a label of its own, selected, and still hands the engine None."""
+    box = widgets.choice("block_size", [("engine default", None), ("32", 32)], None)
+    assert box.index == 0 and box.label == "engine default" and widgets.engine_value(box) is None
+    box.value = 32
+    box.index = 0  # picked again after another choice: still shown, still None
+    assert box.label == "engine default" and widgets.values({"block_size": box}) == {"block_size": None}
+    plain = widgets.choice("cap", [("off", None), 128, 256], 256)
+    assert widgets.engine_value(plain) == 256 and plain.options[0] == ("off", widgets.ENGINE_DEFAULT)
