@@ -111,5 +111,8 @@ def test_an_engine_default_choice_shows_its_label_and_reads_back_as_none():
     box.value = 32
     box.index = 0  # picked again after another choice: still shown, still None
     assert box.label == "engine default" and widgets.values({"block_size": box}) == {"block_size": None}
-    plain = widgets.choice("cap", [("off", None), 128, 256], 256)
-    assert widgets.engine_value(plain) == 256 and plain.options[0] == ("off", widgets.ENGINE_DEFAULT)
+    mixed = widgets.choice("cap", [("off", None), 128, 256], 256)  # pairs and plain values in one list
+    assert widgets.engine_value(mixed) == 256 and mixed.label == "256"
+    mixed.index = 0
+    assert mixed.label == "off" and widgets.engine_value(mixed) is None
+    assert widgets.choice("c", [("a", None), 2], None).label == "a"
