@@ -105,6 +105,8 @@ def test_panel_toggle_run_adds_a_run_to_the_chart(lab):
             panel.wait_for(state="attached", timeout=900_000)  # smoke size; reuses what nbval stored, else measures
             status = panel.locator(".guide-status")
             expect(status).to_contain_text("1 run(s) shown", timeout=300_000)
+            chosen = panel.locator("select").evaluate_all("els => els.map(e => e.selectedIndex)")
+            assert min(chosen, default=0) >= 0, "every dropdown shows its choice (an engine default too)"
             # Let the cells after the panel finish, so the click is handled at once.
             expect(page.locator(".jp-Notebook-ExecutionIndicator").first).to_have_attribute("data-status", "idle", timeout=900_000)
             panel.scroll_into_view_if_needed()
