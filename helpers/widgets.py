@@ -147,7 +147,7 @@ def choice(description: str, options, value) -> W.Dropdown:
         return ENGINE_DEFAULT if v is None else v
     # Every option as a (label, value) pair: ipywidgets reads a list mixing pairs and plain values as
     # values only, and would show the pair itself as a label.
-    pairs = [(o[0], held(o[1])) if isinstance(o, tuple) else (str(o), o) for o in options]
+    pairs = [(o[0], held(o[1])) if isinstance(o, tuple) else (str(o), held(o)) for o in options]
     return W.Dropdown(options=pairs, value=held(value), description=description,
                       style={"description_width": "170px"}, layout=W.Layout(width="360px"))
 

@@ -116,3 +116,4 @@ def test_an_engine_default_choice_shows_its_label_and_reads_back_as_none():
     mixed.index = 0
     assert mixed.label == "off" and widgets.engine_value(mixed) is None
     assert widgets.choice("c", [("a", None), 2], None).label == "a"
+    assert widgets.choice("d", [None, 2], None).label == "None"  # a plain None option is held too
