@@ -34,6 +34,22 @@ def alive(pid: int) -> bool:
     return state not in ("Z", "X")
 
 
+def group_alive(pgid: int) -> list[int]:
+    """The live processes of process group `pgid` (the engine core and workers outlive their
+    leader for a moment after a SIGKILL: the kernel frees gigabytes of memory first)."""
+    found = []
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            fields = Path(f"/proc/{entry}/stat").read_text().rsplit(")", 1)[1].split()
+        except (OSError, IndexError):
+            continue
+        if int(fields[2]) == pgid and fields[0] not in ("Z", "X"):
+            found.append(int(entry))
+    return found
+
+
 class EngineBusyError(RuntimeError):
     """Another vLLM engine started by this guide is running on this machine."""
 

@@ -24,7 +24,7 @@ from pathlib import Path
 from helpers import models
 from helpers.config import ConfigError, EngineConfig
 from helpers.engine import preflight, ray_local, startup_log
-from helpers.engine.lock import EngineLock, alive
+from helpers.engine.lock import EngineLock, alive, group_alive
 
 START_TIMEOUT_S = float(os.environ.get("GUIDE_START_TIMEOUT", 900))
 
@@ -238,7 +238,7 @@ class Server:
                 _kill_group(proc, signal.SIGKILL)
                 proc.wait(timeout=10)
         if proc is not None:
-            _kill_group(proc, signal.SIGKILL)  # stragglers (engine core, workers) in the group
+            _end_group(proc.pid)  # stragglers (engine core, workers) in the group
         if self.ray_folder is not None:  # Ray's idle workers have process groups of their own
             ray_local.end(self.ray_folder)
             self.ray_folder = None
@@ -257,10 +257,7 @@ class Server:
                 time.sleep(0.2)
             if not alive(pid):
                 break
-        try:
-            os.killpg(pid, signal.SIGKILL)  # stragglers (engine core, workers) in the group
-        except (ProcessLookupError, PermissionError):
-            pass
+        _end_group(pid)  # stragglers (engine core, workers) in the group
         _LIVE.discard(self)
         self._lock.release()  # a server this process forked privately; no-op for another's
 
@@ -350,6 +347,20 @@ def healthy(base_url: str) -> bool:
             return r.status == 200
     except (urllib.error.URLError, ConnectionError, TimeoutError, OSError):
         return False
+
+
+def _end_group(pgid: int, wait_s: float = 30.0) -> None:
+    """SIGKILL what is left of the group and return once none of it lives, so "stopped" means
+    no vLLM process is left (a worker killed while holding gigabytes takes a moment to go)."""
+    deadline = time.monotonic() + wait_s
+    while True:
+        try:
+            os.killpg(pgid, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError):
+            return
+        if not group_alive(pgid) or time.monotonic() > deadline:
+            return
+        time.sleep(0.1)
 
 
 def _kill_group(proc: subprocess.Popen, sig: int) -> None:

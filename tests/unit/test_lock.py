@@ -51,3 +51,17 @@ def test_an_exited_engine_s_last_child_is_waited_for(tmp_path):
     finally:
         got.release()
         holder.wait()
+
+
+def test_a_stopped_group_has_no_live_process_left():
+    """`guide.sh stop` says "stopped" only once the engine core and workers are gone too (CI once
+    found a VLLM::Worker alive just after the leader exited)."""
+    from helpers.engine.server import _end_group
+    leader = subprocess.Popen(["bash", "-c", "trap '' TERM; sleep 60 & sleep 60 & wait"], start_new_session=True)
+    deadline = time.monotonic() + 5
+    while len(lock_mod.group_alive(leader.pid)) < 3 and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert len(lock_mod.group_alive(leader.pid)) == 3  # the leader and its two children
+    _end_group(leader.pid)
+    assert lock_mod.group_alive(leader.pid) == []
+    leader.wait(timeout=5)
