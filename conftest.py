@@ -13,8 +13,10 @@ the tempo log live in tests/run/, hooked into every kernel by an IPython startup
 tests/engine/test_handover_engine.py runs vLLM's own layout end to end the way a learner's
 start runs it, unforked. GUIDE_ENGINE_LAYOUT=vllm runs the whole suite in vLLM's layout instead.
 """
+import atexit
 import json
 import os
+import shutil
 import tempfile
 from pathlib import Path
 
@@ -40,6 +42,9 @@ def _hook_kernels_into_the_run() -> Path:
 
 
 _IPYTHONDIR = _hook_kernels_into_the_run()
+# Removed at exit, after an IPython shell of this process (registered later, run earlier) has
+# written its history there: removing it at session end made that write fail on every run.
+atexit.register(shutil.rmtree, _IPYTHONDIR, ignore_errors=True)
 
 
 def pytest_collection_modifyitems(config, items):
@@ -77,7 +82,6 @@ def pytest_runtest_setup(item):
 def pytest_sessionfinish(session):
     """The run leaves no engine of its own behind, even for the grace an idle engine otherwise
     gets; an engine it did not start (a learner's notebook, another test run) is left alone."""
-    import shutil
     from helpers.engine import shared
     from tests.run import tempo, zygote
     rec = shared.live_record()
@@ -87,7 +91,6 @@ def pytest_sessionfinish(session):
     zygote.stop_shared()
     if folder.name.startswith("guide-zygote-"):
         shutil.rmtree(folder, ignore_errors=True)
-    shutil.rmtree(_IPYTHONDIR, ignore_errors=True)
 
 
 def pytest_terminal_summary(terminalreporter):
