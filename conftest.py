@@ -2,6 +2,7 @@
 tests marked after_notebooks and then the browser tests run last (they reuse what the
 notebooks stored), and the run ends with
 one line on its tempo: engine starts, distinct configurations, seconds spent starting.
+`bash guide.sh test --quick` (GUIDE_QUICK=1) runs only what starts no engine, and fails a test that tries.
 
 The test run starts single-rank CPU engines in the "merged" layout (the worker inside the
 engine-core process: two processes import vLLM instead of three, about half the start time
@@ -67,7 +68,10 @@ def _order(item) -> int:
 def pytest_sessionstart(session):
     """One zygote for the whole run (every kernel's first start finds vLLM imported), and this
     process hooked into the run like the kernels (tests/engine starts engines from here)."""
-    from tests.run import install, zygote
+    from tests.run import forbid_engines, install, zygote
+    if os.environ.get("GUIDE_QUICK"):  # bash guide.sh test --quick: no engine, so no zygote either
+        forbid_engines()
+        return
     zygote.share(Path(tempfile.mkdtemp(prefix="guide-zygote-")))
     install()
 

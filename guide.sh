@@ -2,6 +2,7 @@
 # The guide's entry point.
 #   bash guide.sh lab      install what is missing, then open the guide in JupyterLab
 #   bash guide.sh test     install what is missing (test tools too), then run every test
+#   bash guide.sh test --quick   lint + every test that starts no engine and no browser (a few minutes)
 #   bash guide.sh setup    install only;  bash guide.sh doctor   check this machine
 #   bash guide.sh pack     this machine's results in one file, to hand to a workshop leader
 #                          (--as vllm-bench: as vllm bench serve result files instead)
@@ -185,6 +186,12 @@ case "${1:-lab}" in
     say "executing every notebook at size ${GUIDE_SIZE:-full} (stored results are reused; GUIDE_SIZE=smoke for the quick one)"
     exec "$PY" -m helpers.book "${@:2}" ;;
   test)
+    if [ "${2:-}" = --quick ]; then  # no engine, no browser, no notebooks: the peers' and the book's tools are not needed
+      setup test
+      say "quick tier: lint, then every test that starts no engine (the whole suite: bash guide.sh test)"
+      export GUIDE_QUICK=1
+      exec "$PY" -m pytest -m "not engine and not browser and not after_notebooks" tests "${@:3}"
+    fi
     t0=$SECONDS
     # GuideLLM's and AIPerf's venvs install on the other core while the main one does (pip is mostly one core).
     glog=$(mktemp); guidellm > "$glog" 2>&1 & gpid=$!

@@ -14,7 +14,7 @@ import pandas as pd
 
 from helpers import experiment
 from helpers.config import EngineConfig
-from helpers.results import ResultStore
+from helpers.results import ResultStore, reuse_or_measure
 
 PROMPTS = (
     "What is the capital of France?",
@@ -28,16 +28,15 @@ PROMPTS = (
 def greedy_answers(config: EngineConfig, prompts=PROMPTS, max_tokens: int = 32, force: bool = False,
                    store: ResultStore | None = None, progress: bool = True) -> list[str]:
     """The engine's greedy chat answers (stored, like every other measurement)."""
-    store = store or ResultStore()
+    def ask() -> dict:
+        with experiment.turn_for(config, "greedy answers"):
+            server = experiment.engine_for(config, progress)
+            headers = getattr(server, "headers", None)  # a remote server's key
+            return {"prompts": list(prompts),
+                    "answers": [_chat(server.base_url, server.model_path, p, max_tokens, headers) for p in prompts]}
+
     row = experiment.base_row(config, {"prompts": list(prompts), "max_tokens": max_tokens}, "", "answers")
-    if not force and (old := store.get(row["key"])):
-        return old["answers"]
-    with experiment.turn_for(config, "greedy answers"):
-        server = experiment.engine_for(config, progress)
-        headers = getattr(server, "headers", None)  # a remote server's key
-        answers = [_chat(server.base_url, server.model_path, p, max_tokens, headers) for p in prompts]
-    store.append({**row, "prompts": list(prompts), "answers": answers})
-    return answers
+    return reuse_or_measure(row, ask, force=force, store=store)["answers"]
 
 
 def _chat(base_url: str, model: str, prompt: str, max_tokens: int, headers: dict | None = None) -> str:
@@ -63,6 +62,7 @@ def agreement(reference: EngineConfig, candidates: list[EngineConfig], prompts=P
             max_tokens: int = 32, force: bool = False) -> pd.DataFrame:
     """One row per (candidate, prompt): both answers, agreement, first divergence."""
     from transformers import AutoTokenizer
+
     from helpers import models
 
     ref_answers = greedy_answers(reference, prompts, max_tokens, force)
@@ -107,20 +107,20 @@ def text_logprob(config: EngineConfig, text: str = REFERENCE_TEXT, force: bool =
     """Mean log-probability per token the engine gives `text` (vLLM's `prompt_logprobs`), and
     the matching perplexity. Stored like every other measurement."""
     import math
-    store = store or ResultStore()
+
+    def score() -> dict:
+        with experiment.turn_for(config, "a perplexity reading"):
+            server = experiment.engine_for(config, progress)
+            reply = _post(server.base_url, "/v1/completions", {"model": server.model_path, "prompt": text,
+                                                                "max_tokens": 1, "temperature": 0,
+                                                                "prompt_logprobs": 1},
+                          getattr(server, "headers", None))
+        values = prompt_token_logprobs(reply["choices"][0]["prompt_logprobs"])
+        mean = sum(values) / len(values)
+        return {"tokens_scored": len(values), "mean_logprob": mean, "perplexity": math.exp(-mean)}
+
     row = experiment.base_row(config, {"text": text}, "", "text_logprob")
-    if not force and (old := store.get(row["key"])):
-        return old
-    with experiment.turn_for(config, "a perplexity reading"):
-        server = experiment.engine_for(config, progress)
-        reply = _post(server.base_url, "/v1/completions", {"model": server.model_path, "prompt": text,
-                                                            "max_tokens": 1, "temperature": 0, "prompt_logprobs": 1},
-                      getattr(server, "headers", None))
-    values = prompt_token_logprobs(reply["choices"][0]["prompt_logprobs"])
-    mean = sum(values) / len(values)
-    row.update(tokens_scored=len(values), mean_logprob=mean, perplexity=math.exp(-mean))
-    store.append(row)
-    return row
+    return reuse_or_measure(row, score, force=force, store=store)
 
 
 def prompt_token_logprobs(entries: list) -> list[float]:
@@ -140,15 +140,12 @@ def greedy_trace(config: EngineConfig, prompts=DRIFT_PROMPTS, max_tokens: int = 
                  store: ResultStore | None = None, progress: bool = True) -> dict:
     """Long greedy chat answers, token by token with each token's log-probability; the answer
     runs to `max_tokens` (end-of-text ignored) so every engine writes the same length."""
-    store = store or ResultStore()
+    def trace() -> dict:
+        with experiment.turn_for(config, "greedy traces"):
+            return {"traces": _traces(experiment.engine_for(config, progress), prompts, max_tokens)}
+
     row = experiment.base_row(config, {"prompts": list(prompts), "max_tokens": max_tokens}, "", "trace")
-    if not force and (old := store.get(row["key"])):
-        return old
-    with experiment.turn_for(config, "greedy traces"):
-        traces = _traces(experiment.engine_for(config, progress), prompts, max_tokens)
-    row["traces"] = traces
-    store.append(row)
-    return row
+    return reuse_or_measure(row, trace, force=force, store=store)
 
 
 def _traces(server, prompts, max_tokens: int) -> list[dict]:

@@ -2,7 +2,9 @@
 → load → one tidy row → the results store.
 
 Notebooks call `measure(config, load)` and `capacity(config)`; both return a stored row
-instead of re-running when config, load and environment match, unless `force=True`.
+instead of re-running when config, load and environment match, unless `force=True`: every
+measurement goes through `results.reuse_or_measure`, the one place that decides what matches, and
+the row it returns says whether it was reused and, if not, why it was measured again.
 
 With `GUIDE_ENDPOINT` set (helpers/engine/remote.py) the same calls measure a server that is
 already running instead of starting one: the guide's default config only (a remote engine's
@@ -17,12 +19,13 @@ from pathlib import Path
 
 from helpers import hardware, models, probes, run_size
 from helpers.config import ConfigError, EngineConfig
-from helpers.engine import EngineStartError, Server, preflight, reported, remote, shared
+from helpers.engine import EngineStartError, Server, preflight, remote, reported, shared
 from helpers.engine.server import layout_for, reset_prefix_cache
 from helpers.load import Load, MetricsSampler, run_load
-from helpers.results import ResultStore, fingerprint, result_key, roofline
+from helpers.results import ResultStore, fingerprint, result_key, reuse_or_measure, roofline
 from helpers.results.rows import combine
 from helpers.results.store import MEASUREMENT_VERSION
+
 
 def engine_for(config: EngineConfig, progress: bool = True) -> Server | remote.Endpoint:
     """The running server for this config: the machine's engine when it already runs this
@@ -40,14 +43,17 @@ def try_start(config: EngineConfig, *, force: bool = False, tag: str = "",
     EngineStartError carrying vLLM's own line (chapter 2's failure on purpose). The outcome is
     stored like a measurement, so a second run reads it back instead of starting again (a
     refusal costs a whole start); `force` tries again."""
-    store = store or ResultStore()
-    row = base_row(config, None, tag, "start_attempt")
-    if not force and (old := store.get(row["key"])):
-        if old.get("started"):
-            return None
-        return EngineStartError(f"{old['start_error']}\n(read back from this machine's attempt of {old['time']}; "
-                                "force=True starts it again)", old.get("engine_line"), old.get("start_setting"),
-                                Path(old.get("start_log") or "."))
+    taken = reuse_or_measure(base_row(config, None, tag, "start_attempt"), lambda: _attempt(config), force=force,
+                             store=store)
+    if taken["started"]:
+        return None
+    read_back = (f"\n(read back from this machine's attempt of {taken['time']}; force=True starts it again)"
+                 if taken["reused"] else "")
+    return EngineStartError(f"{taken['start_error']}{read_back}", taken.get("engine_line"),
+                            taken.get("start_setting"), Path(taken.get("start_log") or "."))
+
+
+def _attempt(config: EngineConfig) -> dict:
     try:
         engine_for(config)
         failed = None
@@ -55,11 +61,10 @@ def try_start(config: EngineConfig, *, force: bool = False, tag: str = "",
         failed = e
     else:
         stop()
-    store.append({**row, "started": failed is None, "start_error": str(failed) if failed else None,
-                  "engine_line": failed.engine_line if failed else None,
-                  "start_setting": failed.setting if failed else None,
-                  "start_log": str(failed.log_path) if failed else None})
-    return failed
+    return {"started": failed is None, "start_error": str(failed) if failed else None,
+            "engine_line": failed.engine_line if failed else None,
+            "start_setting": failed.setting if failed else None,
+            "start_log": str(failed.log_path) if failed else None}
 
 
 def measure_or_why(config: EngineConfig, load: Load, **kwargs) -> tuple[dict | None, str | None]:
@@ -133,7 +138,8 @@ def base_row(config: EngineConfig, load: Load | dict | None, tag: str, kind: str
            "key": result_key({**cfg, **keyed}, what, env["env_id"], kind),
            "engine_layout": layout, **where,
            "measurement_version": MEASUREMENT_VERSION,  # a column too, so a pooled room never mixes versions unseen
-           "kind": kind, "tag": tag, "time": time.strftime("%Y-%m-%dT%H:%M:%S"),
+           "kind": kind, "tag": tag, **({"repeats": repeats} if isinstance(load, Load) else {}),
+           "time": time.strftime("%Y-%m-%dT%H:%M:%S"),
            "config_label": label or config.label(), "load_label": load.label() if isinstance(load, Load) else None}
     row.update({f"cfg_{k}": v for k, v in cfg.items()})
     if isinstance(load, Load):
@@ -151,15 +157,11 @@ def capacity(config: EngineConfig, *, force: bool = False, tag: str = "", store:
     `verdicts.DEFAULT_NOISE`. On the CPU the KV share is fraction × the node's memory minus what
     the worker holds at that moment (`CPUWorker.determine_available_memory`), so a second start of
     the same configuration can report a slightly different cache."""
-    store = store or ResultStore()
-    row = base_row(config, None, tag, "capacity")
-    if not force and (old := store.get(row["key"])):
-        return {**old, "reused": True}
-    with turn_for(config, "a capacity reading"):
-        server = engine_for(config, progress)
-        row.update(reported.read(server))  # what the engine reports about itself
-    store.append(row)
-    return {**row, "reused": False}
+    def read_it() -> dict:
+        with turn_for(config, "a capacity reading"):
+            return reported.read(engine_for(config, progress))  # what the engine reports about itself
+
+    return reuse_or_measure(base_row(config, None, tag, "capacity"), read_it, force=force, store=store)
 
 
 def measure(config: EngineConfig, load: Load, *, repeats: int | None = None, force: bool = False, tag: str = "",
@@ -171,7 +173,6 @@ def measure(config: EngineConfig, load: Load, *, repeats: int | None = None, for
     figures are the median of the repeats, `<figure>_min` / `<figure>_max` their spread, and
     `runs` keeps every repeat. `repeats` defaults to the size's (1 at smoke size, 3 at full).
     """
-    store = store or ResultStore()
     repeats = run_size.repeats() if repeats is None else repeats
     if repeats < 1:
         raise ConfigError("repeats", f"must be at least 1, got {repeats}.", "repeats=3 (or 1 for a quick look).")
@@ -184,14 +185,15 @@ def measure(config: EngineConfig, load: Load, *, repeats: int | None = None, for
         raise ConfigError("max_model_len", f"({whose}, {limit}) is shorter than this load's {what}: "
                           f"{load.longest_prompt()} tokens, so the server would reject it.",
                           f"max_model_len >= {load.longest_prompt()}, or a shorter load.")
-    row = base_row(config, load, tag, "load", repeats, endpoint=endpoint)
-    if not force and (old := store.get(row["key"])):
-        # A floor is a step a chapter asks for (`with_floor`), against today's roofs: not carried over.
-        return {**{k: v for k, v in old.items() if k not in roofline.COLUMNS}, "reused": True}
-    with turn_for(config, f"the load {load.label()}"):
-        _run_repeats(config, load, repeats, endpoint, row, progress, sample_every)
-    store.append(row)
-    return {**row, "reused": False}
+
+    def run_it() -> dict:
+        with turn_for(config, f"the load {load.label()}"):
+            return _run_repeats(config, load, repeats, endpoint, progress, sample_every)
+
+    row = reuse_or_measure(base_row(config, load, tag, "load", repeats, endpoint=endpoint), run_it, force=force,
+                           store=store)
+    # A floor is a step a chapter asks for (`with_floor`), against today's roofs: not carried over.
+    return {k: v for k, v in row.items() if k not in roofline.COLUMNS} if row["reused"] else row
 
 
 def with_floor(row: dict, store: ResultStore | None = None) -> dict:
@@ -213,7 +215,7 @@ def with_floor(row: dict, store: ResultStore | None = None) -> dict:
     stored = store.get(row["key"]) if row.get("key") else None
     if out is not row and stored is not None and stored.get("run_id") == row.get("run_id") and \
             any(stored.get(c) != out.get(c) for c in roofline.COLUMNS):
-        store.append({k: v for k, v in out.items() if k != "reused"})
+        store.append(out)
     return out
 
 
@@ -233,18 +235,22 @@ def roof(threads: int | None = None, store: ResultStore | None = None, *, probe:
     what = {"threads": threads, "dtype": dtype, "shape": list(ROOF_SHAPE), "probe": probes.PROBE_VERSION}
     key = result_key(what, None, fingerprint()["env_id"], "roof")
     machine = ResultStore(models.cache_dir() / "roofs")  # every results folder on this machine shares one probe
-    if not force and (old := store.get(key) or machine.get(key)):
-        if store.get(key) is None:
-            store.append(old)  # the room and the book read it from the results
-        return old
-    if not probe:
+    if not force and store.get(key) is None and (old := machine.get(key)):
+        store.append(old)  # the room and the book read it from the results
+    if not probe and (force or store.get(key) is None):
         return None
-    time.sleep(1.5)  # an idle engine's shared-memory readers spin for busy_loop_s (1 s) after their last read
+
+    def probe_it() -> dict:
+        time.sleep(1.5)  # an idle engine's shared-memory readers spin for busy_loop_s (1 s) after their last read
+        if gpu:
+            return probes.cuda_probe(dtype, ROOF_SHAPE)
+        return probes.probe(threads, dtype, ROOF_SHAPE, run_size.smoke_or_full(5, 9))
+
     row = {"key": key, "kind": "roof", "time": time.strftime("%Y-%m-%dT%H:%M:%S"),
-           "measurement_version": MEASUREMENT_VERSION, **{f"env_{k}": v for k, v in fingerprint().items()},
-           **(probes.cuda_probe(dtype, ROOF_SHAPE) if gpu else probes.probe(threads, dtype, ROOF_SHAPE, run_size.smoke_or_full(5, 9)))}
-    store.append(row)
-    machine.append(row)
+           "measurement_version": MEASUREMENT_VERSION, **{f"env_{k}": v for k, v in fingerprint().items()}}
+    row = reuse_or_measure(row, probe_it, force=force, store=store)
+    if not row["reused"]:
+        machine.append(row)
     return row
 
 
@@ -277,9 +283,10 @@ def start_order(configs: dict) -> list:
     return [name for k in groups for name in names if keys[name] == k]
 
 
-def _run_repeats(config, load, repeats, endpoint, row, progress, sample_every) -> None:
+def _run_repeats(config, load, repeats, endpoint, progress, sample_every) -> dict:
+    """The figures of `repeats` runs of `load` (medians, spreads, every run) and what the engine reports."""
     server = endpoint if endpoint is not None else engine_for(config, progress)  # GUIDE_ENDPOINT asked once, in measure
-    row.update(reported.read(server))  # what the engine reports about itself
+    row = reported.read(server)  # what the engine reports about itself
     # The weights a decode step reads (roofline.annotate); a remote server's are not on this machine.
     row["model_folder"] = str(server.model_path) if endpoint is None else None
     headers = getattr(server, "headers", None)  # a remote server's key
@@ -305,6 +312,7 @@ def _run_repeats(config, load, repeats, endpoint, row, progress, sample_every) -
     shared.note_work(load.label(), config.label(), time.monotonic() - t0)
     row.update(combine(runs))
     row["timeseries"] = first_series  # the first repeat's /metrics samples, for live-usage charts
+    return row
 
 
 class LoadFailedError(RuntimeError):

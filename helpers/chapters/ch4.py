@@ -30,7 +30,7 @@ from helpers.load import Load
 from helpers.load.sequential import cached_tokens_each, timed_completions
 from helpers.load.metrics import scrape
 from helpers.verdicts import Claim
-from helpers.results import ResultStore
+from helpers.results import ResultStore, reuse_or_measure
 
 N1, N4, MANY = "n=1", "n=4", "4× requests"
 FIXED, CHURN, SHORT, OFF = "fixed prefix", "churning prefixes", "prefix under one block", "caching off"
@@ -365,38 +365,34 @@ def timed(config: EngineConfig, prompts: list[str], max_tokens: int, params: dic
           tag: str = "", store: ResultStore | None = None, progress: bool = True) -> dict:
     """Time plain, one-at-a-time completion requests sent with `params` (beam search is not
     streamed, so the benchmark client cannot send it); stored like every other row."""
-    store = store or ResultStore()
+    def time_them() -> dict:
+        with turn_for(config, "timed requests"):
+            server = engine_for(config, progress)
+            headers = getattr(server, "headers", None)
+            if not isinstance(server, remote.Endpoint):  # a shared server's cache is not ours to empty
+                reset_prefix_cache(server.base_url, headers)
+            return dict(params=params, max_tokens=max_tokens, **timed_completions(
+                server.base_url, server.model_path, list(prompts), max_tokens, params, headers))
+
     row = base_row(config, {"prompts": list(prompts), "max_tokens": max_tokens, "params": params}, tag, "timed")
-    if not force and (old := store.get(row["key"])):
-        return {**old, "reused": True}
-    with turn_for(config, "timed requests"):
-        server = engine_for(config, progress)
-        headers = getattr(server, "headers", None)
-        if not isinstance(server, remote.Endpoint):  # a shared server's cache is not ours to empty
-            reset_prefix_cache(server.base_url, headers)
-        row.update(params=params, max_tokens=max_tokens, **timed_completions(
-            server.base_url, server.model_path, list(prompts), max_tokens, params, headers))
-    store.append(row)
-    return {**row, "reused": False}
+    return reuse_or_measure(row, time_them, force=force, store=store)
 
 
 def prefix_hits(config: EngineConfig, prompts: dict[str, list[int]], *, force: bool = False, tag: str = "",
                 store: ResultStore | None = None, progress: bool = True) -> dict:
     """Tokens the prefix cache supplied to each prompt, sent one after another into an emptied
     cache (so each finds only what the prompts before it left); stored like every other row."""
-    store = store or ResultStore()
+    def look_up() -> dict:
+        with turn_for(config, "prefix-cache lookups"):
+            server = engine_for(config, progress)
+            headers = getattr(server, "headers", None)
+            if isinstance(server, remote.Endpoint) or not reset_prefix_cache(server.base_url, headers):
+                raise ConfigError("enable_prefix_caching", "this experiment needs an engine whose prefix cache the "
+                                  "guide can empty (its own server, started with VLLM_SERVER_DEV_MODE=1).",
+                                  "run it on a local engine, not on GUIDE_ENDPOINT.")
+            hits = cached_tokens_each(server.base_url, server.model_path, prompts,
+                                      lambda: scrape(server.base_url, headers=headers), headers)
+        return {"hits": hits, "prompt_tokens": {name: len(ids) for name, ids in prompts.items()}}
+
     row = base_row(config, {"prefix_hits": {name: list(ids) for name, ids in prompts.items()}}, tag, "prefix_hits")
-    if not force and (old := store.get(row["key"])):
-        return {**old, "reused": True}
-    with turn_for(config, "prefix-cache lookups"):
-        server = engine_for(config, progress)
-        headers = getattr(server, "headers", None)
-        if isinstance(server, remote.Endpoint) or not reset_prefix_cache(server.base_url, headers):
-            raise ConfigError("enable_prefix_caching", "this experiment needs an engine whose prefix cache the guide "
-                              "can empty (its own server, started with VLLM_SERVER_DEV_MODE=1).",
-                              "run it on a local engine, not on GUIDE_ENDPOINT.")
-        row["hits"] = cached_tokens_each(server.base_url, server.model_path, prompts,
-                                         lambda: scrape(server.base_url, headers=headers), headers)
-        row["prompt_tokens"] = {name: len(ids) for name, ids in prompts.items()}
-    store.append(row)
-    return {**row, "reused": False}
+    return reuse_or_measure(row, look_up, force=force, store=store)

@@ -152,11 +152,8 @@ class Capstone:
         if not isinstance(config, EngineConfig):
             raise ConfigError("MY_CONFIG", f"must be an EngineConfig, got {type(config).__name__}.",
                               "MY_CONFIG = base.replace(max_num_batched_tokens=512) (any settings you like).")
-        if config == self.base and not force:
-            row = {**self.baseline, "reused": True}  # the baseline itself: no engine needed
-        else:
-            row = self.measure(config, self.service.load, force=force, tag=self.tag, progress=progress)
-        row = with_goodput(row, self.slo)
+        row = with_goodput(self.measure(config, self.service.load, force=force, tag=self.tag, progress=progress),
+                           self.slo)
         self.tried.append((config, row))
         return row
 

@@ -1,8 +1,9 @@
-"""Results: environment fingerprint, the append-only store, and pooling a room (`workshop`)."""
+"""Results: environment fingerprint, the append-only store and the one way a measurement is reused or
+taken (`reuse_or_measure`), and pooling a room (`workshop`)."""
 from helpers.results.fingerprint import fingerprint
-from helpers.results.store import ResultStore, load_all, result_key
+from helpers.results.store import ResultStore, load_all, result_key, reuse_or_measure
 
-__all__ = ["ResultStore", "fingerprint", "load_all", "result_key"]
+__all__ = ["ResultStore", "fingerprint", "load_all", "result_key", "reuse_or_measure"]
 
 
 def __getattr__(name):

@@ -9,6 +9,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+from collections.abc import Callable
 from pathlib import Path
 
 import pandas as pd
@@ -21,8 +22,8 @@ def default_dir() -> Path:
 
 
 # Bumped whenever the way a figure is measured changes, so older stored rows stop matching.
-MEASUREMENT_VERSION = 5  # 3: warm-up after each start, repeats with fresh prompts; 4: prefix cache emptied before each run;
-# 5: per-request TPOT as vLLM's benchmark computes it ((latency - TTFT) / (tokens - 1)), not the mean chunk gap
+# 3: warm-up after each start, repeats with fresh prompts; 4: prefix cache emptied before each run;
+MEASUREMENT_VERSION = 5  # 5: per-request TPOT as vLLM's benchmark computes it ((latency - TTFT) / (tokens - 1)), not the mean chunk gap
 
 
 def result_key(config: dict, load: dict | None, env_id: str, kind: str = "load") -> str:
@@ -41,7 +42,7 @@ class ResultStore:
 
     def append(self, row: dict) -> None:
         self.folder.mkdir(parents=True, exist_ok=True)
-        line = json.dumps(row, default=jsonable)
+        line = json.dumps({k: v for k, v in row.items() if k not in HOW_TAKEN}, default=jsonable)
         with open(self.path, "ab+") as f:
             f.seek(0, os.SEEK_END)
             if f.tell():  # after a torn last line (a crash mid-write), start a fresh line
@@ -66,6 +67,47 @@ class ResultStore:
 
     def frame(self) -> pd.DataFrame:
         return pd.DataFrame(self.rows())
+
+    def why_none_matches(self, row: dict) -> str:
+        """Why no stored row has `row`'s key, in a reader's words: the closest stored row of the same
+        kind and what differs (a setting, the load, the machine's software, the measurement version)."""
+        fields = [k for k in row if k.startswith(_KEYED) and k not in _NOT_KEYED]
+        same_kind = [r for r in self.rows() if r.get("kind") == row.get("kind")]
+        if not same_kind:
+            return f"nothing of kind {row.get('kind')!r} is stored in {self.path.parent} for this machine yet"
+        closest = min(same_kind, key=lambda r: sum(r.get(k) != row.get(k) for k in fields))
+        differ = [k for k in fields if closest.get(k) != row.get(k)]
+        if not differ:
+            return "a stored row of this config and load was taken with another number of repeats"
+        said = ", ".join(f"{k} ({_short(closest.get(k))} stored, {_short(row.get(k))} now)" for k in differ[:3])
+        return f"no stored row matches; the closest differs in {said}{' and more' if len(differ) > 3 else ''}"
+
+
+# Not stored: how a row returned by reuse_or_measure was taken (this call's, not the measurement's).
+HOW_TAKEN = ("reused", "measured_because")
+_KEYED = ("cfg_", "load_", "env_env_id", "measurement_version", "engine_layout", "repeats", "kind")
+_NOT_KEYED = ("load_label",)
+
+
+def _short(value) -> str:
+    text = json.dumps(value, default=str) if not isinstance(value, str) else value
+    return text if len(text) <= 40 else text[:37] + "..."
+
+
+def reuse_or_measure(row: dict, take: Callable[[], dict], *, force: bool = False,
+                     store: ResultStore | None = None) -> dict:
+    """The one way the guide reuses a measurement or takes it: the newest stored row with `row`'s key
+    (`result_key`: the same config, load, kind, machine and measurement version) unless `force`; else
+    `row` with the figures `take()` returns, stored at once and returned. Either way the row says how
+    it was taken: `reused` (True/False) and `measured_because` (None when reused; else "force=True" or
+    what no stored row matched, from `why_none_matches`)."""
+    store = store or ResultStore()
+    if not force and (old := store.get(row["key"])) is not None:
+        return {**old, "reused": True, "measured_because": None}
+    why = "force=True" if force else store.why_none_matches(row)
+    row = {**row, **take()}
+    store.append(row)
+    return {**row, "reused": False, "measured_because": why}
 
 
 def load_all(folder: str | Path | None = None) -> pd.DataFrame:

@@ -25,3 +25,15 @@ def install() -> None:
         shared.LISTENERS.append(tempo.write)
     if os.environ.get("GUIDE_ENGINE_LAYOUT") == "merged":
         server.beside_next_start(import_client)
+
+
+def forbid_engines() -> None:
+    """The quick tier (`bash guide.sh test --quick`): a test that starts an engine fails at once,
+    saying which mark it lacks, instead of making the quick tier slow."""
+    from helpers.engine import server
+
+    def refuse(self, *args, **kwargs):
+        raise RuntimeError(f"the quick tier starts no engine, and this test asked for one ({self.config.label()}): "
+                           "mark it @pytest.mark.engine (or after_notebooks) so that only the whole suite runs it")
+
+    server.Server.start = refuse

@@ -2,7 +2,6 @@
 import json
 
 import numpy as np
-import pytest
 
 from helpers.config import EngineConfig
 from helpers.load.workloads import Load
@@ -128,3 +127,27 @@ def test_a_run_stored_again_counts_once_as_its_newest_record(tmp_path):
     store.append({"key": "a", "run_id": "r1", "mbu": 0.4})  # the same run, its floor added
     store.append({"key": "roof", "kind": "roof"})  # no run id: kept as written
     assert [(r["key"], r.get("mbu")) for r in store.rows()] == [("b", None), ("a", 0.4), ("roof", None)]
+
+
+def test_reuse_or_measure_is_the_one_way_a_row_is_reused_and_says_why_it_measured(tmp_path):
+    from helpers.experiment import base_row
+    from helpers.results import reuse_or_measure
+
+    store, taken = ResultStore(tmp_path), []
+
+    def take():
+        taken.append(1)
+        return {"output_throughput": 10.0 * len(taken)}
+
+    first = base_row(EngineConfig(max_num_seqs=8), Load(num_prompts=4), "t", "load")
+    row = reuse_or_measure(first, take, store=store)
+    assert not row["reused"] and "nothing of kind 'load'" in row["measured_because"]
+    again = reuse_or_measure(base_row(EngineConfig(max_num_seqs=8), Load(num_prompts=4), "t", "load"), take,
+                             store=store)
+    assert again["reused"] and again["measured_because"] is None and again["run_id"] == row["run_id"]
+    assert len(taken) == 1 and "reused" not in store.rows()[-1] and "measured_because" not in store.rows()[-1]
+    other = reuse_or_measure(base_row(EngineConfig(max_num_seqs=16), Load(num_prompts=4), "t", "load"), take,
+                             store=store)
+    assert not other["reused"] and "cfg_max_num_seqs (8 stored, 16 now)" in other["measured_because"]
+    forced = reuse_or_measure(first, take, store=store, force=True)
+    assert not forced["reused"] and forced["measured_because"] == "force=True" and len(taken) == 3
