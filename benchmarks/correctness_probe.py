@@ -20,7 +20,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from helpers import correctness, experiment, models  # noqa: E402
+from helpers import correctness, experiment  # noqa: E402
 from helpers.config import EngineConfig  # noqa: E402
 from helpers.results import ResultStore  # noqa: E402
 
@@ -51,7 +51,7 @@ def first_tokens(base_url: str, model_path: str, n: int = 12) -> list[dict]:
                                  headers={"Content-Type": "application/json"})
     with urllib.request.urlopen(req, timeout=300) as r:
         lp = json.loads(r.read())["choices"][0]["logprobs"]
-    return [{"token": t, "logprob": l, "top5": top} for t, l, top in
+    return [{"token": t, "logprob": logprob, "top5": top} for t, logprob, top in
             zip(lp["tokens"], lp["token_logprobs"], lp["top_logprobs"])]
 
 

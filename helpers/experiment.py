@@ -70,7 +70,7 @@ def _attempt(config: EngineConfig) -> dict:
 def measure_or_why(config: EngineConfig, load: Load, **kwargs) -> tuple[dict | None, str | None]:
     """(row, None), or (None, why) where this machine refuses `config` before a start or the
     engine fails to start or serve it (vLLM's own first line): for optional parts of a chapter
-    that go on without it (a compilation mode, a parallel layout)."""
+    that go on without it (a compilation mode, a parallel split)."""
     if (why := preflight.refusal(config)) is not None:
         return None, why.problem
     try:

@@ -171,7 +171,7 @@ def values(controls: dict[str, W.ValueWidget]) -> dict:
 def measuring(base, load=None, tag: str = "", presets: dict[str, dict] | None = None) -> Callable[..., dict]:
     """The run function of a panel whose controls are named after EngineConfig fields: Run
     measures `base` with those fields changed, on `load` (its capacity report when load is None).
-    A control named `preset` picks one of `presets` (a name → settings), e.g. a parallel layout.
+    A control named `preset` picks one of `presets` (a name → settings), e.g. a parallel split (TP=2).
     A choice this machine cannot run raises ConfigError before a start; the panel shows why."""
     from helpers import experiment
 

@@ -43,6 +43,7 @@ def test_embedded_model_answers_paris():
     """The GGUF → safetensors conversion kept the model intact (transformers, greedy)."""
     import torch
     from transformers import AutoModelForCausalLM, AutoTokenizer
+
     from helpers import models
 
     path = models.prepare_embedded()
@@ -84,7 +85,8 @@ def test_notebooks_hold_calls_not_logic(nb):
         for node in ast.walk(ast.parse(code)):
             if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
                 found.append(f"cell {i}: def {node.name}")
-            elif isinstance(node, (ast.Import, ast.ImportFrom)) and "re" in {a.name for a in node.names} | {node.__dict__.get("module")}:
+            elif isinstance(node, (ast.Import, ast.ImportFrom)) and "re" in (
+                    {a.name for a in node.names} | {node.__dict__.get("module")}):
                 found.append(f"cell {i}: imports re")
         lines = [ln for ln in code.splitlines() if ln.strip() and not ln.lstrip().startswith("#")]
         if len(lines) > 15:
@@ -119,7 +121,8 @@ def test_every_notebook_is_in_the_registry():
     it needs a GPU and how long it takes (the keys are documented in helpers/registry.py)."""
     from helpers import registry
     entries = registry.chapters()
-    assert len(entries) == len(list((ROOT / "notebooks").glob("[0-9]*.ipynb"))) + len(list((ROOT / "labs").glob("lab*.ipynb")))
+    assert len(entries) == (len(list((ROOT / "notebooks").glob("[0-9]*.ipynb")))
+                            + len(list((ROOT / "labs").glob("lab*.ipynb"))))
     for ch in entries:
         keys = {"accelerator", "minutes_smoke", "minutes_full", "engine_starts_smoke", "summary"}
         assert keys <= set(ch) and ({"chapter", "lab"} & set(ch)), (ch["path"].name, sorted(keys - set(ch)))
@@ -133,11 +136,12 @@ def test_every_notebook_has_its_home_its_tests_and_its_solutions():
     for ch in registry.chapters():
         home, name = registry.home(ch), ch["path"].name
         module = ROOT / "helpers" / "chapters" / f"{home}.py"
-        assert module.exists() or (module.with_suffix("") / "__init__.py").exists(), f"{name}: no helpers/chapters/{home}.py"
+        assert module.exists() or (module.with_suffix("") / "__init__.py").exists(), \
+            f"{name}: no helpers/chapters/{home}.py"
         tests = ROOT / "tests" / "chapters" / f"test_{home}.py"
         assert tests.exists(), f"{name}: no tests/chapters/test_{home}.py"
         text = ch["path"].read_text()
-        assert f"helpers.chapters import" in text and re.search(rf"\b{home}\b", text), f"{name} does not import its home"
+        assert "helpers.chapters import" in text and re.search(rf"\b{home}\b", text), f"{name} does not import its home"
         for solution in sorted(set(re.findall(r'([a-z]+\d\d_(?:q\d+|solution)\.(?:py|ipynb))', text))):
             folder = "labs/solutions" if solution.startswith("lab") else "notebooks/solutions"
             assert (ROOT / folder / solution).exists(), f"{name} names {solution}, which {folder} lacks"
@@ -148,7 +152,8 @@ def test_every_notebook_has_its_home_its_tests_and_its_solutions():
 def test_the_readme_lists_the_chapters_the_registry_has():
     from helpers import registry
     table = registry.readme_table()
-    assert table in (ROOT / "README.md").read_text(), "README.md's chapter table differs from the registry; paste:\n" + table
+    assert table in (ROOT / "README.md").read_text(), \
+        "README.md's chapter table differs from the registry; paste:\n" + table
 
 
 def test_the_readme_is_a_guide_not_a_log():
@@ -158,7 +163,8 @@ def test_the_readme_is_a_guide_not_a_log():
     assert len(lines) <= 150, len(lines)
     first = "\n".join(lines[:20])
     assert "bash guide.sh lab" in first and "bash guide.sh test" in first
-    assert not re.search(r"`[0-9a-f]{7,40}`|\bissue \d+|#\d{2,}\b", text), re.findall(r"`[0-9a-f]{7,40}`|\bissue \d+", text)
+    assert not re.search(r"`[0-9a-f]{7,40}`|\bissue \d+|#\d{2,}\b", text), \
+        re.findall(r"`[0-9a-f]{7,40}`|\bissue \d+", text)
 
 
 def test_lab_opens_without_the_news_prompt():
@@ -193,7 +199,8 @@ def test_guide_sh_uses_an_active_conda_environment_whose_python_fits(tmp_path, n
 def _notebook_sources() -> dict[str, str]:
     """Every notebook's, lab's and solution's code and prose, by file name."""
     out = {}
-    for nb in [*(ROOT / "notebooks").glob("*.ipynb"), *(ROOT / "labs").glob("*.ipynb"), *(ROOT / "labs" / "solutions").glob("*.ipynb")]:
+    for nb in [*(ROOT / "notebooks").glob("*.ipynb"), *(ROOT / "labs").glob("*.ipynb"),
+               *(ROOT / "labs" / "solutions").glob("*.ipynb")]:
         out[nb.name] = "\n".join("".join(c["source"]) for c in json.loads(nb.read_text())["cells"])
     for py in [*(ROOT / "notebooks" / "solutions").glob("*.py"), *(ROOT / "labs" / "solutions").glob("*.py")]:
         out[py.name] = py.read_text()
@@ -203,7 +210,8 @@ def _notebook_sources() -> dict[str, str]:
 def test_notebooks_import_the_guide_one_way():
     """`import helpers as H` and the chapter's home (`from helpers.chapters import ch3`); nothing else."""
     for name, text in _notebook_sources().items():
-        other = [ln for ln in text.splitlines() if re.match(r"\s*(from helpers(?!\.chapters import)|import helpers(?! as H$))", ln)]
+        other = [ln for ln in text.splitlines()
+                 if re.match(r"\s*(from helpers(?!\.chapters import)|import helpers(?! as H$))", ln)]
         assert not other, f"{name}: {other}"
 
 

@@ -11,7 +11,6 @@ read as the article's, not as ours.
 """
 import json
 import re
-from pathlib import Path
 
 import pytest
 

@@ -3,7 +3,6 @@
 Used while authoring; the committed .ipynb files are the source of truth.
 """
 import json
-import sys
 
 
 def write(path, cells, guide_meta):

@@ -8,7 +8,7 @@ The notebook passes its tables indexed by name:
   drift     5.2: correctness.drift rows against the bf16 reference, with the column `kv`: "fp8" for the
                  fp8 engine, "auto" for the control (the bf16 cache at the same fixed memory)
   parallel  5.3: "TP=1", "TP=2" on the synthetic model (capacity + the same load), with the
-                 column `same_tokens` (greedy answers equal to TP=1's); a layout this machine cannot
+                 column `same_tokens` (greedy answers equal to TP=1's); a split this machine cannot
                  start is left out, and its claims say why (`tp2_why`)
   offload   5.3: {"no offload": row, "offloaded": row} on a CUDA GPU (the same load), else None
 """
@@ -218,7 +218,7 @@ def claims(weights, kv, drift, parallel, device: str = "cpu", offload: dict | No
             *parallel_claims(parallel, device, offload, offload_why, tp2_why)]
 
 
-# -- exercise 2 and the cores each layout computed on ---------------------------------------------
+# -- exercise 2 and the cores each split computed on ---------------------------------------------
 
 def tokens_per_mib_saved(weights: pd.DataFrame, small: str) -> float | None:
     """Exercise 2: the KV tokens the `small` engine gained over bf16 per MiB of non-KV memory it saved
@@ -243,7 +243,7 @@ def cores_computing(row) -> int | None:
 
 
 def cores_sentence(rows: dict) -> str:
-    """What the binding gave each layout, from its own start-up log: the cores it computed on and the
+    """What the binding gave each split, from its own start-up log: the cores it computed on and the
     cores vLLM kept free (logged only: nothing pins the server or the scheduler to them)."""
     said = []
     for name, row in rows.items():

@@ -1,5 +1,5 @@
 """Lab 3 (fit and split): the figures its questions are checked against and the rule that
-picks a layout, from the rows the lab measured. No engine starts here."""
+picks a split (TP=1, TP=2 or two replicas), from the rows the lab measured. No engine starts here."""
 from __future__ import annotations
 
 from helpers import verdicts
@@ -17,37 +17,37 @@ def kv_heads_per_rank(row: dict, shape: dict, bytes_per_number: int) -> float:
     return kv_bytes_per_token(row) / (2 * shape["num_hidden_layers"] * shape["head_dim"] * bytes_per_number)
 
 
-def ranked(measured: dict, layouts: list[str], target: str) -> list[str]:
-    """The layouts, best first on the target's figure; `measured` maps (layout, target) to a row."""
+def ranked(measured: dict, splits: list[str], target: str) -> list[str]:
+    """The splits, best first on the target's figure; `measured` maps (split, target) to a row."""
     metric, better = TARGETS[target]
-    return sorted(layouts, key=lambda o: measured[(o, target)][metric], reverse=better == "higher")
+    return sorted(splits, key=lambda o: measured[(o, target)][metric], reverse=better == "higher")
 
 
-def winner(measured: dict, layouts: list[str], target: str) -> str:
-    """The best layout, or "too close to call" when the best two differ by no more than the
+def winner(measured: dict, splits: list[str], target: str) -> str:
+    """The best split, or "too close to call" when the best two differ by no more than the
     run-to-run noise (verdicts.within_noise)."""
-    best, second = ranked(measured, layouts, target)[:2]
+    best, second = ranked(measured, splits, target)[:2]
     metric, _ = TARGETS[target]
     return TOO_CLOSE if verdicts.within_noise(measured[(best, target)], measured[(second, target)], metric) else best
 
 
-def why(measured: dict, layouts: list[str], target: str) -> str:
+def why(measured: dict, splits: list[str], target: str) -> str:
     """The figures the choice was made on, and the noise allowance."""
     metric, _ = TARGETS[target]
-    rows = [measured[(o, target)] for o in layouts]
-    return (f"{metric}: " + ", ".join(f"{o} {measured[(o, target)][metric]:,.1f}" for o in layouts)
+    rows = [measured[(o, target)] for o in splits]
+    return (f"{metric}: " + ", ".join(f"{o} {measured[(o, target)][metric]:,.1f}" for o in splits)
             + f"; noise allowance {verdicts.noise(rows, metric):.0%}")
 
 
 def binding_lines(rows: dict[str, dict]) -> list[str]:
-    """One line per layout: who computed on which cores, and the cores kept free, as each engine
+    """One line per split: who computed on which cores, and the cores kept free, as each engine
     printed them at start (the row's `bound_ranks` and `cores_kept_free`; a row stored before they
     were kept has neither and gets no line)."""
     lines = []
-    for layout, row in rows.items():
+    for split, row in rows.items():
         if computes := row.get("bound_ranks"):
             kept = row.get("cores_kept_free") or []
-            lines.append(f"- {layout}: " + ", ".join(computes)
+            lines.append(f"- {split}: " + ", ".join(computes)
                          + (f"; core(s) {', '.join(kept)} kept free for the server and scheduler" if kept else
                             "; no core kept free: the server and scheduler share the ranks' cores"))
     return lines

@@ -25,6 +25,7 @@ from helpers import models
 from helpers.config import ConfigError, EngineConfig
 from helpers.engine import preflight, ray_local, startup_log
 from helpers.engine.lock import EngineLock, alive, group_alive
+from helpers.engine.progress import StartProgress
 
 START_TIMEOUT_S = float(os.environ.get("GUIDE_START_TIMEOUT", 900))
 
@@ -208,7 +209,7 @@ class Server:
             raise ConfigError("port", f"127.0.0.1:{self.requested_port} is already in use by another program.",
                               "leave port=None so the harness picks a free one, or stop that program.")
         self._lock.acquire(f"vLLM for {cfg.label()}")
-        bar = _Progress(self.progress, cfg.label())  # before the threads: it may import tqdm
+        bar = StartProgress(self.progress, cfg.label())  # before the threads: it may import tqdm
         beside = [threading.Thread(target=_BESIDE_START.pop(0), name="guide-beside-start", daemon=True)
                   for _ in range(len(_BESIDE_START))]
         for t in beside:  # from here this thread only waits (for /health)
@@ -303,7 +304,7 @@ class Server:
         self._lock.note_server(self.pid, f"vLLM on port {self.port} for {self.config.label()}")
         _LIVE.add(self)
 
-    def _wait_healthy(self, bar: "_Progress") -> None:
+    def _wait_healthy(self, bar: "StartProgress") -> None:
         deadline = self._t0 + START_TIMEOUT_S
         try:
             while True:
@@ -368,49 +369,6 @@ def _kill_group(proc: subprocess.Popen, sig: int) -> None:
         os.killpg(proc.pid, sig)
     except (ProcessLookupError, PermissionError):
         pass
-
-
-class _Progress:
-    """Progress for the 30-130 s start: a bar in Jupyter, a line per stage in a terminal,
-    or a callback(stage_index, stage_name, elapsed_s) given by a widget panel."""
-
-    def __init__(self, enabled, label: str):
-        self.callback = enabled if callable(enabled) else None
-        self.enabled, self.label, self.bar, self.last = bool(enabled), label, None, None
-        if not enabled or self.callback:
-            return
-        if not _in_jupyter():
-            return  # a terminal gets one line per stage instead
-        try:
-            from tqdm.auto import tqdm
-            self.bar = tqdm(total=len(startup_log.STAGES) - 1, desc=f"starting vLLM ({label})",
-                            bar_format="{desc}: {n}/{total} stages |{bar}| {postfix}", leave=False)
-        except Exception:  # noqa: BLE001 - a bar is a nicety; never fail a start for it
-            self.bar = None
-
-    def update(self, index: int, name: str, elapsed: float) -> None:
-        if not self.enabled:
-            return
-        if self.callback:
-            self.callback(index, name, elapsed)
-        elif self.bar is not None:
-            self.bar.n = index
-            self.bar.set_postfix_str(f"{name}, {elapsed:.0f} s", refresh=True)
-        elif (index, name) != self.last:
-            print(f"  vLLM start: {name} ({elapsed:.0f} s)", file=sys.stderr, flush=True)
-        self.last = (index, name)
-
-    def close(self) -> None:
-        if self.bar is not None:
-            self.bar.close()
-
-
-def _in_jupyter() -> bool:
-    try:
-        from IPython import get_ipython
-        return get_ipython() is not None and "IPKernelApp" in get_ipython().config
-    except Exception:  # noqa: BLE001
-        return False
 
 
 def stop_private() -> None:

@@ -108,7 +108,8 @@ def test_panel_toggle_run_adds_a_run_to_the_chart(lab):
             chosen = panel.locator("select").evaluate_all("els => els.map(e => e.selectedIndex)")
             assert min(chosen, default=0) >= 0, "every dropdown shows its choice (an engine default too)"
             # Let the cells after the panel finish, so the click is handled at once.
-            expect(page.locator(".jp-Notebook-ExecutionIndicator").first).to_have_attribute("data-status", "idle", timeout=900_000)
+            expect(page.locator(".jp-Notebook-ExecutionIndicator").first).to_have_attribute(
+                "data-status", "idle", timeout=900_000)
             panel.scroll_into_view_if_needed()
             panel.get_by_text(switch, exact=True).click()
             panel.get_by_text("force re-run", exact=False).click()

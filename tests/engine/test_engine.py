@@ -2,10 +2,7 @@
 import dataclasses
 import json
 import os
-import signal
 import socket
-import subprocess
-import sys
 import time
 
 import pytest
@@ -13,13 +10,14 @@ import pytest
 from helpers import EngineBusyError, EngineConfig, EngineStartError, Load, LoadError, correctness, experiment
 from helpers.config import ConfigError
 from helpers.engine import Server, reported
-from tests.conftest import ROOT, vllm_processes
+from tests.conftest import ROOT
 
 pytestmark = pytest.mark.engine
 
 
 def test_server_starts_answers_and_reports_kv(results_dir):
     from openai import OpenAI
+
     from helpers import correctness
 
     cfg = EngineConfig()
@@ -73,7 +71,8 @@ def _same_load_as_the_guides(row: dict, guide: dict, requests: int = 8) -> None:
     per_request = guide["total_output_tokens"] / guide["completed"]
     assert row["completed"] == requests and row["failed"] == 0 and row["total_output_tokens"] == requests * per_request
     assert row["load_max_concurrency"] == 4 and row["mean_input_tokens"] == 96
-    assert row["duration"] > 0 and row["output_throughput"] == pytest.approx(row["total_output_tokens"] / row["duration"])
+    assert row["duration"] > 0
+    assert row["output_throughput"] == pytest.approx(row["total_output_tokens"] / row["duration"])
     assert row["request_throughput"] == pytest.approx(row["completed"] / row["duration"])
     for m in ("ttft", "tpot"):
         lo, mid, hi = row[f"median_{m}_ms"], row[f"mean_{m}_ms"], row[f"p99_{m}_ms"]
@@ -97,13 +96,16 @@ def test_vllm_bench_files_of_the_guides_load_import_as_its_row(results_dir, tmp_
     url, model = server.base_url, server.model_path
     guide = experiment.measure(cfg, load, progress=False)
     reset_prefix_cache(url)
-    detailed = other_tools.from_file(peers.vllm_bench(url, model, load.repeat(1), tmp_path / "detailed.json", warmups=4))[0]
+    detailed = other_tools.from_file(peers.vllm_bench(url, model, load.repeat(1), tmp_path / "detailed.json",
+                                                      warmups=4))[0]
     reset_prefix_cache(url)
-    summary = other_tools.from_file(peers.vllm_bench(url, model, load.repeat(2), tmp_path / "summary.json", detailed=False))[0]
+    summary = other_tools.from_file(peers.vllm_bench(url, model, load.repeat(2), tmp_path / "summary.json",
+                                                     detailed=False))[0]
     for row in (detailed, summary):
         _same_load_as_the_guides(row, guide)
     assert "--num-warmups" in detailed["import_duration_covers"]  # its 4 warm-up requests are not among the 8
-    assert len(detailed["request_tpot_ms"]) == 8 and slo.goodput(detailed, 1e5, 1e4) == pytest.approx(8 / detailed["duration"])
+    assert len(detailed["request_tpot_ms"]) == 8
+    assert slo.goodput(detailed, 1e5, 1e4) == pytest.approx(8 / detailed["duration"])
     assert summary["request_ttft_ms"] is None and "--save-detailed" in other_tools.missing(summary, "request_ttft_ms")
     # The guide's row as a vllm bench serve file, and back: the same figures, the same goodput.
     [path] = other_tools.write_vllm_bench([guide], tmp_path / "out")
@@ -183,6 +185,7 @@ def test_the_stop_button_cancels_a_load_and_leaves_the_engine_idle(results_dir):
     left running or waiting), and the same engine answers the next cell. No start: the default
     engine of the tests above."""
     from jupyter_client.manager import start_new_kernel
+
     from helpers.load.metrics import scrape
 
     server = experiment.engine_for(EngineConfig(), progress=False)

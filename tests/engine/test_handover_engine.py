@@ -4,7 +4,6 @@ start, a load, a row that records the layout); the others the test run's merged 
 Directions and messages, never timings."""
 import json
 import os
-import signal
 import subprocess
 import sys
 import time
@@ -94,7 +93,8 @@ def test_two_notebooks_share_wait_for_and_leave_the_engine(kernels, tmp_path):
     then restarted; a load in flight is waited for and never cut off; killed kernels leave nothing
     once the grace has passed."""
     ch1, ch2 = kernels("01_first.ipynb"), kernels("02_second.ipynb", GUIDE_ENGINE_WAIT="4")
-    out = ch1.run("r = H.measure(EngineConfig(), LOAD, progress=False); print('ROW', r['engine_layout'], r['completed'])")
+    out = ch1.run("r = H.measure(EngineConfig(), LOAD, progress=False); "
+                  "print('ROW', r['engine_layout'], r['completed'])")
     assert "ROW merged 4" in out, out
     # Chapter 1's kernel stays open; chapter 2 asks for the same configuration: no start.
     out = ch2.run("r = H.measure(EngineConfig(), LOAD.repeat(1), progress=False); print('ROW', r['completed'])")
@@ -140,7 +140,8 @@ def test_two_notebooks_share_wait_for_and_leave_the_engine(kernels, tmp_path):
 def test_vllms_own_layout_end_to_end_on_loopback_only_and_guide_sh_stop_stops_it_at_once(kernels):
     # GUIDE_ZYGOTE=0: a learner's start, as `vllm serve` would be run (the rest of the run forks vLLM's layout too).
     k = kernels("open.ipynb", GUIDE_ENGINE_GRACE="600", GUIDE_ENGINE_LAYOUT="vllm", GUIDE_ZYGOTE="0")
-    out = k.run("r = H.measure(EngineConfig(), LOAD, progress=False); s = H.engine_for(EngineConfig(), progress=False); "
+    out = k.run("r = H.measure(EngineConfig(), LOAD, progress=False); "
+                "s = H.engine_for(EngineConfig(), progress=False); "
                 "print('ROW', r['engine_layout'], r['completed'], 'PIDS', s.pid)")
     assert "ROW vllm 4" in out, out  # vLLM's own three-process layout: a start, a load, a row
     pid = int(out.split("PIDS", 1)[1].split()[0])

@@ -45,5 +45,6 @@ def test_a_running_server_measured_as_an_endpoint(results_dir, monkeypatch):
     added = set(row) - set(local)
     assert set(local) <= set(row) and added == set(remote.Endpoint(server.base_url).record()) - {"engine_location"}
     assert row["timeseries"], "/metrics sampled through the endpoint, with the key"
-    assert row["prefix_cache_reset"] is False and local["prefix_cache_reset"] is True, "a shared server's cache is left alone"
+    assert row["prefix_cache_reset"] is False and local["prefix_cache_reset"] is True, \
+        "a shared server's cache is left alone"
     assert KEY not in (results_dir / f"{row['env_env_id']}.jsonl").read_text(), "the key is never stored"

@@ -70,6 +70,7 @@ def _fork_engine_core() -> None:
     vLLM's layout (`MultiprocExecutor`) keep spawn."""
     import ctypes
     import multiprocessing
+
     import vllm.v1.engine.coordinator as coordinator
     import vllm.v1.engine.utils as engine_utils
 

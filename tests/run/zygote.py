@@ -159,7 +159,8 @@ def close() -> None:
         _current = None
 
 
-def fork_start(argv: list[str], env: dict, log_path: Path, cwd: str, lock_fd: int, layout: str, ray: bool) -> int | None:
+def fork_start(argv: list[str], env: dict, log_path: Path, cwd: str, lock_fd: int, layout: str,
+               ray: bool) -> int | None:
     """helpers/engine/server.py's way to start a server process in the test run (`start_processes_with`):
     a fork for the merged layout, and for vLLM's where the run's zygote serves it (its workers are still
     spawned by vLLM); None (start it as usual) for a Ray-backed engine or with GUIDE_ZYGOTE=0."""

@@ -42,7 +42,8 @@ def test_queueing_at_the_seat_cap():
 def test_stalled_decodes_get_a_smaller_budget_then_a_prefill_cap():
     stalled = _row(max_itl_ms=3500.0, median_itl_ms=40.0)
     assert advisor.advise(stalled, CPU).change == {"max_num_batched_tokens": 256}
-    assert advisor.advise(stalled, CPU.replace(max_num_batched_tokens=256)).change == {"long_prefill_token_threshold": 128}
+    assert advisor.advise(stalled, CPU.replace(max_num_batched_tokens=256)).change == \
+        {"long_prefill_token_threshold": 128}
     off = CPU.replace(enable_chunked_prefill=False, max_num_batched_tokens=4096)
     assert advisor.advise(stalled, off).change == {"enable_chunked_prefill": True}
     mixed = _row(short_max_itl_ms=3000.0, short_median_itl_ms=30.0, max_itl_ms=None)

@@ -9,9 +9,11 @@ from helpers import book, registry
 
 def test_contents_are_in_chapter_order():
     ordered = [c["path"].stem for c in book.order(registry.chapters())]
-    assert ordered.index("00_start_here") < ordered.index("01_why_tuning_matters") < ordered.index("04a_samples_and_prefix_caching")
+    assert (ordered.index("00_start_here") < ordered.index("01_why_tuning_matters")
+            < ordered.index("04a_samples_and_prefix_caching"))
     assert ordered.index("04a_samples_and_prefix_caching") < ordered.index("04b_compilation_and_logging")
-    assert ordered.index("04b_compilation_and_logging") < ordered.index("lab01_kv_capacity") < ordered.index("90_workshop_room")
+    assert (ordered.index("04b_compilation_and_logging") < ordered.index("lab01_kv_capacity")
+            < ordered.index("90_workshop_room"))
     assert ordered[-1] == "90_workshop_room"
 
 
@@ -21,8 +23,9 @@ def _notebook_with_a_chart():
     cell = nbformat.v4.new_code_cell("chart")
     cell.outputs = [nbformat.v4.new_output("display_data", data={"application/vnd.vegalite.v5+json": chart.to_dict(),
                                                                    "text/plain": "<VegaLite 5 object>"}),
-                    nbformat.v4.new_output("display_data", data={"application/vnd.jupyter.widget-view+json": {"model_id": "x"},
-                                                                   "text/plain": "Panel(...)"})]
+                    nbformat.v4.new_output("display_data",
+                                           data={"application/vnd.jupyter.widget-view+json": {"model_id": "x"},
+                                                 "text/plain": "Panel(...)"})]
     nb.cells = [nbformat.v4.new_markdown_cell("# T\n\nSee [chapter 1](01_why_tuning_matters.ipynb#stock) and "
                                               "[lab 1](../labs/lab01_kv_capacity.ipynb)."), cell]
     nb.metadata["widgets"] = {"state": {}}

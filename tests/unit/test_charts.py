@@ -62,6 +62,7 @@ def test_tpot_charts_show_the_floor_where_rows_have_one():
 
 def test_roofline_chart_draws_measured_and_both_floors():
     lines = pd.DataFrame({"requests in flight": [1, 1, 1], "sequences in a step": [1.0] * 3,
-                          "line": ["measured mean TPOT", "bandwidth floor", "compute floor"], "ms per token": [90, 60, 5]})
+                          "line": ["measured mean TPOT", "bandwidth floor", "compute floor"],
+                          "ms per token": [90, 60, 5]})
     spec = charts.roofline(lines).to_dict()
     assert spec["encoding"]["strokeDash"]["field"] == "line" and spec["mark"]["type"] == "line"

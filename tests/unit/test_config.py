@@ -290,7 +290,8 @@ def test_cuda_graphs_cannot_run_on_cpu(cc):
     assert problem is not None and problem.setting == "compilation_config"
     assert "CUDA graphs" in str(problem) and "Try:" in str(problem)
     assert EngineConfig(device="cuda", enforce_eager=False, compilation_config=cc).cannot_run_here() is None
-    assert EngineConfig(device="cpu", enforce_eager=False, compilation_config={"cudagraph_mode": "NONE"}).cannot_run_here() is None
+    assert EngineConfig(device="cpu", enforce_eager=False,
+                        compilation_config={"cudagraph_mode": "NONE"}).cannot_run_here() is None
 
 
 def test_server_args_optional_numbers():

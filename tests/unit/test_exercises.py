@@ -2,10 +2,8 @@
 settings are read where the engine reported them. Each chapter's exercises: tests/chapters/."""
 import pytest
 
-from helpers import models
-from helpers.results import rows
 from helpers.exercises import Question
-from tests.solutions import run_solution
+from helpers.results import rows
 
 
 @pytest.mark.parametrize("row, n", [

@@ -112,7 +112,8 @@ def test_a_load_whose_every_request_failed_is_not_stored(tmp_path, monkeypatch):
     monkeypatch.setattr(experiment, "reset_prefix_cache", lambda *a: True)
     monkeypatch.setattr(experiment.reported, "read", lambda server: {})
     monkeypatch.setattr(experiment, "MetricsSampler", NoSampler)
-    monkeypatch.setattr(experiment, "run_load", lambda *a, **k: {"completed": 0.0, "first_error": "Server disconnected"})
+    monkeypatch.setattr(experiment, "run_load",
+                        lambda *a, **k: {"completed": 0.0, "first_error": "Server disconnected"})
     store = ResultStore(tmp_path)
     with pytest.raises(experiment.LoadFailedError) as err:
         experiment.measure(EngineConfig(), Load(num_prompts=2), store=store, progress=False)

@@ -12,7 +12,7 @@ RUNNING = ("helpers.experiment", "helpers.chapters.ch6.runs", "helpers.engine")
 # Lowest first. A module may import its own layer or a lower one; a new module gets a layer here.
 LAYERS = {
     "settings and errors": ("errors", "settings", "hardware", "probes", "run_size", "quantize"),
-    "config": ("config", "models"),
+    "config": ("config", "cpu_refusals", "models"),
     "engine": ("engine",),
     "loads and results": ("load", "results"),
     "runs": ("experiment", "correctness"),

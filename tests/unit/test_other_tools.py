@@ -21,7 +21,8 @@ def test_a_detailed_vllm_bench_file_gives_its_figures_and_every_request():
     [row] = other_tools.from_file(DETAILED)
     assert row["engine_location"] == "imported" and row["import_tool"] == "vllm bench serve"
     assert row["import_tool_version"] is None, "vllm bench serve does not write its version: left empty"
-    for k in ("completed", "duration", "output_throughput", "median_ttft_ms", "p99_tpot_ms", "p99_itl_ms", "mean_e2el_ms"):
+    for k in ("completed", "duration", "output_throughput", "median_ttft_ms", "p99_tpot_ms", "p99_itl_ms",
+              "mean_e2el_ms"):
         assert row[k] == pytest.approx(blob[k]), k
     assert len(row["request_ttft_ms"]) == len(row["request_tpot_ms"]) == blob["completed"] == 16
     # TPOT per request as vLLM computes it: their mean is the file's mean TPOT.
@@ -51,7 +52,8 @@ def test_a_sweep_folder_gives_a_row_per_combination_with_its_runs_as_repeats():
     rows = other_tools.from_file(SWEEP)
     assert [r["config_label"] for r in rows] == ["seqs2", "seqs8"]
     for r in rows:
-        runs = [json.loads(p.read_text()) for p in sorted((SWEEP / f"SERVE--{r['config_label']}-BENCH--conc4").glob("run=*.json"))]
+        runs = [json.loads(p.read_text())
+                for p in sorted((SWEEP / f"SERVE--{r['config_label']}-BENCH--conc4").glob("run=*.json"))]
         assert r["repeats"] == len(runs) == 2
         values = sorted(x["output_throughput"] for x in runs)
         assert (r["output_throughput_min"], r["output_throughput_max"]) == pytest.approx(values)
@@ -92,7 +94,8 @@ def test_a_verdict_on_imported_rows_is_computed_where_the_figure_exists_and_not_
     assert verdicts.judge_change("twice the throughput", bench, bench, "output_throughput", "higher", 2.0).verdict \
         == verdicts.NOT_HELD
     slower = {**bench, "output_throughput": bench["output_throughput"] / 2}
-    assert verdicts.judge_change("faster", bench, slower, "output_throughput", "higher", 1.2).verdict == verdicts.NOT_HELD
+    assert verdicts.judge_change("faster", bench, slower, "output_throughput", "higher", 1.2).verdict \
+        == verdicts.NOT_HELD
 
 
 @pytest.mark.parametrize("make, needle", [
@@ -104,7 +107,8 @@ def test_a_verdict_on_imported_rows_is_computed_where_the_figure_exists_and_not_
     (lambda p: p.write_text(json.dumps({**json.loads(GUIDELLM.read_text()), "metadata": {"version": 3}})),
      "schema version 3 (field metadata.version)"),
     (lambda p: p.write_text(json.dumps({**json.loads(GUIDELLM.read_text()), "benchmarks": []})), "no benchmarks"),
-    (lambda p: p.write_text((SWEEP / "SERVE--seqs2-BENCH--conc4" / "summary.json").read_text()), "the sweep's experiment folder"),
+    (lambda p: p.write_text((SWEEP / "SERVE--seqs2-BENCH--conc4" / "summary.json").read_text()),
+     "the sweep's experiment folder"),
 ])
 def test_a_bad_file_gets_an_error_naming_the_file_and_the_field(tmp_path, make, needle):
     bad = tmp_path / "bad.json"
@@ -172,7 +176,8 @@ def test_imported_rows_are_shown_beside_the_rooms_rows_of_the_same_load(tmp_path
     side = workshop.beside(workshop.room(room, me="me"))
     assert side.loc[side["config_label"] == "seqs2", "not in this file"].item() == "per-request latencies (goodput)"
     same = side.loc[side["load"] == "16 requests 128→32 @ conc 4"]
-    assert len(same) == 4 and same["source"].str.startswith("measured: ").sum() == 1, "the guide's row beside three files'"
+    assert len(same) == 4 and same["source"].str.startswith("measured: ").sum() == 1, \
+        "the guide's row beside three files'"
     assert (side.loc[side["load"] == "12 requests 128→32 @ conc 4", "config_label"] == ["seqs2", "seqs8"]).all(), \
         "the sweep's load, which no guide row has, still shows"
     assert side.loc[side["source"].str.contains("guidellm"), "p99_itl_ms"].isna().all()
@@ -230,14 +235,16 @@ def test_pack_as_vllm_bench_writes_this_machines_load_rows_cleaned(results_dir):
     mine = {**row, "engine_location": "local", "env_machine_id": fp["machine_id"], "env_env_id": fp["env_id"],
             "cfg_model": "/home/ana/models/SmolLM2-135M-Instruct", "run_id": "r1"}
     results_dir.mkdir(parents=True)
-    (results_dir / f"{fp['env_id']}.jsonl").write_text(json.dumps(mine) + "\n" + json.dumps({**mine, "kind": "roof", "run_id": "r2"}) + "\n")
+    (results_dir / f"{fp['env_id']}.jsonl").write_text(
+        json.dumps(mine) + "\n" + json.dumps({**mine, "kind": "roof", "run_id": "r2"}) + "\n")
     folder = workshop.pack(style="vllm-bench")
     [path] = sorted(folder.glob("*.json"))
     blob = json.loads(path.read_text())
     assert blob["model_id"] == "SmolLM2-135M-Instruct", "a local path leaves as its last part"
     assert "/home/ana" not in path.read_text()
     [back] = other_tools.from_file(path)
-    assert back["output_throughput"] == pytest.approx(row["output_throughput"]) and back["import_detail"] == "per request"
+    assert back["output_throughput"] == pytest.approx(row["output_throughput"]) \
+        and back["import_detail"] == "per request"
     with pytest.raises(ValueError, match="the styles are"):
         workshop.pack(style="csv")
 
@@ -334,7 +341,8 @@ def test_an_append_result_file_gives_one_row_per_line(tmp_path):
 
 
 def test_a_hub_cache_path_names_the_model_not_its_snapshot_hash(tmp_path):
-    path = "/home/ana/.cache/huggingface/hub/models--HuggingFaceTB--SmolLM2-135M/snapshots/12fd25f77366fa6b3b4b768ec3050bf629380bac/"
+    path = ("/home/ana/.cache/huggingface/hub/models--HuggingFaceTB--SmolLM2-135M/snapshots/"
+            "12fd25f77366fa6b3b4b768ec3050bf629380bac/")
     (tmp_path / "hub.json").write_text(json.dumps({**json.loads(SUMMARY.read_text()), "model_id": path}))
     [row] = other_tools.from_file(tmp_path / "hub.json")
     assert row["endpoint_model"] == "HuggingFaceTB/SmolLM2-135M"
@@ -437,7 +445,8 @@ def test_an_aiperf_export_reads_with_vllms_tpot_from_its_records():
     # TPOT is vLLM's, with the server's token count: AIPerf's own inter_token_latency counts its tokenizer's
     for rec, tpot in zip(records, row["request_tpot_ms"]):
         m = {k: v["value"] for k, v in rec["metrics"].items()}
-        assert tpot == pytest.approx((m["request_latency"] - m["time_to_first_token"]) / (m["usage_completion_tokens"] - 1))
+        assert tpot == pytest.approx(
+            (m["request_latency"] - m["time_to_first_token"]) / (m["usage_completion_tokens"] - 1))
     recounted = [r for r in records if r["metrics"]["output_sequence_length"]["value"]
                  != r["metrics"]["usage_completion_tokens"]["value"]]
     assert recounted, "this export has requests whose text AIPerf's tokenizer counted differently"

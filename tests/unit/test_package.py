@@ -6,10 +6,9 @@ import sys
 
 import helpers
 
-
 FUNCTIONS = [n for n in helpers.__all__ if not n.islower() or n in (
-    "capacity", "engine_for", "goodput", "measure", "measure_each", "process_layout", "samples", "size", "smoke_or_full",
-    "stop", "table", "with_floor")]
+    "capacity", "engine_for", "goodput", "measure", "measure_each", "process_layout", "samples", "size",
+    "smoke_or_full", "stop", "table", "with_floor")]
 
 
 def test_exported_names_are_the_documented_objects():

@@ -6,9 +6,9 @@ from types import SimpleNamespace
 
 import pytest
 
+from helpers.config import SETTINGS
 from helpers.engine import reported
 from helpers.engine.startup_log import parse_startup
-from helpers.config import SETTINGS
 
 DATA = Path(__file__).resolve().parents[1] / "data"
 

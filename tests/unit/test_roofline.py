@@ -47,7 +47,8 @@ def test_the_batch_is_what_metrics_saw_else_what_the_load_allows():
 
 
 def test_rows_without_tpot_model_or_roof_are_left_alone():
-    for row, roof in ((_row(mean_tpot_ms=None), ROOF), (_row(model_folder="/not/here"), ROOF), (_row(model_folder=None), ROOF), (_row(), None)):
+    for row, roof in ((_row(mean_tpot_ms=None), ROOF), (_row(model_folder="/not/here"), ROOF),
+                      (_row(model_folder=None), ROOF), (_row(), None)):
         assert "mbu" not in roofline.annotate(row, roof)
 
 

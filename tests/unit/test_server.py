@@ -39,4 +39,5 @@ def test_layout_is_recorded_and_keeps_rows_apart(monkeypatch):
 
 def test_repeats_are_part_of_the_key():
     load = Load(num_prompts=4)
-    assert base_row(EngineConfig(), load, "t", "load", 1)["key"] != base_row(EngineConfig(), load, "t", "load", 3)["key"]
+    assert (base_row(EngineConfig(), load, "t", "load", 1)["key"]
+            != base_row(EngineConfig(), load, "t", "load", 3)["key"])

@@ -7,8 +7,7 @@ from pathlib import Path
 import pytest
 
 from helpers import charts
-from helpers.config import ConfigError, EngineConfig
-from helpers.config import BY_NAME, SETTINGS, resolved_values
+from helpers.config import BY_NAME, SETTINGS, ConfigError, EngineConfig, resolved_values
 from helpers.settings import dig
 
 DATA = Path(__file__).resolve().parents[1] / "data"
@@ -231,7 +230,8 @@ def test_budget_below_vllms_default_max_num_seqs_is_caught_early():
 # -- labels and chart titles ------------------------------------------------------------------
 
 def test_short_names_and_titles_come_from_the_table():
-    assert BY_NAME["max_num_batched_tokens"].label == "budget" and BY_NAME["enable_prefix_caching"].label == "prefix cache"
+    assert BY_NAME["max_num_batched_tokens"].label == "budget"
+    assert BY_NAME["enable_prefix_caching"].label == "prefix cache"
     assert EngineConfig(device="cpu", max_num_batched_tokens=512).label() == "budget=512"
     assert charts.title("cfg_max_num_batched_tokens") == "max_num_batched_tokens (tokens)"
     assert charts.title("cfg_gpu_memory_utilization") == "gpu_memory_utilization (fraction)"
@@ -304,4 +304,5 @@ def test_budget_default_with_chunked_prefill_off():
     assert off.as_dict()["max_num_batched_tokens"] == 4096
     _same(EngineConfig(device="cpu", enable_chunked_prefill=False, max_model_len=4096,
                        max_num_batched_tokens=4096), off)
-    assert EngineConfig(device="cpu", enable_chunked_prefill=False, max_num_batched_tokens=2048).max_num_batched_tokens is None
+    assert EngineConfig(device="cpu", enable_chunked_prefill=False,
+                        max_num_batched_tokens=2048).max_num_batched_tokens is None

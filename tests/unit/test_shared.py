@@ -81,8 +81,9 @@ def test_how_an_engine_ended_outlives_the_next_start():
 
 def test_tempo_line_counts_starts_configurations_and_who_started_most(tmp_path):
     log = tmp_path / "tempo.jsonl"
-    entries = [("start", "nb/03.ipynb", "a", 16.0), ("start", "nb/03.ipynb", "b", 17.0), ("reuse", "nb/04.ipynb", "b", 0),
-               ("start", "nb/04.ipynb", "a", 15.5), ("start", "tests/engine", "c", 30.0)]
+    entries = [("start", "nb/03.ipynb", "a", 16.0), ("start", "nb/03.ipynb", "b", 17.0),
+               ("reuse", "nb/04.ipynb", "b", 0), ("start", "nb/04.ipynb", "a", 15.5),
+               ("start", "tests/engine", "c", 30.0)]
     log.write_text("".join(json.dumps({"event": e, "who": w, "label": k, "key": k, "seconds": s, "layout": "merged"})
                            + "\n" for e, w, k, s in entries))
     line = tempo.summary(log)
@@ -117,8 +118,8 @@ def test_importing_vllm_in_the_kernel_does_not_make_the_same_engine_look_like_an
 
 def test_a_kernel_keeps_its_zygote_after_vllm_wrote_its_own_settings():
     base = {"VLLM_LOGGING_LEVEL": "INFO", "HF_HUB_OFFLINE": "1", "PATH": "/bin"}
-    after_a_load = {**base, "TORCHINDUCTOR_CACHE_DIR": "/tmp/x", "LD_LIBRARY_PATH": "/x", "PYTORCH_NVML_BASED_CUDA_CHECK": "1",
-                    "VLLM_WORKER_MULTIPROC_METHOD": "spawn"}
+    after_a_load = {**base, "TORCHINDUCTOR_CACHE_DIR": "/tmp/x", "LD_LIBRARY_PATH": "/x",
+                    "PYTORCH_NVML_BASED_CUDA_CHECK": "1", "VLLM_WORKER_MULTIPROC_METHOD": "spawn"}
     assert server_reads(after_a_load) == server_reads(base)
     assert server_reads({**base, "VLLM_LOGGING_LEVEL": "DEBUG"}) != server_reads(base)
 

@@ -173,9 +173,11 @@ _CACHE_FAILED = ("(Worker pid=16087) WARNING 11-30 08:30:20 [decorators.py:333] 
 
 
 def test_compile_cache_status_is_read_from_the_log():
-    assert parse_startup(_CACHE_FAILED).compile_cache == "load failed: 'function' object has no attribute 'finalize_loading'"
+    assert parse_startup(_CACHE_FAILED).compile_cache == \
+        "load failed: 'function' object has no attribute 'finalize_loading'"
     assert parse_startup(_CACHE_FAILED.splitlines()[1]).compile_cache == "saved"
-    loaded = "(Worker pid=1) INFO 11-30 08:30:20 [decorators.py:320] [backbone] Directly load AOT compilation from path /x"
+    loaded = ("(Worker pid=1) INFO 11-30 08:30:20 [decorators.py:320] [backbone] "
+              "Directly load AOT compilation from path /x")
     assert parse_startup(loaded).compile_cache == "loaded"
     assert parse_startup("INFO nothing compiled here").compile_cache is None
 

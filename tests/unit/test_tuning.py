@@ -1,8 +1,8 @@
 import pytest
 
+from helpers.chapters.ch6 import walk
 from helpers.config import ConfigError, EngineConfig
 from helpers.slo import SLO
-from helpers.chapters.ch6 import walk
 from helpers.tuning import HELPED, HURT, NOTHING, Step, effect
 
 SLO_ = SLO(ttft_ms=1000, tpot_ms=50, share=0.5)

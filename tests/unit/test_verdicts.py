@@ -93,8 +93,9 @@ def test_judge_within_noise_flag_wins():
 
 
 def test_table_has_every_verdict_kind():
-    claims = [verdicts.judge("a", True, "1"), verdicts.judge("b", False, "2", partly=True), verdicts.judge("c", False, "3"),
-              verdicts.judge("d", True, "4", within_noise=True), verdicts.untested("e", "5")]
+    claims = [verdicts.judge("a", True, "1"), verdicts.judge("b", False, "2", partly=True),
+              verdicts.judge("c", False, "3"), verdicts.judge("d", True, "4", within_noise=True),
+              verdicts.untested("e", "5")]
     md = verdicts.markdown(claims)
     for word in ("held", "held partly", "did not hold", "within noise here", "not measured here"):
         assert f" {word} |" in md

@@ -8,8 +8,8 @@ import pandas as pd
 import pytest
 
 from helpers import charts
-from helpers.experiment import base_row
 from helpers.config import EngineConfig
+from helpers.experiment import base_row
 from helpers.load import Load
 from helpers.results import fingerprint, load_all, workshop
 from helpers.results.store import MEASUREMENT_VERSION, ResultStore
@@ -97,7 +97,8 @@ def test_reference_group_without_my_rows_is_the_largest(room_dir):
 def test_explicit_baseline_and_missing_baseline(room_dir):
     df = workshop.room(room_dir, me=LAPTOP["env_env_id"])
     r = workshop.ratios(df.loc[df.compatible], baseline={"ch1-ablation": "tuned"})
-    assert r.loc[r.env_env_id == SERVER["env_env_id"]].set_index("config_label").ratio["stock"] == pytest.approx(400 / 600)
+    assert r.loc[r.env_env_id == SERVER["env_env_id"]].set_index("config_label").ratio["stock"] \
+        == pytest.approx(400 / 600)
     assert workshop.ratios(df, baseline="no such config").empty
 
 
@@ -185,7 +186,6 @@ def test_pack_command(tmp_path, monkeypatch, capsys):
 
 
 def test_machines_rank_by_their_own_mbu():
-    import pandas as pd
     df = pd.DataFrame({"machine": ["laptop", "laptop", "server", "old"], "you": [True, True, False, False],
                        "mbu": [0.5, 0.7, 0.9, None], "roof_bandwidth_gbs": [10.0, 10.0, 80.0, 5.0]})
     ranked = workshop.by_mbu(df)
