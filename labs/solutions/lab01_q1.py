@@ -2,4 +2,5 @@
 import helpers as H
 
 s = H.models.shape(H.models.resolve(MODEL))
-bytes_per_token = 2 * s["num_hidden_layers"] * s["num_key_value_heads"] * s["head_dim"] * 2  # bf16: 2 bytes
+# bf16: 2 bytes
+bytes_per_token = 2 * s["num_hidden_layers"] * s["num_key_value_heads"] * s["head_dim"] * 2

@@ -2,5 +2,7 @@
 import helpers as H
 
 context = loads[8].input_len + loads[8].output_len / 2
-nbytes = weights_mb * 1e6 + rows[8]["decode_batch"] * context * H.results.rows.kv_bytes_per_token(rows[8])
+nbytes = weights_mb * 1e6 + rows[8]["decode_batch"] * context * H.results.rows.kv_bytes_per_token(
+    rows[8]
+)
 floor_eight = nbytes / (roof["bandwidth_gbs"] * 1e9) * 1e3  # ms

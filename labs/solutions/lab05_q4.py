@@ -2,11 +2,18 @@
 import json
 
 cfg = json.loads((folder / "config.json").read_text())
-h, inter, layers, heads = cfg["hidden_size"], cfg["intermediate_size"], cfg["num_hidden_layers"], cfg["num_attention_heads"]
+h, inter, layers, heads = (
+    cfg["hidden_size"],
+    cfg["intermediate_size"],
+    cfg["num_hidden_layers"],
+    cfg["num_attention_heads"],
+)
 kv_dim = cfg["num_key_value_heads"] * shape["head_dim"]
 q_dim = heads * shape["head_dim"]
-params = layers * (2 * h * q_dim + 2 * h * kv_dim + 3 * h * inter) + cfg["vocab_size"] * h  # q, o, k, v, MLP; lm_head
-flops = 2 * params + 4 * context * layers * heads * shape["head_dim"]  # attention: q·k and p·v over the context
+# q, o, k, v, MLP; lm_head
+params = layers * (2 * h * q_dim + 2 * h * kv_dim + 3 * h * inter) + cfg["vocab_size"] * h
+# attention: q·k and p·v over the context
+flops = 2 * params + 4 * context * layers * heads * shape["head_dim"]
 bw, peak = roof["bandwidth_gbs"] * 1e9, roof["compute_gflops"] * 1e9
 per_sequence = flops / peak - context * kv_token / bw
 crossover = (weights_mb * 1e6 / bw) / per_sequence if per_sequence > 0 else float("inf")

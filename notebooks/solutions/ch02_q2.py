@@ -5,5 +5,7 @@
 blocks_per_request = -(-(plan["input_len"] + plan["output_len"]) // block)
 at_short = (plan["override"] - 1) // blocks_per_request
 at_long = (plan["override"] - 1) // blocks_per_request  # the same blocks, the same requests
-answer_doubled = "the same" if at_long == at_short else ("about half" if 2 * at_long <= at_short else "fewer")
+answer_doubled = (
+    "the same" if at_long == at_short else ("about half" if 2 * at_long <= at_short else "fewer")
+)
 print(answer_doubled)

@@ -1,9 +1,10 @@
-# Exercise 2 (chapter 5): KV tokens the quantized engine (`small`) gained per MiB of memory its weights saved.
-# Both engines had the same budget (fraction × memory), and KV = budget − non-KV memory, so what the smaller
-# weights saved went to the cache. Divide the tokens gained by the MiB saved.
+# Exercise 2 (chapter 5): KV tokens the quantized engine (`small`) gained per MiB of memory its
+# weights saved. Both engines had the same budget (fraction × memory), and KV = budget − non-KV
+# memory, so what the smaller weights saved went to
+# the cache. Divide the tokens gained by the MiB saved.
 bf, q = weights.loc["bf16"], weights.loc[small]
 saved_mib = (bf["non_kv_gib"] - q["non_kv_gib"]) * 1024
 gained_tokens = q["kv_cache_tokens"] - bf["kv_cache_tokens"]
 answer = gained_tokens / saved_mib
-# Compare with what one MiB holds: 2**20 / bytes per KV token (chapter 2's formula). If the two agree,
-# every MiB the weights gave up went to the KV cache.
+# Compare with what one MiB holds: 2**20 / bytes per KV token (chapter 2's formula). If the two
+# agree, every MiB the weights gave up went to the KV cache.
