@@ -22,8 +22,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from helpers.results import rows, roofline
 from helpers.config import EngineConfig
+from helpers.results import roofline, rows
 
 KV_FULL_PCT = 90.0  # peak KV-cache usage (%) that counts as full
 STALL_FACTOR = 10.0  # worst token gap this many times the median gap: something stalled decoding
@@ -68,7 +68,8 @@ def _kv_full(row: dict, config: EngineConfig) -> Advice | None:
                       "size the cache from the memory fraction instead of a fixed number of blocks or bytes", 2)
     fraction = config.memory_fraction
     if config.device == "cpu" and fraction < CPU_MAX_FRACTION:
-        return Advice("KV cache full", evidence, {"gpu_memory_utilization": round(min(CPU_MAX_FRACTION, fraction * 1.5), 2)},
+        return Advice("KV cache full", evidence,
+                      {"gpu_memory_utilization": round(min(CPU_MAX_FRACTION, fraction * 1.5), 2)},
                       "a larger memory fraction leaves more room for KV blocks, so fewer requests are preempted", 2)
     if config.kv_cache_dtype == "auto" and config.runs_here("kv_cache_dtype", ["fp8"]):
         return Advice("KV cache full", evidence, {"kv_cache_dtype": "fp8"},
@@ -126,7 +127,8 @@ def _prefix(row: dict, config: EngineConfig) -> Advice | None:
         fits = 1 << (int(prefix).bit_length() - 1) if prefix >= 1 else 0  # largest power of two <= prefix
         if fits < smallest:
             return Advice("A repeated prefix is shorter than one KV block", said, {},
-                          "only whole blocks are cached, and no block size is that small: lengthen the shared prefix", 4)
+                          "only whole blocks are cached, and no block size is that small: "
+                          "lengthen the shared prefix", 4)
         return Advice("A repeated prefix is shorter than one KV block", said, {"block_size": fits},
                       "only whole blocks are cached; with smaller blocks the prefix fills at least one", 4)
     return None

@@ -67,7 +67,8 @@ def execute(nb_path: Path, timeout: int = 1800):
         client.execute()
         return nb, None
     except CellExecutionError as e:
-        cell = next((i for i, c in enumerate(nb.cells) if any(o.get("output_type") == "error" for o in c.get("outputs", []))),
+        cell = next((i for i, c in enumerate(nb.cells)
+                     if any(o.get("output_type") == "error" for o in c.get("outputs", []))),
                     None)
         return nb, f"cell {cell}: {e.ename}: {e.evalue}"
 
@@ -147,7 +148,8 @@ def index_page(chapters: list[dict], line: str, status: dict) -> str:
         lines += [ch["path"].relative_to(ROOT).with_suffix("").as_posix() for ch in entries]
         lines += ["```", ""]
     lines += ["```{toctree}", ":caption: Lab solutions (not executed here)", ":maxdepth: 1", ""]
-    lines += [p.relative_to(ROOT).with_suffix("").as_posix() for p in sorted((ROOT / "labs" / "solutions").glob("*.ipynb"))]
+    lines += [p.relative_to(ROOT).with_suffix("").as_posix()
+              for p in sorted((ROOT / "labs" / "solutions").glob("*.ipynb"))]
     lines += ["```", ""]
     skipped = [f"- {ch['title']}: {status[ch['path']]}" for ch in chapters if status.get(ch["path"], "ok") != "ok"]
     return "\n".join(lines + (["Not executed in this build:", "", *skipped] if skipped else []))
@@ -169,13 +171,15 @@ def build(names: list[str] | None = None, out: str | Path = OUT, timeout: int = 
     notebook with Sphinx (the others as they are, without outputs). Returns {notebook path: "ok" |
     "failed: …" | "skipped: …"}."""
     import nbformat
+
     from helpers import registry
 
     out = Path(out)
     src = out.parent / (out.name + "-src")
     os.environ["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))
     chapters = order(registry.chapters())
-    chosen = [c for c in chapters if not names or any(c["path"].name.startswith(n) or c["path"].stem == n for n in names)]
+    chosen = [c for c in chapters
+              if not names or any(c["path"].name.startswith(n) or c["path"].stem == n for n in names)]
     if names and not chosen:
         raise SystemExit(f"No notebook matches {names}; names start like {[c['path'].stem for c in chapters]}")
     line, status = machine_line(), {}
@@ -198,7 +202,8 @@ def build(names: list[str] | None = None, out: str | Path = OUT, timeout: int = 
         copy_to = src / ch["path"].relative_to(ROOT)
         copy_to.parent.mkdir(parents=True, exist_ok=True)
         if ch not in chosen and not copy_to.exists():  # kept from an earlier build, else the notebook unexecuted
-            nbformat.write(with_header(nbformat.read(ch["path"], as_version=4), "*Not executed in this build.*"), copy_to)
+            nbformat.write(with_header(nbformat.read(ch["path"], as_version=4), "*Not executed in this build.*"),
+                           copy_to)
     with ThreadPoolExecutor(max_workers=jobs or _jobs()) as pool:
         list(pool.map(one, chosen))
     for sol in (ROOT / "labs" / "solutions").glob("*.ipynb"):
@@ -218,7 +223,8 @@ def render(src: Path, out: Path, index: str) -> None:
     (src / "conf.py").write_text(CONF + f"html_static_path = [{str(WIDGETS)!r}]\n")
     (src / "index.md").write_text(index)
     shutil.rmtree(out, ignore_errors=True)
-    done = subprocess.run([sys.executable, "-m", "sphinx", "-b", "html", "-q", "-W", "--keep-going", str(src), str(out)],
+    done = subprocess.run([sys.executable, "-m", "sphinx", "-b", "html", "-q", "-W", "--keep-going",
+                           str(src), str(out)],
                           capture_output=True, text=True)
     if done.returncode:
         raise SystemExit("Sphinx stopped the book:\n" + (done.stderr or done.stdout)[-4000:])

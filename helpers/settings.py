@@ -25,8 +25,8 @@ Adding an engine setting:
 """
 from __future__ import annotations
 
-import json
 import dataclasses
+import json
 from dataclasses import dataclass
 from typing import Any
 

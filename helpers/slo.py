@@ -38,8 +38,10 @@ class SLO:
                 raise ConfigError(name, f"({value}) is over {high:,} ms: that looks like microseconds, or a "
                                   "target nothing would notice.", f"{name} in milliseconds, e.g. {value / 1000:g}.")
         if not isinstance(self.share, (int, float)) or not 0 < self.share <= 1:
-            hint = f"share={self.share / 100:g}" if isinstance(self.share, (int, float)) and 1 < self.share <= 100 else "share=0.9"
-            raise ConfigError("share", f"must be a fraction in (0, 1], got {self.share!r}.", f"{hint} (a fraction, not a percent).")
+            hint = (f"share={self.share / 100:g}" if isinstance(self.share, (int, float)) and 1 < self.share <= 100
+                    else "share=0.9")
+            raise ConfigError("share", f"must be a fraction in (0, 1], got {self.share!r}.",
+                              f"{hint} (a fraction, not a percent).")
 
     def label(self) -> str:
         return f"TTFT ≤ {self.ttft_ms:g} ms and TPOT ≤ {self.tpot_ms:g} ms for {100 * self.share:g} % of requests"
@@ -76,7 +78,8 @@ def goodput(row: dict, max_ttft_ms: float, max_tpot_ms: float, prefix: str = "")
     for one side of a mixed load."""
     values = []
     for run in row.get("runs") or [row]:
-        ttfts, tpots, seconds = run.get(prefix + "request_ttft_ms"), run.get(prefix + "request_tpot_ms"), run.get("duration")
+        ttfts, tpots, seconds = (run.get(prefix + "request_ttft_ms"), run.get(prefix + "request_tpot_ms"),
+                                 run.get("duration"))
         if ttfts is None or tpots is None or not seconds:
             return None
         values.append(sum(t <= max_ttft_ms and p <= max_tpot_ms for t, p in zip(ttfts, tpots)) / seconds)

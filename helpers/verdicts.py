@@ -17,7 +17,8 @@ from dataclasses import dataclass
 
 from helpers.results.gaps import missing
 
-HELD, PARTLY, NOT_HELD, NOISE, UNTESTED = "held", "held partly", "did not hold", "within noise here", "not measured here"
+HELD, PARTLY, NOT_HELD, NOISE, UNTESTED = ("held", "held partly", "did not hold", "within noise here",
+                                          "not measured here")
 # Marks every browser draws with its ordinary text fonts (no emoji font needed).
 _ICON = {HELD: "✓", PARTLY: "◐", NOT_HELD: "✗", NOISE: "≈", UNTESTED: "·"}
 DEFAULT_NOISE = 0.10  # run-to-run spread seen on 2-core shared machines, used when a row has one repeat
@@ -129,7 +130,8 @@ _OUTSIDE_CLAUSE = ("; a change within the ±{:.0f} % noise that could not reach 
 def markdown(claims: list[Claim], title: str | None = None) -> str:
     """The verdict table, under a heading only when given one: each chapter's own "What we measured"
     heading sits right above it (two would show twice in the book's page and contents)."""
-    lines = ([f"### {title}", ""] if title else []) + ["| claim | verdict on this machine | measured | rule |", "|---|---|---|---|"]
+    lines = (([f"### {title}", ""] if title else [])
+             + ["| claim | verdict on this machine | measured | rule |", "|---|---|---|---|"])
     lines += [c.markdown_row() for c in claims]
     return "\n".join(lines)
 
@@ -151,8 +153,8 @@ def how_to_read() -> str:
     n = run_size.repeats()
     if n < 2:
         return ("*These runs are short: each load ran once (the smoke size), so every verdict allowed the default "
-                f"±{100 * DEFAULT_NOISE:.0f} % noise. Trust the ratios more than the absolute milliseconds, and run the "
-                "full size (`GUIDE_SIZE=full`, each load three times) before you draw a conclusion.*")
+                f"±{100 * DEFAULT_NOISE:.0f} % noise. Trust the ratios more than the absolute milliseconds, "
+                "and run the full size (`GUIDE_SIZE=full`, each load three times) before you draw a conclusion.*")
     return (f"*Each load ran {n} times at this size, and the verdicts on load figures allowed for the spread "
             "measured between the runs; a figure read once (a start's capacity or start time) was judged against the "
             f"default ±{100 * DEFAULT_NOISE:.0f} %. Trust the ratios more than the absolute milliseconds: another "

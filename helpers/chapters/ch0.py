@@ -21,4 +21,5 @@ def where_the_time_goes(row: dict, load: Load) -> str:
 def time_split(row: dict, load: Load) -> str:
     """The two figures `where_the_time_goes` compared, for the check's explanation."""
     rest = row["mean_tpot_ms"] * (load.output_len - 1)
-    return f"mean TTFT {row['mean_ttft_ms']:.0f} ms vs {load.output_len - 1} × {row['mean_tpot_ms']:.1f} ms = {rest:.0f} ms"
+    return (f"mean TTFT {row['mean_ttft_ms']:.0f} ms vs {load.output_len - 1} × {row['mean_tpot_ms']:.1f} ms "
+            f"= {rest:.0f} ms")

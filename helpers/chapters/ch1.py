@@ -67,7 +67,8 @@ class ChainDesign:
 
     def text(self, row) -> str:
         if self.fits_at is None:
-            return f"The engine's report lacks the memory figures, so a fixed range of fractions is tried: {self.fractions}."
+            return ("The engine's report lacks the memory figures, so a fixed range of fractions is tried: "
+                    f"{self.fractions}.")
         per_token = row["kv_cache_gib"] * 2**30 / row["kv_cache_tokens"]
         return (f"At its peak the load needs a cache of {self.need_tokens:,} KV tokens (its requests' blocks, plus "
                 f"the one block vLLM keeps back as its null block). From the engine's report "
@@ -101,10 +102,12 @@ def stock_vs_tuned(stock, tuned) -> verdicts.Claim:
     if not (stock["p99_itl_ms"] > 0 and tuned["p99_itl_ms"] > 0):
         # Tokens that arrive in one burst have no gaps between them: the server's front end was starved
         # (another program busy on the same cores), so this run measured the machine, not the settings.
-        return verdicts.untested(text, f"a P99 ITL of 0 ms (stock {stock['p99_itl_ms']:.0f}, tuned {tuned['p99_itl_ms']:.0f}): "
+        return verdicts.untested(text, f"a P99 ITL of 0 ms (stock {stock['p99_itl_ms']:.0f}, "
+                               f"tuned {tuned['p99_itl_ms']:.0f}): "
                                "the tokens arrived in bursts, so the machine was too busy to measure; run again "
                                "with FORCE = True", rule="tested only when both runs streamed their tokens")
-    itl, ttft = verdicts.ratio(stock["p99_itl_ms"], tuned["p99_itl_ms"]), verdicts.ratio(stock["p99_ttft_ms"], tuned["p99_ttft_ms"])
+    itl, ttft = (verdicts.ratio(stock["p99_itl_ms"], tuned["p99_itl_ms"]),
+                 verdicts.ratio(stock["p99_ttft_ms"], tuned["p99_ttft_ms"]))
     thr = verdicts.ratio(tuned["output_throughput"], stock["output_throughput"])
     itl_noise = verdicts.within_noise(stock, tuned, "p99_itl_ms")
     thr_noise = verdicts.within_noise(stock, tuned, "output_throughput")
@@ -121,7 +124,8 @@ def stock_vs_tuned(stock, tuned) -> verdicts.Claim:
         text, lat_held and thr_better,
         f"P99 ITL stock/tuned ×{itl:.2f} ({said(lat_better, itl_noise)}), throughput tuned/stock ×{thr:.2f} "
         f"({said(thr_better, thr_noise)}); P99 TTFT stock/tuned ×{ttft:.2f}, for reference (noise ±{level:.0f} %)"
-        + (f"; the article's ×{ARTICLE_FACTOR:g} lies outside that band, so this run would have seen it" if seen else ""),
+        + (f"; the article's ×{ARTICLE_FACTOR:g} lies outside that band, so this run would have seen it"
+           if seen else ""),
         partly=lat_better or thr_better, within_noise=itl_noise and thr_noise and not seen,
         rule=f"held: tuned's P99 ITL ×{ARTICLE_FACTOR:g} or more lower and its throughput higher, each beyond noise; "
              f"partly: one of the two better beyond noise; both within noise: noise, unless ×{ARTICLE_FACTOR:g} "
@@ -145,13 +149,15 @@ def chain_throughput(small, large, need_tokens: float) -> verdicts.Claim:
     # Requests also queue for the token budget, so waiting alone does not show a memory limit:
     # the smallest cache must have filled up and run fewer sequences than the largest one.
     if small["peak_kv_cache_usage_pct"] < FULL_PCT or small["peak_running"] >= large["peak_running"]:
-        return verdicts.untested(text, evidence + f"; the smallest cache peaked at {small['peak_kv_cache_usage_pct']:.0f} % "
+        return verdicts.untested(text, evidence + "; the smallest cache peaked at "
+                               f"{small['peak_kv_cache_usage_pct']:.0f} % "
                                "use, so memory was not what limited it", rule=RULE_TESTED)
     claim = verdicts.judge_change(text, small, large, "output_throughput", better="higher", held_at=1.0,
                                 evidence=evidence + f"; throughput {small['output_throughput']:.0f} → "
                                                     f"{large['output_throughput']:.0f} tokens/s")
     if claim.verdict == verdicts.NOISE and large["peak_running"] > small["peak_running"]:
-        claim.evidence += "; more sequences ran, but the steps got slower by as much: compute, not memory, was the limit"
+        claim.evidence += ("; more sequences ran, but the steps got slower by as much: "
+                           "compute, not memory, was the limit")
     return claim
 
 
@@ -160,7 +166,8 @@ def q_fits_at(design: Callable[[], ChainDesign], ref: Callable[[], dict]) -> Que
     where the engine's report lacks the memory figures (a GPU, an imported row)."""
     def forgot_non_kv():
         d, r = design(), ref()
-        return None if d.fits_at is None else d.need_tokens * r["kv_cache_gib"] / r["kv_cache_tokens"] / r["node_memory_gib"]
+        return (None if d.fits_at is None
+                else d.need_tokens * r["kv_cache_gib"] / r["kv_cache_tokens"] / r["node_memory_gib"])
 
     return Question("the fraction where the chain load fits", lambda: design().fits_at, 0.03,
                     "fraction = (non-KV memory + need_tokens × bytes per token) / the memory the fraction applies to "
@@ -188,7 +195,8 @@ def fit_claim(fit, load: Load) -> verdicts.Claim:
     rule = f"held: peak running reached {want} with no preemption"
     if running is None:
         return verdicts.untested(text, "this row has no /metrics samples (peak running), so it cannot be judged", rule)
-    evidence = (f"peak running {running:.0f} of {want}, peak waiting {waiting or 0:.0f}, {preempted:.0f} preemption(s), "
+    evidence = (f"peak running {running:.0f} of {want}, peak waiting {waiting or 0:.0f}, "
+                f"{preempted:.0f} preemption(s), "
                 f"peak KV usage {verdicts.number(fit, 'peak_kv_cache_usage_pct') or 0:.0f} %")
     return verdicts.judge(text, running >= want and not preempted, evidence, rule=rule)
 

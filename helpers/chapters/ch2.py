@@ -141,7 +141,8 @@ def smaller_len_more_running(short, long) -> verdicts.Claim:
                 f"{a:.0f} (len {int(verdicts.number(short, 'cfg_max_model_len'))}) vs {b:.0f} "
                 f"(len {int(verdicts.number(long, 'cfg_max_model_len'))}); peak waiting "
                 f"{verdicts.number(short, 'peak_waiting'):.0f} vs {verdicts.number(long, 'peak_waiting'):.0f}; "
-                f"{verdicts.number(short, 'output_throughput'):.0f} vs {verdicts.number(long, 'output_throughput'):.0f} "
+                f"{verdicts.number(short, 'output_throughput'):.0f} vs "
+                f"{verdicts.number(long, 'output_throughput'):.0f} "
                 f"output tokens/s; reported max concurrency {verdicts.number(short, 'max_concurrency'):.2f} vs "
                 f"{verdicts.number(long, 'max_concurrency'):.2f}")
     rule = (f"held: ×{want:g} more short requests run at once at the shorter length (as the reported figure "
@@ -156,7 +157,8 @@ def smaller_len_more_running(short, long) -> verdicts.Claim:
 def formula(per_token: dict) -> verdicts.Claim:
     article, full, engine = per_token["article"], per_token["full"], per_token["engine"]
     err = abs(full - engine) / engine
-    return verdicts.judge("2.3 The article's formula is incomplete; the full one matches", err < 0.05 and engine / article > 2,
+    return verdicts.judge("2.3 The article's formula is incomplete; the full one matches",
+                          err < 0.05 and engine / article > 2,
                         f"engine {engine:,.0f} B/token; full formula {full:,.0f} (off by {100 * err:.1f} %); "
                         f"article {article:,.0f} (engine/article ×{engine / article:.0f})",
                         rule="held: the full formula within 5 % of the engine (its GiB figure is rounded), "

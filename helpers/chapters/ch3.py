@@ -100,7 +100,8 @@ WHOLE_LENGTH = "you gave each request room for its whole length at once"
 def peak_mistakes(row, flood: Load) -> dict[str, int]:
     """Exercise 2's known mistakes and the number each gives on this engine's blocks; a mistake
     that happens to give the right number is left out (it cannot be told apart)."""
-    right, size, blocks = peak_admitted(row, flood), verdicts.number(row, "block_size"), verdicts.number(row, "num_blocks")
+    right, size, blocks = (peak_admitted(row, flood), verdicts.number(row, "block_size"),
+                           verdicts.number(row, "num_blocks"))
     if right is None:
         return {}
     size, blocks = int(size), int(blocks)
@@ -136,7 +137,8 @@ def concurrency_claims(sweep: pd.DataFrame) -> list[Claim]:
         verdicts.judge_change(
             "3.1 More concurrency raises throughput", first, last, "output_throughput", better="higher", held_at=1.3,
             evidence=f"{first.output_throughput:.0f} → {last.output_throughput:.0f} tokens/s from {c0:.0f} to "
-                     f"{c1:.0f} requests in flight (×{verdicts.ratio(last.output_throughput, first.output_throughput):.1f})"),
+                     f"{c1:.0f} requests in flight "
+                     f"(×{verdicts.ratio(last.output_throughput, first.output_throughput):.1f})"),
         verdicts.judge_change(
             "3.1 …and each request gets slower", first, last, "mean_tpot_ms", better="higher", held_at=1.0,
             evidence=f"mean TPOT {first.mean_tpot_ms:.0f} → {last.mean_tpot_ms:.0f} ms/token"),
@@ -156,7 +158,8 @@ def chunking_claims(chunked: pd.DataFrame) -> list[Claim]:
             GAP, better="lower", held_at=1.0, evidence=gaps.format(f"budget {_budget(small)}", small[GAP])),
         verdicts.judge_change(
             f"3.2 Chunked prefill at vLLM's default budget ({_budget(default)}) keeps short requests moving", off,
-            default, GAP, better="lower", held_at=1.0, evidence=gaps.format(f"budget {_budget(default)}", default[GAP])),
+            default, GAP, better="lower", held_at=1.0,
+            evidence=gaps.format(f"budget {_budget(default)}", default[GAP])),
         verdicts.judge_change(
             "3.2 Too small a chunk delays the long prompts' first token", default, small, "long_mean_ttft_ms",
             better="higher", held_at=1.0,

@@ -21,8 +21,8 @@ import pandas as pd
 
 from helpers import correctness, experiment, verdicts
 from helpers.config import EngineConfig
-from helpers.verdicts import Claim
 from helpers.results import roofline
+from helpers.verdicts import Claim
 
 BF16, INT8, INT4 = "bf16", "int8", "int4"
 AUTO, FP8 = "auto", "fp8"
@@ -249,7 +249,8 @@ def cores_sentence(rows: dict) -> str:
     for name, row in rows.items():
         n, kept = cores_computing(row), row.get("cores_kept_free") or []
         if n is not None:
-            said.append(f"{name} computed on {n} core(s)" + (f" and kept core(s) {', '.join(kept)} free" if kept else ""))
+            said.append(f"{name} computed on {n} core(s)"
+                        + (f" and kept core(s) {', '.join(kept)} free" if kept else ""))
     if not said:
         return "These rows carry no binding lines (rows stored before they were kept), so the cores are not known here."
     return "; ".join(said) + "."

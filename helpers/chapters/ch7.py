@@ -16,8 +16,8 @@ from pathlib import Path
 import pandas as pd
 
 from helpers import probes, verdicts
-from helpers.verdicts import Claim
 from helpers.results import roofline
+from helpers.verdicts import Claim
 
 AGREE = 0.15  # the two bandwidth methods "agree" within 15 %
 NEAR_FLOOR = roofline.NEAR_FLOOR  # MBU at which decode counts as running at the bandwidth floor
@@ -59,7 +59,8 @@ def floors(folder, dtype, kv_per_token: float, roof: dict, batches=(1, 8), conte
     for b in batches:
         nbytes = roofline.step_bytes(weights, b, context, kv_per_token)
         rows[b] = {"weights read (MB)": weights / 1e6, "KV read (MB)": (nbytes - weights) / 1e6,
-                   "bytes per step (MB)": nbytes / 1e6, "floor TPOT (ms)": roofline.floor_ms(nbytes, roof["bandwidth_gbs"])}
+                   "bytes per step (MB)": nbytes / 1e6,
+                   "floor TPOT (ms)": roofline.floor_ms(nbytes, roof["bandwidth_gbs"])}
     return pd.DataFrame(rows).T.rename_axis("sequences in a step")
 
 
@@ -120,7 +121,8 @@ def batching_claim(sweep: dict, cross: float | None) -> Claim:
     many = sweep[max(below)] if below else None
     if many is None or roofline.decode_batch(many) < 1.5 * roofline.decode_batch(one):
         where = f"the crossover is at {cross:.1f} sequences" if cross else "no row ran more sequences"
-        return verdicts.untested(title, f"no row ran at least 1.5× the sequences of the first while memory-bound ({where})")
+        return verdicts.untested(title, "no row ran at least 1.5× the sequences of the first while memory-bound "
+                                 f"({where})")
     b = roofline.decode_batch(many) / roofline.decode_batch(one)
     t_ratio = many["mean_tpot_ms"] / one["mean_tpot_ms"]
     share = (t_ratio - 1) / (b - 1)
@@ -171,7 +173,8 @@ def bytes_claims(base: dict, int8: dict) -> list[Claim]:
         verdicts.judge(
             "7.3 The time above the floor stays when the bytes shrink (a cost per step, not per byte)",
             0.75 <= gaps <= 1 / 0.75,
-            f"time above the floor: {gap(base):.1f} ms ({base['config_label']}) vs {gap(int8):.1f} ms (INT8), ×{gaps:.2f}",
+            f"time above the floor: {gap(base):.1f} ms ({base['config_label']}) vs {gap(int8):.1f} ms (INT8), "
+            f"×{gaps:.2f}",
             partly=0.5 <= gaps <= 2, rule="held: the two gaps within ×0.75–1.33 of each other; partly: ×0.5–2"),
     ]
 
@@ -210,5 +213,5 @@ def gpu_claim(device: str, rows: dict | None = None) -> Claim:
                                          "in vllm/platforms/cpu.py)" if device == "cpu" else "no rows measured")
     off, on = rows["no graphs"], rows["CUDA graphs"]
     return verdicts.judge_change(GRAPHS, off, on, "mean_tpot_ms", better="lower", held_at=1.1,
-                                 evidence=f"mean TPOT {off['mean_tpot_ms']:.2f} → {on['mean_tpot_ms']:.2f} ms against a "
-                                          f"floor of {on.get('roofline_tpot_ms') or float('nan'):.2f} ms")
+                                 evidence=f"mean TPOT {off['mean_tpot_ms']:.2f} → {on['mean_tpot_ms']:.2f} ms "
+                                          f"against a floor of {on.get('roofline_tpot_ms') or float('nan'):.2f} ms")

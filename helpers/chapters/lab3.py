@@ -58,8 +58,10 @@ def loads() -> dict:
     engines are up, so that the lab reads those rows from the store instead of starting both again."""
     from helpers.load import Load
     from helpers.run_size import smoke_or_full
-    return {"one user": Load(num_prompts=smoke_or_full(4, 8), input_len=128, output_len=smoke_or_full(64, 128), max_concurrency=1),
-            "eight users": Load(num_prompts=smoke_or_full(16, 32), input_len=128, output_len=smoke_or_full(64, 128), max_concurrency=8)}
+    return {"one user": Load(num_prompts=smoke_or_full(4, 8), input_len=128, output_len=smoke_or_full(64, 128),
+                             max_concurrency=1),
+            "eight users": Load(num_prompts=smoke_or_full(16, 32), input_len=128, output_len=smoke_or_full(64, 128),
+                                max_concurrency=8)}
 
 
 def rank_memory_lines(tp1: dict, tp2: dict) -> list[str]:

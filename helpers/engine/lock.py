@@ -13,7 +13,6 @@ import os
 import time
 from pathlib import Path
 
-
 # How long a start waits, when the engine holding the lock has exited, for its last child to close it.
 SHUTDOWN_GRACE_S = 60.0
 

@@ -173,7 +173,8 @@ def _holder_text(fd: int) -> str:
         info = {}
     if not info:
         return "another process holds it"
-    return f"{info.get('who', '?')} is running {info.get('what', '?')} ({time.time() - info.get('since', time.time()):.0f} s so far)"
+    return (f"{info.get('who', '?')} is running {info.get('what', '?')} "
+            f"({time.time() - info.get('since', time.time()):.0f} s so far)")
 
 
 # -- handing the engine over ------------------------------------------------------------------

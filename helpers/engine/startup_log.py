@@ -110,7 +110,8 @@ def parse_startup(log: str) -> StartupReport:
 
 
 # The lines in which the engine reports how it shared out memory and what fits in the KV cache.
-_REPORT_MARKERS = ("Auto set (", "Explicitly set (", "Available KV cache memory", "Overriding num_gpu_blocks", "KV cache size:")
+_REPORT_MARKERS = ("Auto set (", "Explicitly set (", "Available KV cache memory", "Overriding num_gpu_blocks",
+                   "KV cache size:")
 _ANSI = re.compile(r"\x1b\[[0-9;]*m")
 _RECORD_PREFIX = re.compile(r"^.*?\b(?:INFO|WARNING)\s+\d\d-\d\d \d\d:\d\d:\d\d\s+\[[^\]]*\]\s*")
 

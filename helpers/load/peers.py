@@ -86,7 +86,8 @@ def aiperf(base_url: str, model: str, load: Load, out: Path, *, warmup: int = 0,
         raise FileNotFoundError(f"AIPerf is not installed at {AIPERF}: `bash guide.sh test` installs it.")
     out.mkdir(parents=True, exist_ok=True)
     cmd = [str(AIPERF), "profile", "--model", model, "--tokenizer", model, "--url", base_url,
-           "--endpoint-type", "completions", "--streaming", "--concurrency", str(load.max_concurrency or load.num_prompts),
+           "--endpoint-type", "completions", "--streaming",
+           "--concurrency", str(load.max_concurrency or load.num_prompts),
            "--request-count", str(load.num_prompts), "--isl", str(load.input_len), "--isl-stddev", "0",
            "--osl", str(load.output_len), "--osl-stddev", "0", "--extra-inputs", "ignore_eos:true",
            "--export-level", "records", "--output-artifact-dir", str(out), "--ui", "none", "--no-gpu-telemetry",

@@ -51,7 +51,8 @@ def cached_tokens_each(base_url: str, model: str, prompts: dict[str, list[int]],
             r.read()
         deadline = time.monotonic() + settle_s
         after = scrape()
-        while after["prefix_cache_queries"] < before["prefix_cache_queries"] + len(ids) - 1 and time.monotonic() < deadline:
+        while (after["prefix_cache_queries"] < before["prefix_cache_queries"] + len(ids) - 1
+               and time.monotonic() < deadline):
             time.sleep(0.1)
             after = scrape()
         found[name] = int(after["prefix_cache_hits"] - before["prefix_cache_hits"])

@@ -15,8 +15,8 @@ import io
 import json
 import math
 import os
-import time
 import threading
+import time
 from concurrent.futures import ThreadPoolExecutor, wait
 from dataclasses import asdict, dataclass, replace
 
@@ -147,7 +147,8 @@ def _random_argv(num, inp, out, conc, rate, seed) -> list[str]:
 
 def _sampling_argv(load: Load) -> list[str]:
     """Temperature, and `n` through the benchmark's --extra-body (merged into each request)."""
-    return ["--temperature", str(load.temperature)] + (["--extra-body", json.dumps({"n": load.n})] if load.n > 1 else [])
+    return (["--temperature", str(load.temperature)]
+            + (["--extra-body", json.dumps({"n": load.n})] if load.n > 1 else []))
 
 
 def argv_for(load: Load) -> list[str]:

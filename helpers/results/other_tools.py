@@ -25,14 +25,13 @@ its own `time_per_output_token_ms` counts the first token too, and its summary d
 each token, not each request, so the guide recomputes every figure from GuideLLM's requests.
 
     bash guide.sh import FILE_OR_FOLDER… [--room FOLDER]
-"""
+"""  # noqa: E501 - the table's rows are Markdown table rows, one line each
 from __future__ import annotations
 
 import difflib
 import hashlib
 import json
 import re
-import statistics
 import sys
 import time
 from dataclasses import dataclass
@@ -41,11 +40,12 @@ from pathlib import Path
 from helpers.config import BY_NAME
 from helpers.load.workloads import PERCENTILE_KEYS, SUMMARY_KEYS, summarize
 from helpers.results import roofline
+from helpers.results.gaps import AIPERF, GUIDELLM, VLLM_BENCH, VLLM_SWEEP, missing  # noqa: F401 - missing: the importer's reasons
 from helpers.results.rows import combine
 from helpers.results.store import default_dir, jsonable, read_rows
 
-from helpers.results.gaps import AIPERF, GUIDELLM, VLLM_BENCH, VLLM_SWEEP, missing  # noqa: F401 - missing: the importer's reasons
-GUIDELLM_SCHEMA = 2  # GenerativeBenchmarkMetadata.version in guidellm 0.7 and 0.8 (guidellm/benchmark/schemas/report.py)
+# GenerativeBenchmarkMetadata.version in guidellm 0.7 and 0.8 (guidellm/benchmark/schemas/report.py)
+GUIDELLM_SCHEMA = 2
 # Fields every `vllm bench serve --save-result` file has (vllm/benchmarks/serve.py: main_async, benchmark).
 VLLM_REQUIRED = ("model_id", "duration", "completed", "total_input_tokens", "total_output_tokens",
                  "request_throughput", "output_throughput", "max_concurrency", "request_rate")
@@ -108,7 +108,8 @@ def from_file(path: str | Path) -> list[dict]:
             return [_vllm_row(b, Source(path, sha, VLLM_BENCH), i) for i, b in enumerate(lines)]
         if data.lstrip().startswith(b'{"metadata"') and b'"metrics"' in data[:4000]:
             raise ImportFileError(path, "holds AIPerf's per-request records, not its summary.",
-                                  f"the {AIPERF_SUMMARY} beside it (or their folder): the records are read with it.") from e
+                                  f"the {AIPERF_SUMMARY} beside it (or their folder): "
+                                  "the records are read with it.") from e
         ended = data.strip()[-1:] in (b"}", b"]")
         cut = "" if ended else " (it ends mid-way: was it still being written, or copied in part?)"
         raise ImportFileError(path, f"is not complete JSON{cut}: {e}.",
@@ -401,7 +402,8 @@ def _guidellm_row(b: dict, i: int, source: Source, version, spec: dict, data: di
     backend = spec.get("backend") or {}
     if totals["errored"] or not completed:
         row["import_failures"] = (f"no request completed: 0 of {totals['total']}" if not completed else
-                                  f"{totals['errored']} of {totals['total']} requests failed; the figures are the others'")
+                                  f"{totals['errored']} of {totals['total']} requests failed; "
+                                  "the figures are the others'")
     row.update(load, endpoint_model=model_name(backend.get("model")), endpoint_url=backend.get("target"),
                config_label=" ".join(f"{k}={v}" for k, v in labels.items()) or f"GuideLLM {strategy.get('type_')}")
     return row
@@ -503,7 +505,8 @@ def _aiperf_records(path: Path) -> list[dict] | None:
         rec = json.loads(line)
         meta, m = rec.get("metadata") or {}, rec.get("metrics") or {}
         value = lambda k: (m.get(k) or {}).get("value")  # noqa: E731
-        if meta.get("benchmark_phase", "profiling") != "profiling" or rec.get("error") or value("request_latency") is None:
+        if (meta.get("benchmark_phase", "profiling") != "profiling" or rec.get("error")
+                or value("request_latency") is None):
             continue
         tokens = value("usage_completion_tokens") or value("output_sequence_length") or 0
         out.append({"time_to_first_token": value("time_to_first_token"), "request_latency": value("request_latency"),

@@ -23,7 +23,8 @@ def default_dir() -> Path:
 
 # Bumped whenever the way a figure is measured changes, so older stored rows stop matching.
 # 3: warm-up after each start, repeats with fresh prompts; 4: prefix cache emptied before each run;
-MEASUREMENT_VERSION = 5  # 5: per-request TPOT as vLLM's benchmark computes it ((latency - TTFT) / (tokens - 1)), not the mean chunk gap
+# 5: per-request TPOT as vLLM's benchmark computes it ((latency - TTFT) / (tokens - 1)), not the mean chunk gap
+MEASUREMENT_VERSION = 5
 
 
 def result_key(config: dict, load: dict | None, env_id: str, kind: str = "load") -> str:

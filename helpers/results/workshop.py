@@ -30,7 +30,8 @@ from helpers.results.store import default_dir, jsonable, load_all, read_rows
 FORMAT = "vllm-guide-results"
 SUFFIX = ".guide.json.gz"
 # Columns that may hold log text, local paths or credentials: never packed.
-DROP = re.compile(r"^startup_lines$|api_?key|secret|passw|credential|authoriz|token_value|(^|_)(logs?|log_path|log_lines)$",
+DROP = re.compile(r"^startup_lines$|api_?key|secret|passw|credential|authoriz|token_value|"
+                  r"(^|_)(logs?|log_path|log_lines)$",
                   re.I)
 ABS_PATH = re.compile(r"(?<![\w:/.~])(?:~|[A-Za-z]:)?[/\\](?:[^\s/\\'\"]+[/\\])+([^\s/\\'\"]*)")
 SECRET_VALUE = re.compile(r"\b(sk-[A-Za-z0-9_-]{8,}|hf_[A-Za-z0-9]{8,}|Bearer\s+\S+)")
@@ -74,11 +75,13 @@ def pack(path: str | Path | None = None, folder: str | Path | None = None, style
     if style not in ("guide", "vllm-bench"):
         raise ValueError(f"pack(style={style!r}): the styles are 'guide' (one file for a room) and 'vllm-bench'.")
     if style == "vllm-bench":
-        path = Path(path) if path else (Path(folder) if folder else default_dir()) / "hand-in" / f"vllm-bench-{fp['env_id']}"
+        path = (Path(path) if path
+                else (Path(folder) if folder else default_dir()) / "hand-in" / f"vllm-bench-{fp['env_id']}")
         other_tools.write_vllm_bench(rows, path)
         return path
     # Beside the results, in a subfolder: `room` of this folder does not read it back as another file.
-    path = Path(path) if path else (Path(folder) if folder else default_dir()) / "hand-in" / f"results-{fp['env_id']}{SUFFIX}"
+    path = (Path(path) if path
+            else (Path(folder) if folder else default_dir()) / "hand-in" / f"results-{fp['env_id']}{SUFFIX}")
     path.parent.mkdir(parents=True, exist_ok=True)
     blob = {"format": FORMAT, "format_version": 1, "packed": time.strftime("%Y-%m-%dT%H:%M:%S"),
             "fingerprint": clean({k: v for k, v in fp.items() if k != "python"}), "rows": rows}
@@ -95,7 +98,8 @@ def read_pack(path: str | Path) -> list[dict]:
     except (OSError, json.JSONDecodeError) as e:
         raise ValueError(f"{path} is not a packed results file ({e}); make one with `bash guide.sh pack`.") from e
     if not isinstance(blob, dict) or blob.get("format") != FORMAT:
-        raise ValueError(f"{path} is not a packed results file (no '{FORMAT}' marker); make one with `bash guide.sh pack`.")
+        raise ValueError(f"{path} is not a packed results file (no '{FORMAT}' marker); "
+                         "make one with `bash guide.sh pack`.")
     return blob["rows"]
 
 
@@ -161,7 +165,8 @@ def room(folder: str | Path | None = None, me: str | None = None) -> pd.DataFram
     df["group"] = "measurement " + version + " · " + df["model"] + " · vLLM " + vllm
     imported = df.get("engine_location", pd.Series(index=df.index, dtype=object)) == "imported"
     if imported.any():  # measured elsewhere, by another tool: a group per tool and model, never mixed in
-        df.loc[imported, "group"] = "imported · " + df.loc[imported, "import_tool"].astype(str) + " · " + df.loc[imported, "model"]
+        df.loc[imported, "group"] = ("imported · " + df.loc[imported, "import_tool"].astype(str) + " · "
+                                     + df.loc[imported, "model"])
     df["you"] = df["env_env_id"] == me
     mine = df.loc[df["you"]].sort_values("time")["group"]
     measured = df.loc[~imported] if (~imported).any() else df
@@ -307,7 +312,8 @@ def main(argv: list[str] | None = None) -> int:
         for p in unpack(argv[1], argv[2]):
             print(f"rows added to {p}")
         return 0
-    print("usage: python -m helpers.results.workshop pack [FILE] [--as vllm-bench] | unpack FILE FOLDER", file=sys.stderr)
+    print("usage: python -m helpers.results.workshop pack [FILE] [--as vllm-bench] | unpack FILE FOLDER",
+          file=sys.stderr)
     return 2
 
 

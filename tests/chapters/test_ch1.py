@@ -24,7 +24,8 @@ def test_stock_vs_tuned():
     assert flat.verdict == verdicts.NOT_HELD and "would have seen it" in flat.evidence
     # ...but with a spread wider than ×2 itself, the run cannot tell
     wide = dict(repeats=3, p99_itl_ms_min=500.0, p99_itl_ms_max=1200.0)
-    assert ch1.stock_vs_tuned(row(**wide), row(p99_itl_ms=970.0, output_throughput=99.0, **wide)).verdict == verdicts.NOISE
+    assert ch1.stock_vs_tuned(row(**wide),
+                              row(p99_itl_ms=970.0, output_throughput=99.0, **wide)).verdict == verdicts.NOISE
     claim = ch1.stock_vs_tuned(row(), row(p99_itl_ms=1500.0, p99_ttft_ms=4000.0))
     assert claim.verdict == verdicts.NOT_HELD and claim.rule
     # each half in its own direction: lost throughput, or a better TTFT beside a worse ITL, is not "held"
@@ -91,7 +92,8 @@ def test_chapter1_predict_then_measure_solution(stock_itl, tuned_itl, verdict, s
     want = verdicts.judge_change("tuned is better", rows["stock"], rows["tuned"], "p99_itl_ms", better="lower",
                                held_at=1.3).verdict
     assert want == verdict
-    q = Choice("q2", [verdicts.HELD, verdicts.NOISE, verdicts.NOT_HELD, verdicts.PARTLY], lambda: want, "", "ch01_q2.py")
+    q = Choice("q2", [verdicts.HELD, verdicts.NOISE, verdicts.NOT_HELD, verdicts.PARTLY], lambda: want, "",
+               "ch01_q2.py")
     assert q.check(env["verdict"])
     assert not q.check(verdicts.PARTLY)  # a known-wrong answer: none of these rows is "held partly"
 

@@ -6,7 +6,6 @@ from helpers import verdicts
 from helpers.chapters import ch2
 from tests.solutions import run_solution
 
-
 HIGH_LINE = ("ValueError: Available memory on node 0 (20.1/22.9 GiB) on startup is less than desired CPU memory "
              "utilization (0.95, 21.8 GiB).")
 

@@ -1,5 +1,4 @@
 """Chapter 3's home on recorded rows: its rules and its exercises."""
-import math
 
 import pandas as pd
 import pytest
@@ -48,12 +47,14 @@ def test_chunking_that_lowers_throughput_did_not_hold():
 
 def test_the_smallest_budget_is_picked_by_the_engine_value():
     chunked = rows(**{"budget 1024": mixed_row(1024, True, 900, 4000), "budget 256": mixed_row(256, True, 500, 5000),
-                      "default budget": mixed_row(2048, True, 3000, 3800), "chunking off": mixed_row(2048, False, 2400, 5000)})
+                      "default budget": mixed_row(2048, True, 3000, 3800),
+                      "chunking off": mixed_row(2048, False, 2400, 5000)})
     assert ch3.smallest_budget(chunked) == "budget 256"
 
 
 def test_close_gaps_are_within_noise():
-    chunked = rows(**{"budget 256": mixed_row(256, True, 2300, 5000), "default budget": mixed_row(2048, True, 2500, 3800),
+    chunked = rows(**{"budget 256": mixed_row(256, True, 2300, 5000),
+                      "default budget": mixed_row(2048, True, 2500, 3800),
                       "chunking off": mixed_row(2048, False, 2400, 5000)})
     small, default, _, _ = ch3.chunking_claims(chunked)
     assert small.verdict == default.verdict == verdicts.NOISE
@@ -107,7 +108,8 @@ def all_claims():
     sweep = pd.DataFrame([sweep_row(1, 30, 30), sweep_row(8, 90, 80)])
     seqs = pd.DataFrame([seqs_row(128, 91, 0), seqs_row(2, 45, 6)], index=["default", 2])
     one = lambda **kw: pd.Series({"repeats": 1, "engine_max_num_batched_tokens": 256, **kw})
-    long_docs = {"small": one(mean_ttft_ms=5000, output_throughput=20), "default": one(mean_ttft_ms=3000, output_throughput=25)}
+    long_docs = {"small": one(mean_ttft_ms=5000, output_throughput=20),
+                 "default": one(mean_ttft_ms=3000, output_throughput=25)}
     queue = {"capped": one(failed=12, completed=4, p99_ttft_ms=400, cfg_max_num_queued_reqs=4),
              "waited": one(failed=0, completed=16, p99_ttft_ms=4000)}
     return ch3.claims(sweep, pd.DataFrame(RECORDED).T, seqs, {**tiny(4, 4, 3, 100), "engine_max_num_seqs": 128}, 8,

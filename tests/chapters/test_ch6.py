@@ -9,10 +9,9 @@ from helpers import run_size, verdicts
 from helpers.chapters import ch6
 from helpers.config import ConfigError
 from helpers.exercises import Question
-from helpers.slo import goodput, SLO
+from helpers.slo import SLO
 from tests.conftest import ROOT
 from tests.solutions import run_solution
-
 
 SLO_ = SLO(1000, 50, share=0.9)
 

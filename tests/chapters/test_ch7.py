@@ -44,7 +44,8 @@ def test_batching_is_judged_per_extra_sequence_and_only_while_memory_bound():
     assert ch7.batching_claim(sweep, cross=3.0).verdict == verdicts.UNTESTED  # 4.26 sequences: past the crossover
     near = {1: _row(20.0, 15.0, running=1.0), 4: _row(23.0, 16.0, running=4.0), 16: _row(90.0, 20.0, running=16.0)}
     assert ch7.batching_claim(near, cross=10.0).verdict == verdicts.HELD  # judged on 4, the largest below 10
-    assert ch7.batching_claim({1: _row(20.0, 15.0), 2: _row(21.0, 15.0, running=1.2)}, None).verdict == verdicts.UNTESTED
+    assert ch7.batching_claim({1: _row(20.0, 15.0), 2: _row(21.0, 15.0, running=1.2)},
+                              None).verdict == verdicts.UNTESTED
 
 
 def test_a_floor_above_the_measurement_cannot_be_judged():
@@ -62,7 +63,8 @@ def test_the_bytes_claim_holds_when_time_falls_with_the_bytes_and_not_when_it_ri
 
 def test_layout_and_binding_claims_say_which_way():
     split, merged = _row(50, 20, throughput=100.0, worker_cores=1), _row(35, 20, throughput=143.0)
-    out = ch7.layout_claims({ch7.MERGED: merged, ch7.VLLM: split}, {ch7.AUTO: split, ch7.ALL: _row(90, 20, throughput=60.0)}, 2)
+    out = ch7.layout_claims({ch7.MERGED: merged, ch7.VLLM: split},
+                            {ch7.AUTO: split, ch7.ALL: _row(90, 20, throughput=60.0)}, 2)
     assert [c.verdict for c in out] == [verdicts.HELD, verdicts.NOT_HELD]
 
 
@@ -106,8 +108,10 @@ def test_the_int8_sentence_has_four_cases():
 
 def test_the_graph_claim_is_judged_on_a_gpu_and_can_fail():
     assert ch7.gpu_claim("cpu").verdict == verdicts.UNTESTED
-    assert ch7.gpu_claim("cuda", {"no graphs": _row(20.0, 5.0), "CUDA graphs": _row(10.0, 5.0)}).verdict == verdicts.HELD
-    assert ch7.gpu_claim("cuda", {"no graphs": _row(10.0, 5.0), "CUDA graphs": _row(14.0, 5.0)}).verdict == verdicts.NOT_HELD
+    assert ch7.gpu_claim("cuda", {"no graphs": _row(20.0, 5.0),
+                                  "CUDA graphs": _row(10.0, 5.0)}).verdict == verdicts.HELD
+    assert ch7.gpu_claim("cuda", {"no graphs": _row(10.0, 5.0),
+                                  "CUDA graphs": _row(14.0, 5.0)}).verdict == verdicts.NOT_HELD
 
 
 def test_a_gpu_roof_has_one_method_and_says_so():

@@ -16,7 +16,8 @@ from tests.solutions import run_solution
 ])
 def test_solution_files_pass_their_checks(capsys, auto, second, second_tokens):
     MODEL = "embedded"
-    auto_row = {"kv_cache_tokens": 53888, "cfg_max_model_len": 2048, "max_concurrency": 26.31, "kv_cache_gib": 1.16, **auto}
+    auto_row = {"kv_cache_tokens": 53888, "cfg_max_model_len": 2048, "max_concurrency": 26.31, "kv_cache_gib": 1.16,
+                **auto}
     second_row = {"kv_cache_tokens": second_tokens, "kv_cache_gib": 1.16, **second}
     env = {"models": models, "MODEL": MODEL, "auto_row": auto_row, "second_row": second_row,
            "first_bytes": rows.kv_bytes_per_number(auto_row), "second_bytes": rows.kv_bytes_per_number(second_row)}

@@ -6,7 +6,6 @@ from helpers.exercises import Question
 from helpers.load import Load
 from tests.solutions import run_solution
 
-
 B = 128
 
 

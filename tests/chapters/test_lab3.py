@@ -7,7 +7,6 @@ from helpers.chapters import lab3
 from helpers.exercises import Choice, Question
 from tests.solutions import run_solution
 
-
 DATA = Path(__file__).resolve().parents[1] / "data"
 
 
@@ -27,7 +26,8 @@ def test_rank_memory_lines_sum_the_ranks_reservations():
     tp2 = {"kv_cache_tokens": 909_312, "kv_cache_gib": 3.47, "non_kv_gib": 0.41, "cfg_gpu_memory_utilization": 0.25,
            "startup_lines": [AUTO, AUTO]}
     lines = lab3.rank_memory_lines(tp1, tp2)
-    assert lines[0].startswith("- The TP=2 engine printed 2 `Auto set` lines") and "7.76 GiB of the node's 15.5" in lines[1]
+    assert (lines[0].startswith("- The TP=2 engine printed 2 `Auto set` lines")
+            and "7.76 GiB of the node's 15.5" in lines[1])
     assert lab3.rank_memory_lines(tp1, {**tp2, "startup_lines": ["Available KV cache memory: 3.0 GiB"]}) == \
         ["No per-rank `Auto set` lines in this engine's report (they are the CPU backend's)."]
 
@@ -93,7 +93,6 @@ def test_lab3_capacity_solutions(capsys):
     ({"TP=1": (12.0, 300.0), "TP=2": (15.0, 400.0), "two replicas": (13.5, 520.0)}, "TP=1", "two replicas"),
 ])
 def test_lab3_choice_solutions(capsys, figures, one_user, eight_users):
-    from helpers import verdicts
     measured = {(option, target): {"median_tpot_ms": tpot, "output_throughput": tput, "repeats": 1}
                 for option, (tpot, tput) in figures.items() for target in ("one user", "eight users")}
     options = [*figures, "too close to call"]

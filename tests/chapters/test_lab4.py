@@ -9,7 +9,6 @@ from helpers.chapters import ch6, lab4
 from helpers.config import ConfigError, EngineConfig
 from helpers.slo import SLO
 
-
 BASE = EngineConfig(device="cpu")
 
 

@@ -44,6 +44,7 @@ def test_q1_weights_and_its_known_mistakes(capsys):
     shape = models.shape(folder)
     want = lab5.weights_mb(folder, "float32")
     assert want == pytest.approx(2 * lab5.weights_mb(folder, "bfloat16"), rel=0.01)  # every weight, twice the bytes
-    q1 = Question("weights", lambda: want, 0.03, "", "lab05_q1.py", known_wrong=lab5.known_wrong_weights(folder, "float32", shape))
+    q1 = Question("weights", lambda: want, 0.03, "", "lab05_q1.py",
+                  known_wrong=lab5.known_wrong_weights(folder, "float32", shape))
     for why, wrong in lab5.known_wrong_weights(folder, "float32", shape).items():
         assert not q1.check(wrong()) and why in capsys.readouterr().out

@@ -1,0 +1,282 @@
+"""Chapter 4a's home (parallel samples, beam search, prefix caching): what notebook 04a measures, its
+panel, and its claims with the rule that judges each from the rows it measured (`claims`).
+
+The notebook passes its tables indexed by name:
+  samples   4.1: "n=1", "n=4" and "4× requests" (the same prompts; four times as many of them)
+  beam      4.1: timed rows "greedy", "sampled" (n = width) and "beam" (the same width)
+  prefix    4.2: "fixed prefix", "churning prefixes", "prefix under one block", "caching off"
+  stale     4.2: the small cache, "caching on" and "caching off"
+  one_token 4.2: `prefix_hits` of `one_token_changes(block)`: tokens found for each prompt
+"""
+from __future__ import annotations
+
+import dataclasses
+import random
+from typing import Callable
+
+import pandas as pd
+
+from helpers import experiment, verdicts
+from helpers.config import ConfigError, EngineConfig
+from helpers.engine import remote
+from helpers.engine.server import reset_prefix_cache
+from helpers.experiment import base_row, engine_for, turn_for
+from helpers.load import Load
+from helpers.load.metrics import scrape
+from helpers.load.sequential import cached_tokens_each, timed_completions
+from helpers.results import ResultStore, reuse_or_measure
+from helpers.verdicts import Claim
+
+# -- designs: the prompts and plain-request runs it measures -----------------------------------------
+N1, N4, MANY = "n=1", "n=4", "4× requests"
+
+
+FIXED, CHURN, SHORT, OFF = "fixed prefix", "churning prefixes", "prefix under one block", "caching off"
+
+
+ORIGINAL, LATE, EARLY, AGAIN = "original", "changed late", "changed early", "original again"
+
+
+FIRST, OTHER, FIRST_AGAIN = "prompt A", "prompt B (needs blocks)", "prompt A again"
+
+
+def one_token_changes(block: int, blocks: int = 6, seed: int = 0) -> dict[str, list[int]]:
+    """One prompt of `blocks` full blocks (plus a few tokens), then the same prompt with one token
+    changed in its last full block, then with one token changed in its first block, then the
+    original again: sent in this order into an emptied cache."""
+    rng = random.Random(seed)
+    ids = [rng.randrange(1000, 20000) for _ in range(blocks * block + 8)]
+    def changed(at: int) -> list[int]:
+        return ids[:at] + [ids[at] + 1] + ids[at + 1:]
+    return {ORIGINAL: ids, LATE: changed((blocks - 1) * block + block // 2), EARLY: changed(block // 2), AGAIN: ids}
+
+
+def eviction_prompts(block: int, usable: int, seed: int = 1) -> tuple[dict[str, list[int]], int]:
+    """3 prompts for a cache of `usable` blocks (at least 10): A (usable − 4 full blocks and a partial
+    one), then B, unrelated, which needs more blocks than are free, so some of A's cached blocks are
+    evicted, then A again. Returns the prompts and the tokens A should find the second time if cached
+    blocks go tail first (`SingleTypeKVCacheManager.free` frees in reverse; `BlockPool.free_blocks`
+    puts unhashed blocks in front, hashed ones at the back)."""
+    rng = random.Random(seed)
+    a_full, b_blocks = usable - 4, usable - 5  # B: usable − 6 full blocks and a partial one
+    a = [rng.randrange(1000, 20000) for _ in range(a_full * block + 8)]
+    b = [rng.randrange(20000, 40000) for _ in range((b_blocks - 1) * block + 8)]
+    never_used = usable - (a_full + 1)
+    evicted = b_blocks - 1 - never_used  # B takes A's partial block and the unused ones first
+    return {FIRST: a, OTHER: b, FIRST_AGAIN: a}, (a_full - evicted) * block
+
+
+def timed(config: EngineConfig, prompts: list[str], max_tokens: int, params: dict, *, force: bool = False,
+          tag: str = "", store: ResultStore | None = None, progress: bool = True) -> dict:
+    """Time plain, one-at-a-time completion requests sent with `params` (beam search is not
+    streamed, so the benchmark client cannot send it); stored like every other row."""
+    def time_them() -> dict:
+        with turn_for(config, "timed requests"):
+            server = engine_for(config, progress)
+            headers = getattr(server, "headers", None)
+            if not isinstance(server, remote.Endpoint):  # a shared server's cache is not ours to empty
+                reset_prefix_cache(server.base_url, headers)
+            return dict(params=params, max_tokens=max_tokens, **timed_completions(
+                server.base_url, server.model_path, list(prompts), max_tokens, params, headers))
+
+    row = base_row(config, {"prompts": list(prompts), "max_tokens": max_tokens, "params": params}, tag, "timed")
+    return reuse_or_measure(row, time_them, force=force, store=store)
+
+
+def prefix_hits(config: EngineConfig, prompts: dict[str, list[int]], *, force: bool = False, tag: str = "",
+                store: ResultStore | None = None, progress: bool = True) -> dict:
+    """Tokens the prefix cache supplied to each prompt, sent one after another into an emptied
+    cache (so each finds only what the prompts before it left); stored like every other row."""
+    def look_up() -> dict:
+        with turn_for(config, "prefix-cache lookups"):
+            server = engine_for(config, progress)
+            headers = getattr(server, "headers", None)
+            if isinstance(server, remote.Endpoint) or not reset_prefix_cache(server.base_url, headers):
+                raise ConfigError("enable_prefix_caching", "this experiment needs an engine whose prefix cache the "
+                                  "guide can empty (its own server, started with VLLM_SERVER_DEV_MODE=1).",
+                                  "run it on a local engine, not on GUIDE_ENDPOINT.")
+            hits = cached_tokens_each(server.base_url, server.model_path, prompts,
+                                      lambda: scrape(server.base_url, headers=headers), headers)
+        return {"hits": hits, "prompt_tokens": {name: len(ids) for name, ids in prompts.items()}}
+
+    row = base_row(config, {"prefix_hits": {name: list(ids) for name, ids in prompts.items()}}, tag, "prefix_hits")
+    return reuse_or_measure(row, look_up, force=force, store=store)
+
+
+# -- panels ------------------------------------------------------------------------------------------
+def prefix_caching_panel(base: EngineConfig, fixed: Load, block: int, tag: str = "ch4-panel") -> Callable[..., dict]:
+    """Chapter 4a: caching on or off, on the fixed-prefix load with another prefix length (in
+    blocks), number of distinct prefixes or number of requests."""
+    def run(caching=True, prefix_blocks=4.0, prefixes=1, requests=fixed.num_prompts, force=False,
+            progress=True) -> dict:
+        load = dataclasses.replace(fixed, num_prompts=requests, prefix_len=max(1, int(prefix_blocks * block)),
+                                   num_prefixes=min(prefixes, requests))
+        return experiment.measure(base.replace(enable_prefix_caching=caching), load, force=force,
+                                  progress=progress, tag=tag)
+    return run
+
+
+# -- claims and the rules that judge them ------------------------------------------------------------
+CLOSE = 0.20  # "costs about like": within ±20 % (or the run-to-run noise, if larger)
+
+
+NO_HITS = 0.05  # a hit rate at or below this counts as "saves nothing"
+
+
+FULL_CACHE_PCT = 95.0  # peak KV usage at or above this counts as "the cache filled"
+
+
+def share_saved(row) -> float:
+    """Share of the prompt tokens the engine did not have to compute: prefix-cache hits are
+    counted in tokens (vllm:prefix_cache_hits), prompts in tokens too."""
+    prompt = verdicts.number(row, "total_input_tokens")
+    return (verdicts.number(row, "prefix_cache_hits") or 0.0) / prompt if prompt else 0.0
+
+
+def _close(a, b, metric: str) -> bool:
+    x, y = verdicts.number(a, metric), verdicts.number(b, metric)
+    return bool(x and y) and abs(y / x - 1) <= max(CLOSE, verdicts.noise([a, b], metric))
+
+
+def sample_claims(samples: pd.DataFrame) -> list[Claim]:
+    one, four, many = samples.loc[N1], samples.loc[N4], samples.loc[MANY]
+    same_thr, same_lat = _close(many, four, "output_throughput"), _close(many, four, "mean_e2el_ms")
+    return [
+        verdicts.judge_change(
+            "4.1 Each of n samples runs as a sequence of its own", one, four, "peak_running", better="higher",
+            held_at=3.0, evidence=f"peak running: {one.peak_running:.0f} with n=1, {four.peak_running:.0f} with n=4 "
+                                  f"(the same {one.completed:.0f} requests)"),
+        verdicts.judge(
+            "4.1 n=4 costs about as much as four times the requests", same_thr and same_lat,
+            f"n=4 vs 4× requests: {four.output_throughput:.0f} vs {many.output_throughput:.0f} output tokens/s, "
+            f"mean request latency {four.mean_e2el_ms:.0f} vs {many.mean_e2el_ms:.0f} ms, "
+            f"peak running {four.peak_running:.0f} vs {many.peak_running:.0f}; the samples shared "
+            f"{four.prefix_cache_hits:,.0f} prompt tokens through the prefix cache, and the other load sent "
+            f"{many.completed / max(four.completed, 1):.0f}× the HTTP requests and streams",
+            partly=same_thr or same_lat,
+            rule=f"held: throughput and mean request latency both within ±{100 * CLOSE:.0f} % "
+                 "(or the noise, if larger); partly: one of them"),
+    ]
+
+
+def beam_claim(beam: dict) -> Claim:
+    sampled, searched = beam["sampled"], beam["beam"]
+    width = searched["params"]["n"]
+    slower = searched["mean_seconds"] / sampled["mean_seconds"]
+    return verdicts.judge(
+        "4.1 Beam search costs more still", slower > 1 + verdicts.DEFAULT_NOISE,
+        f"width {width}: {searched['mean_seconds']:.2f} s per request vs {sampled['mean_seconds']:.2f} s for "
+        f"{width} sampled answers (×{slower:.1f}); greedy {beam['greedy']['mean_seconds']:.2f} s",
+        within_noise=abs(slower - 1) <= verdicts.DEFAULT_NOISE,
+        rule=f"held: slower than the same number of sampled answers by more than {100 * verdicts.DEFAULT_NOISE:.0f} %")
+
+
+def prefix_claims(prefix: pd.DataFrame) -> list[Claim]:
+    fixed, churn, short, off = (prefix.loc[n] for n in (FIXED, CHURN, SHORT, OFF))
+    share = share_saved(fixed)
+    return [
+        verdicts.judge_change(
+            "4.2 A fixed system prompt saves 30–40 % of prefill time (time to first token)", off, fixed,
+            "median_ttft_ms", better="lower", held_at=1 / (1 - 0.30),
+            evidence=f"median TTFT {off.median_ttft_ms:,.0f} ms with caching off → {fixed.median_ttft_ms:,.0f} ms on "
+                     f"({100 * (1 - fixed.median_ttft_ms / off.median_ttft_ms):.0f} % less); the design shares "
+                     f"{100 * share:.0f} % of the prompt tokens (hit rate {100 * fixed.prefix_cache_hit_rate:.0f} %)",
+            rule="held: median TTFT at least 30 % lower than with caching off (×1.43); partly: lower beyond noise"),
+        verdicts.judge(
+            "4.2 With a churning template the saving vanishes", churn.prefix_cache_hit_rate <= NO_HITS,
+            f"{churn.load_num_prefixes:.0f} distinct prefixes for {churn.completed:.0f} requests: hit rate "
+            f"{100 * churn.prefix_cache_hit_rate:.0f} %, median TTFT {churn.median_ttft_ms:.0f} ms",
+            rule=f"held: hit rate at most {100 * NO_HITS:.0f} %"),
+        verdicts.judge(
+            "4.2 A prefix shorter than one KV block is never reused", short.prefix_cache_hits == 0,
+            f"{short.load_prefix_len:.0f}-token prefix, {short.block_size:.0f}-token blocks: "
+            f"{short.prefix_cache_hits:.0f} tokens hit",
+            rule="held: no hits at all (only full blocks are cached)"),
+    ]
+
+
+def one_token_claim(hits: dict, block: int) -> Claim:
+    late, early, again = hits[LATE], hits[EARLY], hits[AGAIN]
+    whole = late == 0 and early == 0
+    return verdicts.judge(
+        "4.2 One changed character invalidates the cached prefix entirely", whole and again > 0,
+        f"one token changed in the last full block: {late:,} tokens still came from the cache "
+        f"({late // block} blocks); changed in the first block: {early:,}; the original again: {again:,}",
+        rule="held: a change anywhere leaves nothing to reuse (and the unchanged prompt does hit). Chained block "
+             "hashes predict: the blocks before the change are still found")
+
+
+def eviction_claim(hits: dict, predicted: int, block: int) -> Claim:
+    found = hits[FIRST_AGAIN]
+    return verdicts.judge(
+        "4.2 A cached prefix is evicted from its tail: its start survives longest", found == predicted,
+        f"prompt A found {found:,} tokens ({found // block} blocks) the second time, after prompt B needed blocks; "
+        f"tail-first eviction predicts {predicted:,}, head-first 0",
+        rule="held: exactly the blocks before the evicted tail were found (the rule of BlockPool.free_blocks)")
+
+
+STALE_RULE = ("held: with caching on, output throughput fell (or the run took longer) beyond noise, and a count "
+              "shows the space taken (at least two fewer running, or two more preempted: two runs of one engine can "
+              "differ by one); the fall alone: held partly; a smaller fall with such a count: within noise here; else "
+              "did not hold. Cannot be judged: the small cache never filled")
+
+
+def stale_claim(stale: pd.DataFrame) -> Claim:
+    """The article: with churning templates, stale cached blocks only take space. Judged on what a
+    user would feel, the throughput (or the run's duration), caching on against off; the peak of
+    running requests and the preemptions are sampled counts, shown as evidence. The premise: the
+    small cache filled in at least one run, or nobody needed the space stale blocks might hold."""
+    text = "4.2 Stale cached blocks only take space"
+    on, off = stale.loc["caching on"], stale.loc["caching off"]
+    g = lambda row, key: verdicts.number(row, key)
+    usage = [u for u in (g(on, "peak_kv_cache_usage_pct"), g(off, "peak_kv_cache_usage_pct")) if u is not None]
+    waited = any((g(r, "peak_waiting") or 0) > 0 for r in (on, off))
+    metric = "output_throughput" if g(on, "output_throughput") and g(off, "output_throughput") else "duration"
+    x, y = g(off, metric), g(on, metric)
+    if x is None or y is None:
+        return verdicts.untested(text, "cannot be judged here: a row has neither output throughput nor duration",
+                                 STALE_RULE)
+    counts = (f"peak running {g(on, 'peak_running') or 0:.0f} vs {g(off, 'peak_running') or 0:.0f}, preemptions "
+              f"{g(on, 'preemptions') or 0:.0f} vs {g(off, 'preemptions') or 0:.0f}, peak waiting "
+              f"{g(on, 'peak_waiting') or 0:.0f} vs {g(off, 'peak_waiting') or 0:.0f}")
+    size = f"{g(on, 'num_blocks') or 0:.0f}-block cache, churning prefixes"
+    if not waited and (not usage or max(usage) < FULL_CACHE_PCT):
+        return verdicts.untested(
+            text, f"cannot be judged here: the {size} never filled (peak KV usage "
+                  f"{max(usage) if usage else 0:.0f} %, nobody waited), so no request needed the space ({counts})",
+            STALE_RULE)
+    level = verdicts.noise([on, off], metric)
+    unit = "tokens/s" if metric == "output_throughput" else "s"
+    evidence = (f"{size}: {metric.replace('_', ' ')} {y:,.1f} vs {x:,.1f} {unit} (caching on vs off, noise "
+                f"±{100 * level:.0f} %); {counts}")
+    worse = (y < x) if metric == "output_throughput" else (y > x)
+    beyond = worse and not verdicts.within_noise(off, on, metric)
+    # a count leans the claim's way only by more than one: two runs of one engine can differ by one
+    lean = ((g(off, "peak_running") or 0) - (g(on, "peak_running") or 0) >= 2
+            or (g(on, "preemptions") or 0) - (g(off, "preemptions") or 0) >= 2)
+    if beyond:  # slower with caching: held only when a count shows the space was taken, not some other cost
+        return verdicts.judge(text, lean, evidence if lean else evidence + ": slower with caching on, but no count "
+                              "shows the space taken (as many running, no more preempted)", partly=True,
+                              rule=STALE_RULE)
+    if lean and worse:
+        return verdicts.judge(text, False, evidence + ": a count leans the claim's way, but the throughput did not "
+                                                      "fall beyond noise", within_noise=True, rule=STALE_RULE)
+    return verdicts.judge(text, False, evidence, rule=STALE_RULE)
+
+
+def claims(samples, beam, prefix, stale, one_token: dict | None = None,
+                   eviction: tuple[dict, int] | None = None) -> list[Claim]:
+    """The notebook's verdict table (sections 4.1 and 4.2). `one_token`: experiment.prefix_hits row of
+    `one_token_changes`; `eviction`: (experiment.prefix_hits row of `eviction_prompts`, the predicted hits)."""
+    block = int(prefix.loc[FIXED, "block_size"])
+    changed = [one_token_claim(one_token["hits"], block)] if one_token else []
+    evicted = [eviction_claim(eviction[0]["hits"], eviction[1], block)] if eviction else []
+    return [*sample_claims(samples), beam_claim(beam), *prefix_claims(prefix), *changed, stale_claim(stale), *evicted]
+
+
+DESIGNS = ("N1", "N4", "MANY", "FIXED", "CHURN", "SHORT", "OFF", "ORIGINAL", "LATE", "EARLY", "AGAIN", "FIRST", "OTHER",
+           "FIRST_AGAIN", "one_token_changes", "eviction_prompts", "timed", "prefix_hits")
+PANELS = ("prefix_caching_panel",)
+CHECKS = ()
+CLAIMS = ("CLOSE", "NO_HITS", "FULL_CACHE_PCT", "share_saved", "sample_claims", "beam_claim", "prefix_claims",
+          "one_token_claim", "eviction_claim", "STALE_RULE", "stale_claim", "claims")

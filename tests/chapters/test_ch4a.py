@@ -1,0 +1,146 @@
+"""Chapter 4a's home on recorded rows: its rules, prompt designs and exercises 1 and 2."""
+import math
+
+import pandas as pd
+
+from helpers.chapters import ch4a
+from helpers.exercises import Question
+from helpers.load import Load
+from helpers.verdicts import HELD, NOISE, NOT_HELD, PARTLY, UNTESTED
+from tests.solutions import run_solution
+
+
+def _row(**kw):
+    base = {"repeats": 1, "completed": 8, "peak_running": 8, "output_throughput": 100.0, "mean_e2el_ms": 2000.0,
+            "total_input_tokens": 1000, "prefix_cache_hits": 0, "prefix_cache_hit_rate": 0.0, "median_ttft_ms": 400.0,
+            "preemptions": 0, "num_blocks": 13, "block_size": 128, "load_prefix_len": 512, "load_num_prefixes": 1,
+            "load_max_concurrency": 1, "start_seconds": 25.0, "mean_tpot_ms": 30.0}
+    return {**base, **kw}
+
+
+def _frame(rows: dict) -> pd.DataFrame:
+    return pd.DataFrame(list(rows.values()), index=list(rows))
+
+
+def test_samples_are_sequences_and_cost_like_requests():
+    samples = _frame({ch4a.N1: _row(peak_running=8, output_throughput=97),
+                      ch4a.N4: _row(peak_running=32, output_throughput=124, mean_e2el_ms=8251),
+                      ch4a.MANY: _row(peak_running=32, output_throughput=124, mean_e2el_ms=8229)})
+    running, cost = ch4a.sample_claims(samples)
+    assert running.verdict == HELD and cost.verdict == HELD
+    samples.loc[ch4a.N4, "mean_e2el_ms"] = 16000  # latency doubled: only throughput still matches
+    assert ch4a.sample_claims(samples)[1].verdict == PARTLY
+
+
+def test_beam_search_against_the_same_number_of_samples():
+    beam = {"greedy": {"mean_seconds": 0.47}, "sampled": {"mean_seconds": 0.6},
+            "beam": {"mean_seconds": 1.97, "params": {"use_beam_search": True, "n": 2}}}
+    assert ch4a.beam_claim(beam).verdict == HELD
+    beam["beam"]["mean_seconds"] = 0.62
+    assert ch4a.beam_claim(beam).verdict == NOISE
+
+
+def test_prefix_claims_from_hits_and_ttft():
+    prefix = _frame({ch4a.FIXED: _row(total_input_tokens=9216, prefix_cache_hits=7680, prefix_cache_hit_rate=0.83,
+                                     median_ttft_ms=460),
+                     ch4a.CHURN: _row(total_input_tokens=9216, load_num_prefixes=16, median_ttft_ms=3380),
+                     ch4a.SHORT: _row(load_prefix_len=64),
+                     ch4a.OFF: _row(median_ttft_ms=3407)})
+    fixed, churn, short = ch4a.prefix_claims(prefix)
+    assert fixed.verdict == HELD and "83 % of the prompt tokens" in fixed.evidence and "86 % less" in fixed.evidence
+    assert churn.verdict == HELD and short.verdict == HELD
+    prefix.loc[ch4a.FIXED, "median_ttft_ms"] = 3000  # most tokens shared, but the first token barely sooner
+    assert ch4a.prefix_claims(prefix)[0].verdict == PARTLY
+    prefix.loc[ch4a.FIXED, "median_ttft_ms"] = 3400  # no change, where the claimed ×1.43 would have stood out
+    assert ch4a.prefix_claims(prefix)[0].verdict == NOT_HELD
+    prefix.loc[ch4a.FIXED, "median_ttft_ms"] = 4500  # caching on, yet the first token came later
+    assert ch4a.prefix_claims(prefix)[0].verdict == NOT_HELD
+    prefix.loc[ch4a.SHORT, "prefix_cache_hits"] = 64
+    assert ch4a.prefix_claims(prefix)[2].verdict == NOT_HELD
+    assert math.isclose(ch4a.share_saved(prefix.loc[ch4a.FIXED]), 7680 / 9216)
+
+
+def test_one_changed_token_loses_only_the_blocks_from_the_change_on():
+    prompts = ch4a.one_token_changes(block=128)
+    ids, late, early = prompts[ch4a.ORIGINAL], prompts[ch4a.LATE], prompts[ch4a.EARLY]
+    assert len(ids) == len(late) == len(early) == 6 * 128 + 8 and prompts[ch4a.AGAIN] == ids
+    assert sum(a != b for a, b in zip(ids, late)) == 1 and [a != b for a, b in zip(ids, late)].index(True) // 128 == 5
+    assert [a != b for a, b in zip(ids, early)].index(True) // 128 == 0
+    chained = ch4a.one_token_claim({ch4a.ORIGINAL: 0, ch4a.LATE: 640, ch4a.EARLY: 0, ch4a.AGAIN: 768}, 128)
+    assert chained.verdict == NOT_HELD and "5 blocks" in chained.evidence
+    assert ch4a.one_token_claim({ch4a.ORIGINAL: 0, ch4a.LATE: 0, ch4a.EARLY: 0, ch4a.AGAIN: 768}, 128).verdict == HELD
+
+
+def _stale(on: dict, off: dict) -> pd.DataFrame:
+    full = {"peak_kv_cache_usage_pct": 100.0, "peak_waiting": 2, "peak_running": 2}
+    return _frame({"caching on": _row(**{**full, **on}), "caching off": _row(**{**full, **off})})
+
+
+def test_stale_blocks_held_only_when_throughput_falls_beyond_noise():
+    held = ch4a.stale_claim(_stale({"output_throughput": 70, "peak_running": 1, "preemptions": 2}, {}))
+    one = ch4a.stale_claim(_stale({"output_throughput": 70, "peak_running": 1, "preemptions": 1}, {}))
+    assert one.verdict == PARTLY  # counts one apart: two runs of one engine can differ by that much
+    assert held.verdict == HELD and "70.0 vs 100.0 tokens/s" in held.evidence and "preemptions 2 vs 0" in held.evidence
+    same = ch4a.stale_claim(_stale({}, {}))
+    assert same.verdict == NOT_HELD and same.rule
+    faster = ch4a.stale_claim(_stale({"output_throughput": 130}, {}))
+    assert faster.verdict == NOT_HELD
+    # slower, but as many ran and none was preempted: the space was not what cost, so only partly
+    slower = ch4a.stale_claim(_stale({"output_throughput": 70}, {}))
+    assert slower.verdict == PARTLY and "no count shows the space taken" in slower.evidence
+
+
+def test_a_one_sample_difference_in_the_counts_no_longer_holds():
+    """The old rule held on peak running 1 vs 2 or one preemption more: now the throughput decides."""
+    fewer = ch4a.stale_claim(_stale({"preemptions": 2, "output_throughput": 97}, {}))
+    assert fewer.verdict == NOISE and "leans the claim's way" in fewer.evidence
+    by_one = ch4a.stale_claim(_stale({"peak_running": 1, "output_throughput": 97}, {}))
+    assert by_one.verdict == NOT_HELD  # one fewer running is what two runs of one engine can differ by
+    preempted = ch4a.stale_claim(_stale({"preemptions": 1, "output_throughput": 103}, {}))
+    assert preempted.verdict == NOT_HELD  # a count leans, but caching on was not slower at all
+
+
+def test_stale_blocks_cannot_be_judged_when_the_cache_never_filled():
+    roomy = {"peak_kv_cache_usage_pct": 40.0, "peak_waiting": 0}
+    claim = ch4a.stale_claim(_stale({**roomy, "output_throughput": 70}, roomy))
+    assert claim.verdict == UNTESTED and claim.evidence.startswith("cannot be judged here")
+    blank = _stale({}, {})
+    blank["output_throughput"] = float("nan")
+    assert ch4a.stale_claim(blank).verdict == UNTESTED  # no throughput and no duration
+    blank["duration"] = [30.0, 20.0]  # caching on took longer: judged on the duration instead
+    blank["peak_running"] = [1, 3]
+    assert ch4a.stale_claim(blank).verdict == HELD
+
+
+def test_eviction_prompts_predict_tail_first():
+    prompts, predicted = ch4a.eviction_prompts(block=128, usable=12)
+    a, b = prompts[ch4a.FIRST], prompts[ch4a.OTHER]
+    assert len(a) == 8 * 128 + 8 and len(b) == 6 * 128 + 8 and prompts[ch4a.FIRST_AGAIN] == a
+    assert predicted == 5 * 128  # A's 8 full blocks, its last 3 evicted by B
+    assert ch4a.eviction_claim({ch4a.FIRST_AGAIN: 640}, predicted, 128).verdict == HELD
+    assert ch4a.eviction_claim({ch4a.FIRST_AGAIN: 0}, predicted, 128).verdict == NOT_HELD  # head first
+
+
+def test_the_verdict_table_holds_every_claim_of_41_and_42_once():
+    samples = _frame({ch4a.N1: _row(peak_running=8), ch4a.N4: _row(peak_running=32), ch4a.MANY: _row(peak_running=32)})
+    beam = {"greedy": {"mean_seconds": 0.5}, "sampled": {"mean_seconds": 0.6},
+            "beam": {"mean_seconds": 2.0, "params": {"use_beam_search": True, "n": 2}}}
+    prefix = _frame({ch4a.FIXED: _row(prefix_cache_hits=640, prefix_cache_hit_rate=0.6, median_ttft_ms=200),
+                     ch4a.CHURN: _row(load_num_prefixes=8), ch4a.SHORT: _row(load_prefix_len=64), ch4a.OFF: _row()})
+    one_token = {"hits": {ch4a.ORIGINAL: 0, ch4a.LATE: 640, ch4a.EARLY: 0, ch4a.AGAIN: 768}}
+    eviction = ({"hits": {ch4a.FIRST_AGAIN: 640}}, 640)
+    sharing = ch4a.claims(samples, beam, prefix, _stale({}, {}), one_token=one_token, eviction=eviction)
+    assert [c.text[:3] for c in sharing] == ["4.1"] * 3 + ["4.2"] * 6
+    assert len(ch4a.claims(samples, beam, prefix, _stale({}, {}))) == 7  # without the two lookups
+    texts = [c.text for c in sharing]
+    assert len(set(texts)) == len(texts)
+
+
+def test_chapter4a_solutions():
+    one = Load(num_prompts=4, input_len=256, output_len=16, max_concurrency=4, temperature=1.0)
+    env = run_solution("ch04_q1.py", {"sample_loads": {"n=1": one}})
+    assert Question("q1", lambda: 16.0, 0.0, "", "ch04_q1.py").check(env["answer"])
+    fixed = Load(kind="prefix", num_prompts=6, prefix_len=512, input_len=64, output_len=16, max_concurrency=4)
+    measured = {"prefix_cache_hits": 2560.0, "total_input_tokens": 3456.0}  # this project's smoke run
+    env = run_solution("ch04_q2.py", {"fixed": fixed, "block": 128})
+    assert Question("q2", lambda: ch4a.share_saved(measured), 0.05, "", "ch04_q2.py").check(env["answer"])
