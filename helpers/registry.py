@@ -5,14 +5,14 @@ Prose in the notebooks may not type such numbers (tests/test_prose.py); it asks 
 
 The registry is each notebook's `metadata.guide`, the one place a chapter is described:
   chapter / lab        its number (90: the workshop notebook; `workshop: true`)
-  part                 a letter ("a", "b", …) where one chapter spans several notebooks; they share its home
+  part                 a letter ("a", "b", …) where one chapter spans several notebooks; each has its own home
   summary              what it measures, one line (the README's and the contents' tables)
   accelerator          ["CPU", "GPU"] or ["GPU"]: the test runner skips a GPU-only notebook on a CPU
   minutes_smoke/_full  the estimate at each size on a 2-core CPU
   engine_starts_smoke  engine starts at the smoke size when nothing is stored
   solution             true for a lab's worked solution (labs/solutions/)
-Each entry's home is derived from its number (`home`): helpers/chapters/chN.py or labN.py (or a
-package of that name), tested by tests/chapters/test_<home>.py.
+Each entry's home is derived from its number and part (`home`): helpers/chapters/chN.py, chNa.py or
+labN.py, tested by tests/chapters/test_<home>.py.
 `readme_table()` is the README's chapter table: tests/test_environment.py fails, printing it, when the
 README's copy differs, and fails when a notebook lacks a key.
 """
@@ -43,8 +43,8 @@ def runs_here(entry: dict) -> bool:
 
 
 def home(entry: dict) -> str:
-    """The chapter's home module under helpers/chapters/: "ch3", "lab4", "ch90"."""
-    return f"lab{entry['lab']}" if "lab" in entry else f"ch{entry['chapter']}"
+    """The notebook's home module under helpers/chapters/: "ch3", "ch4a", "lab4", "ch90" (one per notebook)."""
+    return f"lab{entry['lab']}" if "lab" in entry else f"ch{entry['chapter']}{entry.get('part', '')}"
 
 
 def contents(here: str = "notebooks") -> str:
@@ -60,7 +60,8 @@ def contents(here: str = "notebooks") -> str:
     for ch in entries:
         rel = Path("..") / ch["path"].relative_to(ROOT) if ch["path"].parent.name != here else ch["path"].name
         rows.append(f"| [{ch['title']}]({rel}) | {' or '.join(ch.get('accelerator', ['CPU']))} | "
-                    f"{ch.get('engine_starts_smoke', '?')} | {ch.get('minutes_smoke', '?')} / {ch.get('minutes_full', '?')} |")
+                    f"{ch.get('engine_starts_smoke', '?')} | "
+                    f"{ch.get('minutes_smoke', '?')} / {ch.get('minutes_full', '?')} |")
     return "\n".join(rows)
 
 
@@ -98,6 +99,7 @@ def readme_table() -> str:
         rel = ch["path"].relative_to(ROOT)
         needs = "" if "CPU" in ch.get("accelerator", ["CPU"]) else " (GPU only)"
         rows.append(f"| [{rel.stem}]({rel}){needs} | {ch.get('summary', '?')} | "
-                    f"{ch.get('minutes_smoke', '?')} / {ch.get('minutes_full', '?')} | {ch.get('engine_starts_smoke', '?')} |")
+                    f"{ch.get('minutes_smoke', '?')} / {ch.get('minutes_full', '?')} | "
+                    f"{ch.get('engine_starts_smoke', '?')} |")
     return "\n".join(rows)
 

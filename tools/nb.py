@@ -17,5 +17,5 @@ def write(path, cells, guide_meta):
             cell.update(execution_count=None, outputs=[])
         nb["cells"].append(cell)
     with open(path, "w") as f:
-        json.dump(nb, f, indent=1, ensure_ascii=False)
+        json.dump(nb, f, sort_keys=True, indent=1, ensure_ascii=False)  # as Jupyter and ruff write it
         f.write("\n")

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from typing import Callable
 
 from helpers import advisor, tuning
-from helpers.chapters import ch6
+from helpers.chapters import ch6a
 from helpers.config import BY_NAME, SETTINGS, ConfigError, EngineConfig
 from helpers.slo import SLO, knee
 
@@ -88,7 +88,7 @@ class Capstone:
     """The service, the two reference rows (baseline and the advisor's), and the learner's runs."""
 
     base: EngineConfig
-    service: ch6.Service
+    service: ch6a.Service
     baseline: dict
     advice: advisor.Advice
     advised: dict
@@ -103,7 +103,7 @@ class Capstone:
         Rows stored by notebook 06a (same config, same loads) are reused."""
         if measure is None:
             from helpers.experiment import measure
-        service = ch6.prepare_service(base, slo=slo, tag=tag, measure=measure, sweep=sweep, say=say)
+        service = ch6a.prepare_service(base, slo=slo, tag=tag, measure=measure, sweep=sweep, say=say)
         baseline = measure(base, service.load, tag=tag)
         advice = advisor.advise(baseline, base, service.slo)
         advised = measure(advice.apply(base), service.load, tag=tag) if advice.change else baseline
@@ -123,8 +123,8 @@ class Capstone:
             f"Load: {self.service.load.label()}",
             f"Unloaded (one request at a time): median TTFT {u['median_ttft_ms']:,.0f} ms, median TPOT "
             f"{u['median_tpot_ms']:.1f} ms, a request every {u['median_e2el_ms']:,.0f} ms.",
-            f"Target: {s.label()} (TTFT ×{ch6.TTFT_HEADROOM:g} and TPOT ×{ch6.TPOT_HEADROOM:g} the unloaded "
-            "medians, rounded up)." if s == ch6.slo_for(u) else f"Target (yours): {s.label()}.",
+            f"Target: {s.label()} (TTFT ×{ch6a.TTFT_HEADROOM:g} and TPOT ×{ch6a.TPOT_HEADROOM:g} the unloaded "
+            "medians, rounded up)." if s == ch6a.slo_for(u) else f"Target (yours): {s.label()}.",
             f"Rate sweep of the baseline at {rates} req/s: {k.text(s)}",
             f"You tune at {self.service.rate:g} req/s (Poisson arrivals).",
         ])
@@ -161,8 +161,8 @@ class Capstone:
         """The control panel's function: the base config with the panel's settings."""
         return self.run(self.base.replace(**settings), force=force, progress=progress)
 
-    def verdict(self, config: EngineConfig, row: dict) -> ch6.Verdict:
-        return ch6.capstone_verdict(row, self.baseline, self.advised, self.slo,
+    def verdict(self, config: EngineConfig, row: dict) -> ch6a.Verdict:
+        return ch6a.capstone_verdict(row, self.baseline, self.advised, self.slo,
                                        same_as_baseline=config == self.base,
                                        same_as_advised=config == self.advice.apply(self.base))
 

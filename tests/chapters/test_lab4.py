@@ -5,7 +5,7 @@ import re
 import pytest
 
 from helpers import run_size
-from helpers.chapters import ch6, lab4
+from helpers.chapters import ch6a, lab4
 from helpers.config import ConfigError, EngineConfig
 from helpers.slo import SLO
 
@@ -104,13 +104,13 @@ def test_pass_only_by_beating_the_advisor(lab, capsys):
     lab, engine = lab
     assert lab.check(GOOD_CFG)  # 10 of 12 against the advisor's 8 of 12: ×1.25, beyond one repeat's ±10 %
     assert "Passed: ×1.25 the advisor's" in capsys.readouterr().out and engine.runs[-1] == GOOD_CFG
-    one_more = ch6.capstone_verdict(_row(9), lab.baseline, lab.advised, lab.slo)
+    one_more = ch6a.capstone_verdict(_row(9), lab.baseline, lab.advised, lab.slo)
     assert not one_more.passed  # 9 of 12: ×1.12, but one request more is one request's luck
-    v = ch6.capstone_verdict(_row(8), lab.baseline, lab.advised, lab.slo)
+    v = ch6a.capstone_verdict(_row(8), lab.baseline, lab.advised, lab.slo)
     assert not v.passed and "within the noise of the advisor's" in v.text
     assert not lab.check(ADVISED_CFG)  # the advice itself is not an answer
     assert "advisor's own change" in capsys.readouterr().out
-    v = ch6.capstone_verdict(_row(11), lab.baseline, lab.advised, lab.slo)
+    v = ch6a.capstone_verdict(_row(11), lab.baseline, lab.advised, lab.slo)
     assert v.passed and "the advisor's" in v.text  # 11 vs 8 of 12
 
 

@@ -8,7 +8,7 @@ GPU default (a "higher" memory fraction below 0.90). It cannot catch what only a
 import pytest
 
 from helpers import hardware
-from helpers.chapters import ch3, ch6
+from helpers.chapters import ch3, ch6a
 from helpers.config import ConfigError, EngineConfig
 from helpers.engine import preflight
 from helpers.results import fingerprint
@@ -39,7 +39,7 @@ def _clear():
 @pytest.mark.parametrize("n", [1, 2, 3])
 def test_chapter6_path_runs_on_a_gpu_and_lowers_no_default(gpus, n):
     base = gpus(n)
-    steps = ch6.tuning_steps(base, seats=8, engine_max_num_seqs=1024, longest_prompt=600, full=True, gpu_count=n)
+    steps = ch6a.tuning_steps(base, seats=8, engine_max_num_seqs=1024, longest_prompt=600, full=True, gpu_count=n)
     names = [s.name for s in steps]
     assert "CUDA graphs" in names
     assert any("GPUs" in name for name in names) == (n >= 2)  # a parallel step whenever there are two GPUs

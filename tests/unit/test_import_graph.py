@@ -7,8 +7,8 @@ from pathlib import Path
 import helpers
 
 ROOT = Path(helpers.__file__).parent
-JUDGING = ("helpers.slo", "helpers.tuning", "helpers.chapters.ch6.service", "helpers.advisor", "helpers.verdicts")
-RUNNING = ("helpers.experiment", "helpers.chapters.ch6.runs", "helpers.engine")
+JUDGING = ("helpers.slo", "helpers.tuning", "helpers.chapters.ch6a.service", "helpers.advisor", "helpers.verdicts")
+RUNNING = ("helpers.experiment", "helpers.chapters.ch6a.runs", "helpers.engine")
 # Lowest first. A module may import its own layer or a lower one; a new module gets a layer here.
 LAYERS = {
     "settings and errors": ("errors", "settings", "hardware", "probes", "run_size", "quantize"),

@@ -54,7 +54,7 @@ def test_a_sweep_stops_when_the_queue_explodes():
 
 
 def test_a_sweep_goes_up_and_stops_early_keeping_what_it_measured():
-    from helpers.chapters.ch6 import rate_sweep as sweep
+    from helpers.chapters.ch6a import rate_sweep as sweep
     from helpers.load import Load
 
     slo, said, asked = SLO(ttft_ms=1000, tpot_ms=50), [], []
@@ -71,7 +71,7 @@ def test_a_sweep_goes_up_and_stops_early_keeping_what_it_measured():
 
 
 def test_a_failed_run_ends_the_sweep_but_keeps_the_rows():
-    from helpers.chapters.ch6 import rate_sweep as sweep
+    from helpers.chapters.ch6a import rate_sweep as sweep
     from helpers.load import Load
 
     def flaky(config, load, force=False, tag=""):

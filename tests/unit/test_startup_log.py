@@ -202,7 +202,7 @@ def test_a_fixed_kv_size_is_read_too():
 
 
 def test_each_reported_figure_is_cross_checked():
-    from helpers.chapters.ch6 import explain, kv_share_band
+    from helpers.chapters.ch6a import explain, kv_share_band
     # What the embedded model's engine reported on a 2-core EPYC (fraction 0.25, bf16, 2048 tokens).
     row = {"kv_cache_tokens": 183680, "max_concurrency": 89.69, "kv_cache_gib": 3.94, "memory_budget_gib": 5.02,
            "node_memory_gib": 20.09, "non_kv_gib": 1.08, "block_size": 128, "num_blocks": 1435}

@@ -1,6 +1,6 @@
 import pytest
 
-from helpers.chapters.ch6 import walk
+from helpers.chapters.ch6a import walk
 from helpers.config import ConfigError, EngineConfig
 from helpers.slo import SLO
 from helpers.tuning import HELPED, HURT, NOTHING, Step, effect

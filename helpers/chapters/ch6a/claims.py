@@ -1,58 +1,23 @@
-"""Chapter 6's claims (reading the start-up log, a tuning path toward a latency target, and
-three combinations of settings that backfire) and the rule that judges each from the rows the
-notebooks measured (6.1 and 6.2 in notebook 06a, 6.3 in 06b).
+"""Chapter 6a's claims (reading the start-up log, a tuning path toward a latency target), its tuning
+path's steps, and the rule that judges each claim from the rows notebook 06a measured.
 
-The notebooks pass:
+The notebook passes:
   checks    6.1: explain(...) records (figure, engine, computed, agree)
   share     6.1: the KV cache's share of the device's memory (0–1; on a CPU, the NUMA node's memory the
                  fraction is taken of), and the service row measured on that engine (its peak KV usage and
                  preemptions say whether concurrency was short)
   records   6.2: walk(...) records (runs.py); `advised` the advisor's row and the baseline it changed;
                  `mixed` the final mixed-load rows {"baseline": row, "tuned": row}
-  backfire  6.3: rows by name (ROOMY, TIGHT, HIGH_FRACTION; SEATS_HIGH, SEATS_DEFAULT; BUDGET, TINY)
 """
 from __future__ import annotations
 
-import math
-from typing import NamedTuple
-
 from helpers import models, tuning, verdicts
 from helpers.config import ConfigError, EngineConfig
-from helpers.load import Load
-from helpers.verdicts import Claim
 from helpers.slo import SLO
 from helpers.tuning import Step
+from helpers.verdicts import Claim
 
-ROOMY, TIGHT, HIGH_FRACTION = "roomy cache", "tight cache", "high fraction"
-SEATS_HIGH, SEATS_DEFAULT = "very many seats", "default seats"
-BUDGET, TINY = "default budget", "tiny chunks"
 FULL_PCT = 90.0  # peak KV usage that counts as "short of room"
-HIT_DROP = 0.8  # "loses its hits": the hit rate falls below this share of the roomy cache's
-
-
-def very_many_seats(engine_max_num_seqs: int, full: bool) -> int:
-    """6.3b's "very high" max_num_seqs: twice the engine's default, and at least 256 (1,024 at full size)."""
-    return max(2 * int(engine_max_num_seqs), 1024 if full else 256)
-
-
-class BackfireLoads(NamedTuple):
-    churn: Load  # 6.3a: many system prompts, each used a few times
-    flood: Load  # 6.3b: short requests, all sent at once
-    long_prompts: Load  # 6.3c: several long prompts at once
-
-
-def backfire_loads(engine_max_num_seqs: int, full: bool) -> BackfireLoads:
-    """6.3's three loads, in one place: chapter 6a's tuning walk measures them on the baseline while
-    its engine is up, and chapter 6b reads those rows back, which only identical loads find. Sized from
-    the baseline engine's resolved `max_num_seqs` (`cap["engine_max_num_seqs"]`) and the run size. The
-    flood is a quarter more than `very_many_seats` allows (at the smoke size, a quarter more than the
-    engine's default allows: enough for the high value to run more at once)."""
-    seats = very_many_seats(engine_max_num_seqs, full) if full else int(engine_max_num_seqs)
-    return BackfireLoads(
-        churn=Load(kind="prefix", num_prompts=48 if full else 24, prefix_len=512, input_len=32, output_len=16,
-                   num_prefixes=16 if full else 8, max_concurrency=4),
-        flood=Load(num_prompts=seats * 5 // 4, input_len=32, output_len=16, max_concurrency=None),
-        long_prompts=Load(num_prompts=12 if full else 4, input_len=1536, output_len=8, max_concurrency=None))
 
 
 def tuning_steps(base: EngineConfig, seats: int, engine_max_num_seqs: int, longest_prompt: int, full: bool,
@@ -106,21 +71,25 @@ def startup_claims(checks: list[dict], share: float, loaded: dict, non_kv_share:
 
 def band_claim(share: float, non_kv_share: float, loaded: dict) -> Claim:
     """The article's three bands of the KV share of device memory, each judged by what it says."""
-    peak, preempted = verdicts.number(loaded, "peak_kv_cache_usage_pct") or 0, verdicts.number(loaded, "preemptions") or 0
+    peak = verdicts.number(loaded, "peak_kv_cache_usage_pct") or 0
+    preempted = verdicts.number(loaded, "preemptions") or 0
     short = peak >= FULL_PCT or preempted > 0
     ev = (f"KV cache {100 * share:.0f} % of the device's memory, non-KV memory {100 * non_kv_share:.0f} %; under the "
           f"service load the cache peaked at {peak:.1f} % with {preempted:.0f} preemption(s)")
     if share < 0.20:
-        return verdicts.judge("6.1 A KV share under a fifth means the weights crowd the cache out", non_kv_share > share, ev,
+        return verdicts.judge("6.1 A KV share under a fifth means the weights crowd the cache out",
+                              non_kv_share > share, ev,
                             rule="held: the non-KV memory (weights, runtime) is larger than the cache")
     if 0.40 <= share < 0.60:
         return verdicts.judge("6.1 A KV share of two to three fifths is a sound configuration", not short, ev,
-                            rule=f"held: the service load never filled the cache (peak under {FULL_PCT:.0f} %, no preemption)")
+                            rule=f"held: the service load never filled the cache (peak under {FULL_PCT:.0f} %, "
+                                 "no preemption)")
     if share >= 0.70:
         return verdicts.judge("6.1 A KV share above seven tenths leaves plenty of room for concurrency", not short, ev,
-                            rule=f"held: the service load never filled the cache (peak under {FULL_PCT:.0f} %, no preemption)")
+                            rule=f"held: the service load never filled the cache (peak under {FULL_PCT:.0f} %, "
+                                 "no preemption)")
     return verdicts.untested("6.1 The article's bands of the KV share (under a fifth, two to three fifths, over seven "
-                           f"tenths)", f"{ev}: {100 * share:.0f} % lies between the bands, which say nothing about it")
+                           "tenths)", f"{ev}: {100 * share:.0f} % lies between the bands, which say nothing about it")
 
 
 GOODPUT_RULE = ("held: goodput at the target higher beyond noise and the share of requests within the target not "
@@ -156,7 +125,8 @@ def tuning_claims(records: list[dict], advised: dict, advice_text: str, mixed: d
     best = kept[-1] if kept else base
     steps = ", ".join(f"{r['step']} {r['effect']}" for r in records[1:]) or "no step ran"
     rule = GOODPUT_RULE
-    judged_row, how = (fresh, "; judged on a fresh run of the kept configuration (new prompts)") if fresh else (best["row"], "")
+    judged_row, how = ((fresh, "; judged on a fresh run of the kept configuration (new prompts)") if fresh
+                       else (best["row"], ""))
     out = [
         _goodput_claim("6.2 One setting at a time, from a baseline, raises goodput at the target", base["row"],
                        judged_row, slo, f"{len(kept)} of {len(records) - 1} steps kept ({steps}){how}", rule),
@@ -185,88 +155,6 @@ def order_claim(forward: list[dict], reverse: list[dict] | None, slo: SLO) -> Cl
                           "held: the article's order ends with a higher goodput than the opposite order beyond "
                           "noise, and no smaller share within the target; within noise: the order did not matter "
                           "here; cannot be judged: no request met the target on either path")
-
-
-def prefix_room(row) -> tuple[int, int] | None:
-    """(cache blocks left beside the running requests, blocks the load's distinct prefixes take), from
-    the row's own figures: the engine's KV tokens and block size, and the load's prefixes, lengths
-    and concurrency. Only whole blocks of a prefix are cached (vLLM hashes full blocks), and a running
-    request shares those with the cache, so only its own blocks count against the room; one block is
-    the block pool's null block (`BlockPool.__init__`), never handed out. None where the row lacks a
-    figure."""
-    g = lambda k: verdicts.number(row, k)  # noqa: E731
-    tokens, block, prefixes, prefix = g("kv_cache_tokens"), g("block_size"), g("load_num_prefixes"), g("load_prefix_len")
-    prompts = g("load_num_prompts")
-    if None in (tokens, block, prefixes, prefix, prompts) or not block:
-        return None
-    running = min(g("load_max_concurrency") or prompts, prompts)
-    shared = prefix // block  # the prefix's full blocks: the cache's, shared by every request that starts with it
-    own = math.ceil((prefix + (g("load_input_len") or 0) + (g("load_output_len") or 0)) / block) - shared
-    return int(tokens // block - 1 - running * own), int(prefixes * shared)
-
-
-TIGHT_RULE = (f"a demonstration, not a test of the article: the notebook makes this cache short on purpose. Held: the "
-              f"tight cache's hit rate under {HIT_DROP:.0%} of the roomy one's (it fails if the prefixes come back "
-              "before vLLM evicts them); cannot be judged: the roomy cache had no hits or no room for every prefix, "
-              "or the tight one had room for all of them")
-
-
-def tight_cache_claim(roomy, tight) -> Claim:
-    """6.3a's mechanism, shown on a cache made short on purpose: a demonstration, and its rule says so.
-    Its premise is checked from the rows (`prefix_room`): the roomy cache holds every prefix beside the
-    running requests and had hits; the tight one cannot hold them all."""
-    text = "6.3a (demonstration) Prefix caching loses its hits when the cache is short of room"
-    a, b = verdicts.number(roomy, "prefix_cache_hit_rate") or 0, verdicts.number(tight, "prefix_cache_hit_rate") or 0
-    ev = (f"hit rate {100 * a:.0f} % with room, {100 * b:.0f} % in the tight cache; median TTFT "
-          f"{verdicts.number(roomy, 'median_ttft_ms') or 0:,.0f} → {verdicts.number(tight, 'median_ttft_ms') or 0:,.0f} ms")
-    room, short = prefix_room(roomy), prefix_room(tight)
-    if room is None or short is None:
-        return verdicts.untested(text, f"{ev}; the rows lack the cache or load figures that say how much room there was",
-                                 TIGHT_RULE)
-    ev += (f"; blocks left beside the running requests: {room[0]} roomy, {short[0]} tight, for {short[1]} blocks of "
-           "distinct prefixes")
-    if a == 0 or room[0] < room[1]:
-        return verdicts.untested(text, f"{ev}: the roomy cache " + ("had no hits to lose" if a == 0 else
-                                                                   "was short of room too"), TIGHT_RULE)
-    if short[0] >= short[1]:
-        return verdicts.untested(text, f"{ev}: the tight cache had room for every prefix, so it was not short",
-                                 TIGHT_RULE)
-    return verdicts.judge(text, b < HIT_DROP * a, ev, partly=b < a, rule=TIGHT_RULE)
-
-
-def backfire_claims(rows: dict) -> list[Claim]:
-    out = []
-    roomy, tight = rows.get(ROOMY), rows.get(TIGHT)
-    if roomy is not None and tight is not None:
-        out.append(tight_cache_claim(roomy, tight))
-    if roomy is not None and (high := rows.get(HIGH_FRACTION)) is not None:
-        a, b = verdicts.number(roomy, "prefix_cache_hit_rate") or 0, verdicts.number(high, "prefix_cache_hit_rate") or 0
-        out.append(verdicts.judge(
-            "6.3a …and a high memory fraction is what takes the room", b < HIT_DROP * a,
-            f"hit rate {100 * a:.0f} % at the default fraction, {100 * b:.0f} % at "
-            f"{verdicts.number(high, 'cfg_gpu_memory_utilization') or 0:g}; KV tokens "
-            f"{verdicts.number(roomy, 'kv_cache_tokens') or 0:,.0f} → {verdicts.number(high, 'kv_cache_tokens') or 0:,.0f}",
-            partly=b < a, rule=f"held: the higher fraction's hit rate under {HIT_DROP:.0%} of the default's"))
-    elif roomy is not None:
-        out.append(verdicts.untested("6.3a …and a high memory fraction is what takes the room",
-                                   "runs at full size (GUIDE_SIZE=full)"))
-    if (many := rows.get(SEATS_HIGH)) is not None and (few := rows.get(SEATS_DEFAULT)) is not None:
-        text = "6.3b A very high max_num_seqs with a flood of short requests lowers throughput"
-        seats = verdicts.number(few, "engine_max_num_seqs") or 0
-        ran = verdicts.number(many, "peak_running") or 0
-        evidence = (f"max_num_seqs {seats:.0f} (default) vs {verdicts.number(many, 'engine_max_num_seqs') or 0:.0f}: "
-                    f"{verdicts.number(few, 'request_throughput'):.2f} vs {verdicts.number(many, 'request_throughput'):.2f} "
-                    f"requests/s; peak running {verdicts.number(few, 'peak_running') or 0:.0f} vs {ran:.0f}")
-        if ran <= seats:
-            out.append(verdicts.untested(text, f"{evidence}: the flood never ran more at once than the default allows"))
-        else:
-            out.append(verdicts.judge_change(text, few, many, "request_throughput", better="lower", held_at=1.1,
-                                           unit="req/s", evidence=evidence))
-    if (budget := rows.get(BUDGET)) is not None and (tiny := rows.get(TINY)) is not None:
-        out.append(verdicts.judge_change(
-            "6.3c A tiny prefill chunk with many long prompts raises TTFT", budget, tiny, "median_ttft_ms",
-            better="higher", held_at=1.1, unit="ms"))
-    return out
 
 
 # -- 6.1: each figure of the report, cross-checked ----------------------------------------------
@@ -303,7 +191,8 @@ def explain(row: dict, shape: dict, bytes_per_number: int, max_model_len: int, f
         add("KV cache tokens", g("kv_cache_tokens"), blocks * (g("block_size") or 1),
             f"KV GiB ÷ {per_token:,} bytes per token, in whole blocks", tolerance=0.01)
     if g("num_blocks") and g("block_size"):
-        add("KV cache tokens (blocks)", g("kv_cache_tokens"), g("num_blocks") * g("block_size"), "blocks × block size", 0)
+        add("KV cache tokens (blocks)", g("kv_cache_tokens"), g("num_blocks") * g("block_size"), "blocks × block size",
+            0)
     if g("kv_cache_tokens"):
         add("max concurrency", g("max_concurrency"), g("kv_cache_tokens") / max_model_len,
             f"KV tokens ÷ max_model_len ({max_model_len})")

@@ -7,7 +7,7 @@ from __future__ import annotations
 import dataclasses
 
 from helpers import experiment, tuning
-from helpers.chapters.ch6 import service
+from helpers.chapters.ch6a import service
 from helpers.config import EngineConfig
 from helpers.errors import ConfigError
 from helpers.slo import SLO, overloaded

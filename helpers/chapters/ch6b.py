@@ -1,0 +1,143 @@
+"""Chapter 6b's home: three combinations of settings that backfire (6.3), the loads that show each,
+and the rule that judges each claim from the rows notebook 06b measured (`claims`).
+
+The notebook passes its rows by name (ROOMY, TIGHT, HIGH_FRACTION; SEATS_HIGH, SEATS_DEFAULT; BUDGET, TINY).
+"""
+from __future__ import annotations
+
+import math
+from typing import NamedTuple
+
+from helpers import verdicts
+from helpers.load import Load
+from helpers.verdicts import Claim
+
+# -- designs: the combinations and the loads that show them ------------------------------------------
+ROOMY, TIGHT, HIGH_FRACTION = "roomy cache", "tight cache", "high fraction"
+SEATS_HIGH, SEATS_DEFAULT = "very many seats", "default seats"
+BUDGET, TINY = "default budget", "tiny chunks"
+
+
+def very_many_seats(engine_max_num_seqs: int, full: bool) -> int:
+    """6.3b's "very high" max_num_seqs: twice the engine's default, and at least 256 (1,024 at full size)."""
+    return max(2 * int(engine_max_num_seqs), 1024 if full else 256)
+
+
+class BackfireLoads(NamedTuple):
+    churn: Load  # 6.3a: many system prompts, each used a few times
+    flood: Load  # 6.3b: short requests, all sent at once
+    long_prompts: Load  # 6.3c: several long prompts at once
+
+
+def backfire_loads(engine_max_num_seqs: int, full: bool) -> BackfireLoads:
+    """6.3's three loads, in one place: chapter 6a's tuning walk measures them on the baseline while
+    its engine is up, and chapter 6b reads those rows back, which only identical loads find. Sized from
+    the baseline engine's resolved `max_num_seqs` (`cap["engine_max_num_seqs"]`) and the run size. The
+    flood is a quarter more than `very_many_seats` allows (at the smoke size, a quarter more than the
+    engine's default allows: enough for the high value to run more at once)."""
+    seats = very_many_seats(engine_max_num_seqs, full) if full else int(engine_max_num_seqs)
+    return BackfireLoads(
+        churn=Load(kind="prefix", num_prompts=48 if full else 24, prefix_len=512, input_len=32, output_len=16,
+                   num_prefixes=16 if full else 8, max_concurrency=4),
+        flood=Load(num_prompts=seats * 5 // 4, input_len=32, output_len=16, max_concurrency=None),
+        long_prompts=Load(num_prompts=12 if full else 4, input_len=1536, output_len=8, max_concurrency=None))
+
+
+# -- claims and the rules that judge them ------------------------------------------------------------
+
+
+HIT_DROP = 0.8  # "loses its hits": the hit rate falls below this share of the roomy cache's
+
+
+def prefix_room(row) -> tuple[int, int] | None:
+    """(cache blocks left beside the running requests, blocks the load's distinct prefixes take), from
+    the row's own figures: the engine's KV tokens and block size, and the load's prefixes, lengths
+    and concurrency. Only whole blocks of a prefix are cached (vLLM hashes full blocks), and a running
+    request shares those with the cache, so only its own blocks count against the room; one block is
+    the block pool's null block (`BlockPool.__init__`), never handed out. None where the row lacks a
+    figure."""
+    g = lambda k: verdicts.number(row, k)  # noqa: E731
+    tokens, block = g("kv_cache_tokens"), g("block_size")
+    prefixes, prefix = g("load_num_prefixes"), g("load_prefix_len")
+    prompts = g("load_num_prompts")
+    if None in (tokens, block, prefixes, prefix, prompts) or not block:
+        return None
+    running = min(g("load_max_concurrency") or prompts, prompts)
+    shared = prefix // block  # the prefix's full blocks: the cache's, shared by every request that starts with it
+    own = math.ceil((prefix + (g("load_input_len") or 0) + (g("load_output_len") or 0)) / block) - shared
+    return int(tokens // block - 1 - running * own), int(prefixes * shared)
+
+
+TIGHT_RULE = (f"a demonstration, not a test of the article: the notebook makes this cache short on purpose. Held: the "
+              f"tight cache's hit rate under {HIT_DROP:.0%} of the roomy one's (it fails if the prefixes come back "
+              "before vLLM evicts them); cannot be judged: the roomy cache had no hits or no room for every prefix, "
+              "or the tight one had room for all of them")
+
+
+def tight_cache_claim(roomy, tight) -> Claim:
+    """6.3a's mechanism, shown on a cache made short on purpose: a demonstration, and its rule says so.
+    Its premise is checked from the rows (`prefix_room`): the roomy cache holds every prefix beside the
+    running requests and had hits; the tight one cannot hold them all."""
+    text = "6.3a (demonstration) Prefix caching loses its hits when the cache is short of room"
+    a, b = verdicts.number(roomy, "prefix_cache_hit_rate") or 0, verdicts.number(tight, "prefix_cache_hit_rate") or 0
+    ev = (f"hit rate {100 * a:.0f} % with room, {100 * b:.0f} % in the tight cache; median TTFT "
+          f"{verdicts.number(roomy, 'median_ttft_ms') or 0:,.0f} → "
+          f"{verdicts.number(tight, 'median_ttft_ms') or 0:,.0f} ms")
+    room, short = prefix_room(roomy), prefix_room(tight)
+    if room is None or short is None:
+        return verdicts.untested(text, f"{ev}; the rows lack the cache or load figures that say how much room there "
+                                 "was",
+                                 TIGHT_RULE)
+    ev += (f"; blocks left beside the running requests: {room[0]} roomy, {short[0]} tight, for {short[1]} blocks of "
+           "distinct prefixes")
+    if a == 0 or room[0] < room[1]:
+        return verdicts.untested(text, f"{ev}: the roomy cache " + ("had no hits to lose" if a == 0 else
+                                                                   "was short of room too"), TIGHT_RULE)
+    if short[0] >= short[1]:
+        return verdicts.untested(text, f"{ev}: the tight cache had room for every prefix, so it was not short",
+                                 TIGHT_RULE)
+    return verdicts.judge(text, b < HIT_DROP * a, ev, partly=b < a, rule=TIGHT_RULE)
+
+
+def claims(rows: dict) -> list[Claim]:
+    out = []
+    roomy, tight = rows.get(ROOMY), rows.get(TIGHT)
+    if roomy is not None and tight is not None:
+        out.append(tight_cache_claim(roomy, tight))
+    if roomy is not None and (high := rows.get(HIGH_FRACTION)) is not None:
+        a, b = verdicts.number(roomy, "prefix_cache_hit_rate") or 0, verdicts.number(high, "prefix_cache_hit_rate") or 0
+        out.append(verdicts.judge(
+            "6.3a …and a high memory fraction is what takes the room", b < HIT_DROP * a,
+            f"hit rate {100 * a:.0f} % at the default fraction, {100 * b:.0f} % at "
+            f"{verdicts.number(high, 'cfg_gpu_memory_utilization') or 0:g}; KV tokens "
+            f"{verdicts.number(roomy, 'kv_cache_tokens') or 0:,.0f} → "
+            f"{verdicts.number(high, 'kv_cache_tokens') or 0:,.0f}",
+            partly=b < a, rule=f"held: the higher fraction's hit rate under {HIT_DROP:.0%} of the default's"))
+    elif roomy is not None:
+        out.append(verdicts.untested("6.3a …and a high memory fraction is what takes the room",
+                                   "runs at full size (GUIDE_SIZE=full)"))
+    if (many := rows.get(SEATS_HIGH)) is not None and (few := rows.get(SEATS_DEFAULT)) is not None:
+        text = "6.3b A very high max_num_seqs with a flood of short requests lowers throughput"
+        seats = verdicts.number(few, "engine_max_num_seqs") or 0
+        ran = verdicts.number(many, "peak_running") or 0
+        evidence = (f"max_num_seqs {seats:.0f} (default) vs {verdicts.number(many, 'engine_max_num_seqs') or 0:.0f}: "
+                    f"{verdicts.number(few, 'request_throughput'):.2f} vs "
+                    f"{verdicts.number(many, 'request_throughput'):.2f} "
+                    f"requests/s; peak running {verdicts.number(few, 'peak_running') or 0:.0f} vs {ran:.0f}")
+        if ran <= seats:
+            out.append(verdicts.untested(text, f"{evidence}: the flood never ran more at once than the default allows"))
+        else:
+            out.append(verdicts.judge_change(text, few, many, "request_throughput", better="lower", held_at=1.1,
+                                           unit="req/s", evidence=evidence))
+    if (budget := rows.get(BUDGET)) is not None and (tiny := rows.get(TINY)) is not None:
+        out.append(verdicts.judge_change(
+            "6.3c A tiny prefill chunk with many long prompts raises TTFT", budget, tiny, "median_ttft_ms",
+            better="higher", held_at=1.1, unit="ms"))
+    return out
+
+
+DESIGNS = ("ROOMY", "TIGHT", "HIGH_FRACTION", "SEATS_HIGH", "SEATS_DEFAULT", "BUDGET", "TINY", "very_many_seats",
+           "BackfireLoads", "backfire_loads")
+PANELS = ()
+CHECKS = ()
+CLAIMS = ("HIT_DROP", "prefix_room", "TIGHT_RULE", "tight_cache_claim", "claims")

@@ -1,0 +1,185 @@
+"""Chapter 6a's home on recorded rows: the service and its target, the runs (with `measure` handed in), the
+rules, the exercises."""
+import math
+
+import pytest
+
+from helpers import run_size, verdicts
+from helpers.chapters import ch6a
+from helpers.config import ConfigError
+from helpers.exercises import Question
+from helpers.slo import SLO
+from tests.solutions import run_solution
+
+SLO_ = SLO(1000, 50, share=0.9)
+
+
+def _row(good, total=10, duration=10.0, **extra):
+    return {"runs": [{"request_ttft_ms": [100] * good + [5000] * (total - good), "request_tpot_ms": [20] * total,
+                      "duration": duration}], **extra}
+
+
+def test_startup_claims():
+    checks = [{"figure": "KV cache tokens", "agree": True}, {"figure": "max concurrency", "agree": True}]
+    idle, full = {"peak_kv_cache_usage_pct": 3.0, "preemptions": 0}, {"peak_kv_cache_usage_pct": 99.0, "preemptions": 3}
+    c = ch6a.startup_claims(checks, 0.82, idle, 0.05)
+    assert [x.verdict for x in c] == [verdicts.HELD, verdicts.HELD]
+    c = ch6a.startup_claims(checks + [{"figure": "KV cache (GiB)", "agree": False}], 0.82, full, 0.05)
+    assert [x.verdict for x in c] == [verdicts.PARTLY, verdicts.NOT_HELD]  # a high share, yet the cache ran short
+    assert "off: KV cache (GiB)" in c[0].evidence
+
+
+def test_each_band_is_judged_by_what_it_says():
+    idle = {"peak_kv_cache_usage_pct": 3.0, "preemptions": 0}
+    assert ch6a.band_claim(0.15, 0.70, idle).verdict == verdicts.HELD  # weights really crowd the cache out
+    low = ch6a.band_claim(0.18, 0.04, idle)  # a small fraction, tiny weights: the band's reason is wrong
+    assert low.verdict == verdicts.NOT_HELD and "weights crowd" in low.text
+    assert ch6a.band_claim(0.5, 0.3, idle).verdict == verdicts.HELD
+    assert ch6a.band_claim(0.5, 0.3, {"peak_kv_cache_usage_pct": 100.0, "preemptions": 0}).verdict == verdicts.NOT_HELD
+    assert ch6a.band_claim(0.3, 0.05, idle).verdict == verdicts.UNTESTED
+
+
+def test_tuning_claims_follow_goodput():
+    base, better, same = _row(3), _row(6), _row(3)
+    records = [{"step": "baseline", "row": base, "kept": True},
+               {"step": "budget", "row": better, "kept": True, "effect": "helped"},
+               {"step": "caching off", "row": same, "kept": False, "effect": "within noise"}]
+    c = ch6a.tuning_claims(records, {"baseline": base, "row": same}, "advice", {"baseline": base, "tuned": _row(1)},
+                           SLO_)
+    assert [x.verdict for x in c] == [verdicts.HELD, verdicts.NOISE, verdicts.NOT_HELD]
+    assert "1 of 2 steps kept" in c[0].evidence and "within the target 30 % → 60 % of requests" in c[0].evidence
+    assert len(ch6a.tuning_claims(records, {"baseline": base, "row": better}, "a", {}, SLO_)) == 2
+
+
+def test_a_tuning_claim_needs_the_share_within_the_target_too():
+    base = _row(6)
+    sooner = _row(4, duration=4.0)  # goodput 0.6 → 1.0 req/s, but 60 % → 40 % of the requests within the target
+    records = [{"step": "baseline", "row": base, "kept": True}, {"step": "seats", "row": sooner, "kept": False,
+                                                                 "effect": "hurt"}]
+    advised = {"baseline": base, "row": sooner}
+    first, advice = ch6a.tuning_claims(records, advised, "more seats", {}, SLO_, fresh=sooner)
+    assert first.verdict == advice.verdict == verdicts.NOT_HELD and "60 % → 40 %" in advice.evidence
+    # nothing met the target on either side: goodput cannot tell the two apart
+    none = ch6a.tuning_claims(records, {"baseline": _row(0), "row": _row(0)}, "a", {}, SLO_)[1]
+    assert none.verdict == verdicts.UNTESTED and "no request met the target" in none.evidence
+    # one lucky request after none is not a gain; a quarter of them is
+    noisy = ch6a.tuning_claims(records, {"baseline": _row(0), "row": _row(1)}, "a", {}, SLO_)[1]
+    assert noisy.verdict == verdicts.NOISE
+    assert ch6a.tuning_claims(records, {"baseline": _row(0), "row": _row(3)}, "a", {}, SLO_)[1].verdict == verdicts.HELD
+    # rows without per-request latencies cannot be judged
+    bare = {"median_ttft_ms": 100.0}
+    assert ch6a.tuning_claims(records, {"baseline": bare, "row": bare}, "a", {}, SLO_)[1].verdict == verdicts.UNTESTED
+
+
+def test_the_kept_configuration_is_judged_on_fresh_prompts():
+    base, lucky, fresh = _row(3), _row(6), _row(3)
+    records = [{"step": "baseline", "row": base, "kept": True},
+               {"step": "budget", "row": lucky, "kept": True, "effect": "helped"}]
+    advised = {"baseline": base, "row": base}
+    assert ch6a.tuning_claims(records, advised, "a", {}, SLO_)[0].verdict == verdicts.HELD
+    judged = ch6a.tuning_claims(records, advised, "a", {}, SLO_, fresh=fresh)[0]
+    assert judged.verdict == verdicts.NOISE and "fresh run" in judged.evidence  # the lucky row does not count
+
+
+def test_order_claim_compares_the_two_paths():
+    base, good, worse = _row(3), _row(6), _row(4)
+    forward = [{"step": "baseline", "row": base, "kept": True, "goodput": 0.75},
+               {"step": "budget", "row": good, "kept": True, "goodput": 1.5}]
+    reverse = [{"step": "baseline", "row": base, "kept": True, "goodput": 0.75},
+               {"step": "INT8 weights", "row": worse, "kept": True, "goodput": 1.0}]
+    assert ch6a.order_claim(forward, reverse, SLO_).verdict == verdicts.HELD
+    assert ch6a.order_claim(reverse, forward, SLO_).verdict == verdicts.NOT_HELD
+    assert ch6a.order_claim(forward, None, SLO_).verdict == verdicts.UNTESTED
+    nothing = [{"step": "baseline", "row": _row(0), "kept": True, "goodput": 0.0}]
+    assert ch6a.order_claim(nothing, nothing, SLO_).verdict == verdicts.UNTESTED  # no request met it on either path
+
+
+def _rate_row(rate, ttfts, tpots, duration=10.0):
+    return {"load_request_rate": rate, "median_ttft_ms": sorted(ttfts)[len(ttfts) // 2],
+            "runs": [{"request_ttft_ms": ttfts, "request_tpot_ms": tpots, "duration": duration}]}
+
+
+def test_the_target_is_a_rounded_multiple_of_the_unloaded_latency():
+    slo = ch6a.slo_for({"median_ttft_ms": 84.3, "median_tpot_ms": 23.4})
+    assert (slo.ttft_ms, slo.tpot_ms, slo.share) == (340, 47, ch6a.SHARE)  # 337.2 → 340, 46.8 → 47
+    with pytest.raises(ConfigError, match="unloaded"):
+        ch6a.slo_for({"median_ttft_ms": None, "median_tpot_ms": 20})
+
+
+def test_sweep_rates_are_multiples_of_the_one_at_a_time_rate(monkeypatch):
+    monkeypatch.setattr(run_size, "_size", "smoke")
+    assert ch6a.rates_for({"median_e2el_ms": 800.0}) == [1.2, 2.5, 5.0, 10.0]
+
+
+def test_tune_just_past_the_knee():
+    slo = SLO(1000, 50, share=1.0)
+    good, bad = ([100] * 4, [20] * 4), ([5000] * 4, [20] * 4)
+    assert ch6a.tuning_rate([_rate_row(1, *good), _rate_row(2, *good), _rate_row(4, *bad)], slo) == 4
+    assert ch6a.tuning_rate([_rate_row(1, *good), _rate_row(2, *good)], slo) == 2  # all met: the highest tried
+    assert ch6a.tuning_rate([_rate_row(1, *bad), _rate_row(2, *bad)], slo) == 1  # none met: the lowest
+    with pytest.raises(ConfigError):
+        ch6a.tuning_rate([], slo)
+
+
+def test_the_service_load_arrives_at_the_rate_asked():
+    load = ch6a.service_load(2.5)
+    assert load.kind == "prefix" and load.request_rate == 2.5 and load.max_concurrency is None
+    assert math.isinf(ch6a.service_load().request_rate)
+    assert ch6a.unloaded_load().max_concurrency == 1
+
+
+def test_prepare_reuses_what_it_is_given():
+    calls = []
+
+    def measure(config, load, tag=""):
+        calls.append(load)
+        return {"median_ttft_ms": 100.0, "median_tpot_ms": 20.0, "median_e2el_ms": 500.0}
+
+    def sweep(config, load, rates, slo, tag="", say=print):
+        return [_rate_row(r, [100] * 4, [20] * 4) if r < 8 else _rate_row(r, [9000] * 4, [20] * 4) for r in rates]
+
+    service = ch6a.prepare_service(object(), measure=measure, sweep=sweep)
+    assert service.slo.ttft_ms == 400 and service.slo.tpot_ms == 40
+    assert service.rate == min(r["load_request_rate"] for r in service.sweep if r["median_ttft_ms"] > 1000)
+    assert service.load.request_rate == service.rate and calls[0].max_concurrency == 1
+
+
+def test_capstone_passes_only_beyond_the_noise_of_the_better_reference():
+    slo = SLO(1000, 50, share=0.9)
+    row = lambda good: _rate_row(1, [100] * good + [5000] * (10 - good), [20] * 10)  # noqa: E731
+    base, advised = row(4), row(6)  # goodput 0.4 and 0.6 req/s
+    v = ch6a.capstone_verdict(row(8), base, advised, slo)
+    assert v.passed and "the advisor's" in v.text  # 0.8 vs 0.6: beyond the ±10 % noise of one repeat
+    v = ch6a.capstone_verdict(row(6), base, advised, slo)
+    assert not v.passed and v.text.startswith("Not yet: within the noise")  # matching the advisor is not beating it
+    v = ch6a.capstone_verdict(row(6), base, row(3), slo)
+    assert v.passed and "the baseline's" in v.text  # the advice hurt: the baseline is the one to beat
+    assert not ch6a.capstone_verdict(row(5), base, row(3), slo).passed  # one request more is one request's luck
+    v = ch6a.capstone_verdict(row(9), base, advised, slo, same_as_advised=True)
+    assert not v.passed and "advisor's own change" in v.text
+    v = ch6a.capstone_verdict(row(9), base, advised, slo, same_as_baseline=True)
+    assert not v.passed and "change at least one setting" in v.text
+    assert not ch6a.capstone_verdict(row(0), row(0), row(0), slo).passed  # nothing met the target anywhere
+    v = ch6a.capstone_verdict(row(1), row(0), row(0), slo)  # one lucky request against two references at 0
+    assert not v.passed and "neither reference met the target" in v.text and "10%" in v.text
+    assert ch6a.capstone_verdict(row(3), row(0), row(0), slo).passed  # three of ten: a quarter or more
+    sooner = _rate_row(1, [100] * 4 + [5000] * 6, [20] * 10, duration=4.0)  # 1.0 req/s, but 40 % within
+    v = ch6a.capstone_verdict(sooner, base, advised, slo)
+    assert not v.passed and "smaller share of them within the target" in v.text
+
+
+def test_chapter6a_solutions():
+    from helpers.config import EngineConfig
+    from helpers.slo import SLO
+
+    base, cap = EngineConfig(), {"kv_cache_tokens": 223872, "max_concurrency": 109.3125}
+    env = run_solution("ch06_q1.py", {"cap": cap, "base": base})
+    assert Question("q1", lambda: cap["max_concurrency"], 0.01, "", "ch06_q1.py").check(env["answer"])
+    slo = SLO(1600, 65)
+    row = {"runs": [{"request_ttft_ms": [100, 2000, 300, 400], "request_tpot_ms": [50, 50, 70, 60], "duration": 4.0}]}
+    env = run_solution("ch06_q2.py", {"baseline_row": row, "slo": slo})
+    assert env["answer"] == slo.goodput(row) == 0.5
+    two = {"runs": row["runs"] + [{**row["runs"][0], "duration": 2.0}]}  # the check reads the first repeat only
+    q2 = Question("q2", lambda: slo.first_repeat_goodput(two), 0.01, "", "ch06_q2.py")
+    assert q2.check(env["answer"]) and not q2.check(slo.goodput(two))
+    assert not Question("q2", lambda: slo.first_repeat_goodput({}), 0.01, "", "ch06_q2.py").check(0.5)  # cannot check
