@@ -47,6 +47,20 @@ def untested(text: str, why: str, rule: str = "") -> Claim:
     return Claim(text, UNTESTED, why, rule)
 
 
+def expect(text: str, held: bool, evidence: str) -> Claim:
+    """A notebook's check of what a measurement should show before the prose reads it, as one printed
+    sentence instead of an assert's traceback: "✓ text: evidence", or "✗ text did not hold here:
+    evidence" and a word on what that means for the cells that follow. The run goes on either way."""
+    claim = judge(text, bool(held), evidence)
+    if claim.verdict == HELD:
+        print(f"{_ICON[HELD]} {text}: {evidence}")
+    else:
+        print(f"{_ICON[NOT_HELD]} {text} did not hold here: {evidence}. The cells below read this run's rows as "
+              "they are; a busy machine or a changed default can do this, so run the section again "
+              "(FORCE = True) before drawing a conclusion from it.")
+    return claim
+
+
 def ratio(a: float, b: float) -> float:
     return a / b if b else float("inf")
 

@@ -223,3 +223,33 @@ def test_the_learner_surface_is_exactly_what_notebooks_use():
     for text in _notebook_sources().values():
         used |= set(re.findall(r"\bH\.(\w+)", text))
     assert used == set(helpers.__all__), (sorted(used - set(helpers.__all__)), sorted(set(helpers.__all__) - used))
+
+
+def test_every_home_follows_the_template():
+    """Every home ends with DESIGNS, PANELS, CHECKS and CLAIMS (helpers/chapters/__init__.py says what
+    each is): every public name it defines (a package: every name it offers) is in exactly one, and each
+    name listed exists."""
+    import ast
+    import importlib
+
+    from helpers import registry
+    for home in sorted({registry.home(ch) for ch in registry.chapters()}):
+        module = importlib.import_module(f"helpers.chapters.{home}")
+        parts = {part: getattr(module, part, None) for part in ("DESIGNS", "PANELS", "CHECKS", "CLAIMS")}
+        lacking = [part for part, names in parts.items() if not isinstance(names, tuple)]
+        assert not lacking, f"{home}: lacks {lacking}"
+        listed = [name for names in parts.values() for name in names]
+        assert len(listed) == len(set(listed)), f"{home}: a name in two parts"
+        assert not [n for n in listed if not hasattr(module, n)], f"{home}: lists names it lacks"
+        tree = ast.parse(open(module.__file__).read())
+        defined = set()
+        for node in tree.body:
+            if isinstance(node, (ast.FunctionDef, ast.ClassDef)):
+                defined.add(node.name)
+            elif isinstance(node, (ast.Assign, ast.AnnAssign)):
+                for target in node.targets if isinstance(node, ast.Assign) else [node.target]:
+                    defined |= {n.id for n in ast.walk(target) if isinstance(n, ast.Name)}
+            elif isinstance(node, ast.ImportFrom) and module.__file__.endswith("__init__.py"):
+                defined |= {a.asname or a.name for a in node.names}  # a package offers what it imports
+        public = {n for n in defined if not n.startswith("_")} - set(parts)
+        assert public <= set(listed), f"{home}: not in any part: {sorted(public - set(listed))}"

@@ -23,3 +23,10 @@ def time_split(row: dict, load: Load) -> str:
     rest = row["mean_tpot_ms"] * (load.output_len - 1)
     return (f"mean TTFT {row['mean_ttft_ms']:.0f} ms vs {load.output_len - 1} × {row['mean_tpot_ms']:.1f} ms "
             f"= {rest:.0f} ms")
+
+
+# The template every home follows (helpers/chapters/__init__.py says what each part is).
+DESIGNS = ("FIRST_TOKEN", "THE_REST", "where_the_time_goes", "time_split")
+PANELS = ()
+CHECKS = ()
+CLAIMS = ()

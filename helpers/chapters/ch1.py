@@ -204,3 +204,11 @@ def fit_claim(fit, load: Load) -> verdicts.Claim:
 def claims(stock, tuned, chain: pd.DataFrame, need_tokens: float) -> list[verdicts.Claim]:
     return [stock_vs_tuned(stock, tuned), chain_capacity(chain),
             chain_throughput(chain.iloc[0], chain.iloc[-1], need_tokens)]
+
+
+# The template every home follows (helpers/chapters/__init__.py says what each part is).
+DESIGNS = ("serve_dtype", "dtype_note", "fraction_for", "ChainDesign", "chain_design", "attribution")
+PANELS = ()
+CHECKS = ("q_fits_at", "confirming_fraction")
+CLAIMS = ("ARTICLE_FACTOR", "FULL_PCT", "RULE_TESTED", "fit_claim", "claims", "stock_vs_tuned", "chain_capacity",
+          "chain_throughput")

@@ -245,3 +245,12 @@ def q_which_check(too_low: Callable[[], dict]) -> Choice:
         "A tiny fraction asks for very little memory, so free memory is plentiful. What must fit inside "
         "the budget before the KV cache gets any?",
         "ch02_q4.py", why=lambda: too_low()["line"] or "it started")
+
+
+# The template every home follows (helpers/chapters/__init__.py says what each part is).
+DESIGNS = ("FREE_MEMORY_CHECK", "KV_SHARE_CHECK", "NO_ROOM_FOR_KV", "blocks_for", "fixed_cache_plan")
+PANELS = ()
+CHECKS = ("answer_blocks", "peak_running_hint", "q_peak_running", "q_same_or_half", "q_kv_tokens", "WHICH_CHECK",
+          "q_which_check")
+CLAIMS = ("failure_kind", "same_or_half", "claims", "memory_fraction", "start_failure_high", "start_failure_low",
+          "reported_concurrency", "smaller_len_more_running", "formula", "queueing", "block_size")

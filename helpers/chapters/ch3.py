@@ -319,3 +319,12 @@ def chunked_prefill_panel(base: EngineConfig, mixed: Load, tag: str = "ch3-panel
                  max_concurrency=short_requests)
         return experiment.measure(cfg, load, force=force, progress=progress, tag=tag)
     return run
+
+
+# The template every home follows (helpers/chapters/__init__.py says what each part is).
+DESIGNS = ("DEFAULT", "OFF", "GAP", "ShrunkenCache", "shrunken_cache")
+PANELS = ("chunked_prefill_panel",)
+CHECKS = ("blocks_admit", "peak_admitted", "NULL_BLOCK", "WHOLE_LENGTH", "peak_mistakes", "q_admitted")
+CLAIMS = ("FULL_CACHE_PCT", "smallest_budget", "concurrency_claims", "chunking_claims", "long_docs_claim",
+          "blocks_only_claim", "queue_claim", "seqs_claim", "block_claims", "claims", "smallest_gap", "budget_for",
+          "best_concurrency")

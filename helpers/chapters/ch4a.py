@@ -274,6 +274,7 @@ def claims(samples, beam, prefix, stale, one_token: dict | None = None,
     return [*sample_claims(samples), beam_claim(beam), *prefix_claims(prefix), *changed, stale_claim(stale), *evicted]
 
 
+# The template every home follows (helpers/chapters/__init__.py says what each part is).
 DESIGNS = ("N1", "N4", "MANY", "FIXED", "CHURN", "SHORT", "OFF", "ORIGINAL", "LATE", "EARLY", "AGAIN", "FIRST", "OTHER",
            "FIRST_AGAIN", "one_token_changes", "eviction_prompts", "timed", "prefix_hits")
 PANELS = ("prefix_caching_panel",)

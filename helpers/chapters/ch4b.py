@@ -151,6 +151,7 @@ def claims(compiled, logging, device: str = "cpu") -> list[Claim]:
     return [*compile_claims(compiled, device), logging_claim(logging), streaming_claim()]
 
 
+# The template every home follows (helpers/chapters/__init__.py says what each part is).
 DESIGNS = ("CONCURRENCIES", "client_loads")
 PANELS = ("eager_or_compiled_panel",)
 CHECKS = ("break_even_tokens", "NEVER_BEHIND", "THROUGHPUTS", "break_even_mistakes", "q_break_even", "catch_up_lines")

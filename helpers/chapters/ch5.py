@@ -269,3 +269,12 @@ def kv_dtype_and_weights_panel(base: EngineConfig, weight_models: dict[str, str]
         return {**row, "config_label": f"{weights} weights, kv={kv_cache_dtype}",
                 "token_agreement": d.token_agreement.mean()}
     return run
+
+
+# The template every home follows (helpers/chapters/__init__.py says what each part is).
+DESIGNS = ("BF16", "INT8", "INT4", "AUTO", "FP8", "TP1", "TP2", "LITTLE", "DOUBLE", "NO_OFFLOAD", "OFFLOADED",
+           "bytes_per_step", "tokens_per_mib_saved", "cores_computing")
+PANELS = ("kv_dtype_and_weights_panel",)
+CHECKS = ()
+CLAIMS = ("SLOWER", "weight_claims", "kv_claims", "GAP_FACTOR", "GAP_MIN_NATS", "DRIFT_RULE", "drift_claim",
+          "offload_claim", "parallel_claims", "claims", "cores_sentence")

@@ -136,6 +136,7 @@ def claims(rows: dict) -> list[Claim]:
     return out
 
 
+# The template every home follows (helpers/chapters/__init__.py says what each part is).
 DESIGNS = ("ROOMY", "TIGHT", "HIGH_FRACTION", "SEATS_HIGH", "SEATS_DEFAULT", "BUDGET", "TINY", "very_many_seats",
            "BackfireLoads", "backfire_loads")
 PANELS = ()

@@ -215,3 +215,12 @@ def gpu_claim(device: str, rows: dict | None = None) -> Claim:
     return verdicts.judge_change(GRAPHS, off, on, "mean_tpot_ms", better="lower", held_at=1.1,
                                  evidence=f"mean TPOT {off['mean_tpot_ms']:.2f} → {on['mean_tpot_ms']:.2f} ms "
                                           f"against a floor of {on.get('roofline_tpot_ms') or float('nan'):.2f} ms")
+
+
+# The template every home follows (helpers/chapters/__init__.py says what each part is).
+DESIGNS = ("BASE", "INT8", "MERGED", "VLLM", "AUTO", "ALL", "roof_table", "floors", "flops_per_token", "sweep_frame",
+           "GRAPHS")
+PANELS = ()
+CHECKS = ()
+CLAIMS = ("AGREE", "NEAR_FLOOR", "probe_claim", "crossover", "gap", "near_floor_claim", "batching_claim",
+          "floor_claims", "bytes_sentence", "bytes_claims", "faster_binding", "layout_claims", "gpu_claim")

@@ -14,3 +14,10 @@ def compared(ratios: pd.DataFrame) -> pd.DataFrame:
     if not len(ratios):
         return ratios
     return ratios.loc[ratios.groupby("experiment")["config_label"].transform("nunique") > 1]
+
+
+# The template every home follows (helpers/chapters/__init__.py says what each part is).
+DESIGNS = ("compared",)
+PANELS = ()
+CHECKS = ()
+CLAIMS = ()

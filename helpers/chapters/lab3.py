@@ -80,3 +80,10 @@ def rank_memory_lines(tp1: dict, tp2: dict) -> list[str]:
             f"(×{tp2['kv_cache_tokens'] / tp1['kv_cache_tokens']:.2f}). Each rank's non-KV memory was "
             f"{tp2['non_kv_gib']} GiB against {tp1['non_kv_gib']} GiB for the single rank (it holds half of "
             f"the weights), so each rank had {tp2['kv_cache_gib']} GiB for KV against {tp1['kv_cache_gib']}."]
+
+
+# The template every home follows (helpers/chapters/__init__.py says what each part is).
+DESIGNS = ("binding_lines", "loads", "rank_memory_lines")
+PANELS = ()
+CHECKS = ("TOO_CLOSE", "TARGETS", "kv_heads_per_rank", "ranked", "winner", "why")
+CLAIMS = ()

@@ -215,3 +215,10 @@ class Capstone:
 
 def _how(row: dict) -> str:
     return " (a stored row, reused)" if row.get("reused") else ""
+
+
+# The template every home follows (helpers/chapters/__init__.py says what each part is).
+DESIGNS = ()
+PANELS = ("LEVERS", "TOPICS", "EAGER", "panel_options", "panel_controls")
+CHECKS = ("SOLUTION", "GOODPUT", "MET", "chapter_file", "with_goodput", "Capstone")
+CLAIMS = ()

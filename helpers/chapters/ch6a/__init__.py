@@ -42,6 +42,7 @@ from helpers.chapters.ch6a.service import (
     unloaded_load,
 )
 
+# The template every home follows (helpers/chapters/__init__.py says what each part is).
 DESIGNS = ("SYSTEM_PROMPT", "QUESTION", "ANSWER", "service_load", "unloaded_load", "one_at_a_time_rate",
            "rates_for", "RATE_STEPS", "tuning_rate", "Service", "tuning_steps", "parallel_step",
            "rate_sweep", "walk", "prepare_service")
