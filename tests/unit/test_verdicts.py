@@ -127,3 +127,11 @@ def test_the_caveat_under_a_verdict_table_follows_the_run_size():
         assert "ran 3 times" in verdicts.how_to_read() and "read once" in verdicts.how_to_read()
     finally:
         run_size.set_size(before)
+
+
+def test_a_notebooks_expectation_is_a_sentence_that_can_say_did_not_hold(capsys):
+    held = verdicts.expect("more memory gave more KV tokens", True, "100 → 200 tokens")
+    assert held.verdict == verdicts.HELD and capsys.readouterr().out.startswith("✓ more memory gave more KV tokens: ")
+    failed = verdicts.expect("more memory gave more KV tokens", False, "200 → 100 tokens")
+    out = capsys.readouterr().out
+    assert failed.verdict == verdicts.NOT_HELD and "did not hold here: 200 → 100 tokens" in out and "FORCE" in out
