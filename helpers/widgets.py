@@ -152,6 +152,56 @@ def choice(description: str, options, value) -> W.Dropdown:
                       style={"description_width": "170px"}, layout=W.Layout(width="360px"))
 
 
+EAGER_LABELS = {True: "eager (no compile)", False: "compiled (longer start)"}
+
+
+def _named(value) -> str:
+    return ("on" if value else "off") if isinstance(value, bool) else str(value)
+
+
+def setting_options(base, name: str, values=None, keep=()) -> list[tuple[str, object]]:
+    """A declared setting's dropdown options as (label, value) pairs, from its declaration
+    (helpers/settings.py: `panel` values, vLLM's CPU default): vLLM's default (None) named with what it
+    resolves to here, the base config's own value, and of `values` (the declared panel values when None)
+    only what runs here beside the base's other settings (`EngineConfig.runs_here`: no fp8 KV cache on an
+    AVX2 CPU, no INT4 weights in float32, no 16-token blocks on a CPU). A combination of two changed
+    choices that does not work gets the harness's ConfigError when Run is pressed. `keep`: values
+    offered whether or not they run here (a control's starting value)."""
+    from helpers.config import BY_NAME
+
+    s, own = BY_NAME[name], getattr(base, name)
+    declared = s.panel if values is None else tuple(values)
+    default = s.default_for(base)
+    if name == "gpu_memory_utilization":
+        pairs, default = [(f"guide default ({base.memory_fraction:g})", None)], base.memory_fraction
+    elif s.nullable:
+        pairs = [(f"vLLM default ({_named(default)})" if default is not None else "vLLM default", None)]
+    else:
+        pairs = []
+    chosen = [v for v in declared if v not in (own, default)]
+    kept = {v for v in (own, *keep) if v is not None and v != default}
+    chosen = sorted({*base.runs_here(name, chosen), *kept},
+                    key=lambda v: (float(v), 0) if isinstance(v, (int, float)) and not isinstance(v, bool)
+                    else (declared.index(v) if v in declared else len(declared), 1))
+    return pairs + [(EAGER_LABELS.get(v, _named(v)) if name == "enforce_eager" else _named(v), v)
+                    for v in chosen if v != default]
+
+
+def setting(base, name: str, values=None, value=...) -> W.Dropdown:
+    """The dropdown for one engine setting, named as the config field it changes (a panel's run
+    function receives it under that name: `measuring`, or a home's panel with that parameter), with
+    `setting_options`; set to `value`, else to the base's own value (so Run first measures the base)."""
+    start = getattr(base, name) if value is ... else value
+    return choice(name, setting_options(base, name, values, keep=(start,)), start)
+
+
+def settings(base, start: dict | None = None, **values) -> dict[str, W.Dropdown]:
+    """A panel's controls for several declared settings, keyed by field name, each spelled once:
+    `settings(base, max_model_len=[1024, 2048], enable_prefix_caching=None)` (None: the setting's
+    declared panel values). `start` sets a control away from the base's own value."""
+    return {name: setting(base, name, offered, (start or {}).get(name, ...)) for name, offered in values.items()}
+
+
 def engine_value(control: W.ValueWidget):
     """A control's value as the engine's settings take it (None for "the engine's default")."""
     v = control.value

@@ -307,13 +307,15 @@ def best_concurrency(sweep: pd.DataFrame) -> float:
 def chunked_prefill_panel(base: EngineConfig, mixed: Load, tag: str = "ch3-panel") -> Callable[..., dict]:
     """Chapter 3: chunked prefill, budget, prefill cap and seats, on the mixed load or on long
     prompts only. With chunking off the budget is raised to max_model_len, which vLLM needs to
-    schedule a whole prompt (None: vLLM's default, which it raises itself)."""
-    def run(chunked=True, budget=None, cap=None, max_seqs=None, short_requests=8, shape="mixed",
-            force=False, progress=True) -> dict:
-        if not chunked and budget is not None:
+    schedule a whole prompt (None: vLLM's default, which it raises itself). The settings' parameters are
+    named as the EngineConfig fields they set, so a panel's controls are `widgets.setting`s."""
+    def run(enable_chunked_prefill=None, max_num_batched_tokens=None, long_prefill_token_threshold=None,
+            max_num_seqs=None, short_requests=8, shape="mixed", force=False, progress=True) -> dict:
+        budget = max_num_batched_tokens
+        if enable_chunked_prefill is False and budget is not None:  # None: vLLM's default, on
             budget = max(budget, base.max_model_len)
-        cfg = base.replace(enable_chunked_prefill=chunked, max_num_seqs=max_seqs, max_num_batched_tokens=budget,
-                           long_prefill_token_threshold=cap)
+        cfg = base.replace(enable_chunked_prefill=enable_chunked_prefill, max_num_seqs=max_num_seqs,
+                           max_num_batched_tokens=budget, long_prefill_token_threshold=long_prefill_token_threshold)
         load = dataclasses.replace(mixed, num_prompts=short_requests) if shape == "mixed" else \
             Load(num_prompts=short_requests, input_len=mixed.long_input_len, output_len=mixed.output_len,
                  max_concurrency=short_requests)

@@ -105,13 +105,14 @@ def prefix_hits(config: EngineConfig, prompts: dict[str, list[int]], *, force: b
 
 # -- panels ------------------------------------------------------------------------------------------
 def prefix_caching_panel(base: EngineConfig, fixed: Load, block: int, tag: str = "ch4-panel") -> Callable[..., dict]:
-    """Chapter 4a: caching on or off, on the fixed-prefix load with another prefix length (in
-    blocks), number of distinct prefixes or number of requests."""
-    def run(caching=True, prefix_blocks=4.0, prefixes=1, requests=fixed.num_prompts, force=False,
+    """Chapter 4a: caching on or off (`enable_prefix_caching`, named as the field it sets; None: vLLM's
+    default, on), on the fixed-prefix load with another prefix length (in blocks), number of distinct
+    prefixes or number of requests."""
+    def run(enable_prefix_caching=None, prefix_blocks=4.0, prefixes=1, requests=fixed.num_prompts, force=False,
             progress=True) -> dict:
         load = dataclasses.replace(fixed, num_prompts=requests, prefix_len=max(1, int(prefix_blocks * block)),
                                    num_prefixes=min(prefixes, requests))
-        return experiment.measure(base.replace(enable_prefix_caching=caching), load, force=force,
+        return experiment.measure(base.replace(enable_prefix_caching=enable_prefix_caching), load, force=force,
                                   progress=progress, tag=tag)
     return run
 

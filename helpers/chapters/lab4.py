@@ -15,7 +15,7 @@ from typing import Callable
 
 from helpers import advisor, tuning
 from helpers.chapters import ch6a
-from helpers.config import BY_NAME, SETTINGS, ConfigError, EngineConfig
+from helpers.config import SETTINGS, ConfigError, EngineConfig
 from helpers.slo import SLO, knee
 
 SOLUTION = "lab04_solution.ipynb"
@@ -39,43 +39,11 @@ def chapter_file(chapter: int) -> str:
     return " and ".join(files) or f"chapter {chapter}"
 
 
-EAGER = {True: "eager (no compile)", False: "compiled (longer start)"}
-
-
-def _named(value) -> str:
-    return ("on" if value else "off") if isinstance(value, bool) else str(value)
-
-
-def panel_options(base: EngineConfig) -> dict[str, list]:
-    """Every setting a chapter teaches, as (label, value) pairs from its declared panel values:
-    vLLM's default (None) named with what it resolves to here, the base's own value, and of the
-    rest only what runs here beside the base's other settings (`EngineConfig.runs_here`: no
-    fp8 KV cache on an AVX2 CPU, no INT4 weights in float32, no 16-token blocks on a CPU); a
-    combination of two changed choices that does not work gets the harness's ConfigError
-    when Run is pressed."""
-    out = {}
-    for name in LEVERS:
-        s, own = BY_NAME[name], getattr(base, name)
-        default = s.default_for(base)
-        if name == "gpu_memory_utilization":
-            pairs, default = [(f"guide default ({base.memory_fraction:g})", None)], base.memory_fraction
-        elif s.nullable:
-            pairs = [(f"default ({_named(default)})" if default is not None else "default", None)]
-        else:
-            pairs = []
-        values = [v for v in s.panel if v not in (own, default)]
-        values = sorted({*base.runs_here(name, values), *([own] if own is not None else [])},
-                        key=lambda v: s.panel.index(v) if v in s.panel else float(v))
-        pairs += [(EAGER.get(v, _named(v)) if name == "enforce_eager" else _named(v), v)
-                  for v in values if v != default]
-        out[name] = pairs
-    return out
-
-
 def panel_controls(base: EngineConfig) -> dict:
-    """The panel's dropdowns, each set to the base's value (so Run first measures the baseline)."""
+    """The panel's dropdowns: every setting a chapter teaches, from its own declaration
+    (`widgets.setting`), each set to the base's value (so Run first measures the baseline)."""
     from helpers import widgets
-    return {name: widgets.choice(name, pairs, getattr(base, name)) for name, pairs in panel_options(base).items()}
+    return {name: widgets.setting(base, name) for name in LEVERS}
 
 
 def with_goodput(row: dict, slo: SLO) -> dict:
@@ -219,6 +187,6 @@ def _how(row: dict) -> str:
 
 # The template every home follows (helpers/chapters/__init__.py says what each part is).
 DESIGNS = ()
-PANELS = ("LEVERS", "TOPICS", "EAGER", "panel_options", "panel_controls")
+PANELS = ("LEVERS", "TOPICS", "panel_controls")
 CHECKS = ("SOLUTION", "GOODPUT", "MET", "chapter_file", "with_goodput", "Capstone")
 CLAIMS = ()

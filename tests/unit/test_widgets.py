@@ -117,3 +117,19 @@ def test_an_engine_default_choice_shows_its_label_and_reads_back_as_none():
     assert mixed.label == "off" and widgets.engine_value(mixed) is None
     assert widgets.choice("c", [("a", None), 2], None).label == "a"
     assert widgets.choice("d", [None, 2], None).label == "None"  # a plain None option is held too
+
+
+def test_a_settings_control_is_spelled_once_from_its_declaration():
+    """A panel's control for an engine setting is keyed and labelled by the field it changes, offers vLLM's
+    default by what it resolves to here, keeps its starting value, and offers only what runs here."""
+    from helpers.config import EngineConfig
+
+    base = EngineConfig()
+    controls = widgets.settings(base, start={"max_model_len": 2048}, max_model_len=[1024, 4096],
+                                enable_prefix_caching=None, block_size=[16, 32])
+    assert [v for _, v in controls["max_model_len"].options] == [1024, 2048, 4096]
+    assert controls["max_model_len"].value == 2048 and controls["max_model_len"].description == "max_model_len"
+    assert controls["enable_prefix_caching"].options[0][0] == "vLLM default (on)"
+    assert widgets.values(controls)["enable_prefix_caching"] is None  # the engine's default, as the config holds it
+    offered = [v for _, v in controls["block_size"].options]
+    assert 32 in offered and 16 not in offered  # a CPU block must be a multiple of 32 (EngineConfig refuses 16)
