@@ -15,6 +15,14 @@ from helpers import config
 WIDTH, HEIGHT = 420, 260
 COLOR = "config_label"
 
+def setting_titles() -> dict[str, str]:
+    """Axis titles for the settings' columns in result rows: cfg_* (asked) and engine_* (resolved)."""
+    titles = {f"cfg_{s.name}": s.title for s in config.SETTINGS}
+    titles.update({f"engine_{s.name}": f"{s.name}, engine's value" + (f" ({s.unit})" if s.unit else "")
+                   for s in config.SETTINGS if s.resolved})
+    return titles
+
+
 # Axis titles with units, for the columns the harness writes.
 TITLES = {
     "mean_ttft_ms": "mean TTFT (ms)", "median_ttft_ms": "median TTFT (ms)", "p99_ttft_ms": "P99 TTFT (ms)",
@@ -36,7 +44,7 @@ TITLES = {
     "bytes_per_step_mb": "bytes one decode step reads (MB)", "weights_read_mb": "weights read per step (MB)",
     "gap_ms": "measured TPOT above the floor (ms/token)",
     "t_s": "time since load start (s)", "load_max_concurrency": "client concurrency (requests in flight)",
-    **config.chart_titles(),  # cfg_<setting> and engine_<setting>, with units
+    **setting_titles(),  # cfg_<setting> and engine_<setting>, with units
 }
 
 

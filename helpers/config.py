@@ -32,7 +32,6 @@ from helpers.settings import (
     cpu_max_num_batched_tokens,
     cpu_max_num_seqs,
     declare,
-    dig,
 )
 
 # vllm/config/compilation.py: CompilationMode (0 none, 1 stock torch.compile, 2 one Dynamo trace,
@@ -395,16 +394,3 @@ SETTINGS: tuple[Setting, ...] = tuple(
     Setting.from_field(f, hint) for f in dataclasses.fields(EngineConfig)
     if "setting" in f.metadata for hint in [typing.get_type_hints(EngineConfig)[f.name]])
 BY_NAME: dict[str, Setting] = {s.name: s for s in SETTINGS}
-
-
-def resolved_values(vllm_config: dict) -> dict:
-    """{setting: the value the engine chose} from /server_info's `vllm_config` (None where absent)."""
-    return {s.name: dig(vllm_config, s.resolved) for s in SETTINGS if s.resolved}
-
-
-def chart_titles() -> dict[str, str]:
-    """Axis titles for the settings' columns in result rows: cfg_* (asked) and engine_* (resolved)."""
-    titles = {f"cfg_{s.name}": s.title for s in SETTINGS}
-    titles.update({f"engine_{s.name}": f"{s.name}, engine's value" + (f" ({s.unit})" if s.unit else "")
-                   for s in SETTINGS if s.resolved})
-    return titles

@@ -187,7 +187,7 @@ def setting_options(base, name: str, values=None, keep=()) -> list[tuple[str, ob
                     for v in chosen if v != default]
 
 
-def setting(base, name: str, values=None, value=...) -> W.Dropdown:
+def setting_control(base, name: str, values=None, value=...) -> W.Dropdown:
     """The dropdown for one engine setting, named as the config field it changes (a panel's run
     function receives it under that name: `measuring`, or a home's panel with that parameter), with
     `setting_options`; set to `value`, else to the base's own value (so Run first measures the base)."""
@@ -195,11 +195,12 @@ def setting(base, name: str, values=None, value=...) -> W.Dropdown:
     return choice(name, setting_options(base, name, values, keep=(start,)), start)
 
 
-def settings(base, start: dict | None = None, **values) -> dict[str, W.Dropdown]:
+def setting_controls(base, start: dict | None = None, **values) -> dict[str, W.Dropdown]:
     """A panel's controls for several declared settings, keyed by field name, each spelled once:
-    `settings(base, max_model_len=[1024, 2048], enable_prefix_caching=None)` (None: the setting's
+    `setting_controls(base, max_model_len=[1024, 2048], enable_prefix_caching=None)` (None: the setting's
     declared panel values). `start` sets a control away from the base's own value."""
-    return {name: setting(base, name, offered, (start or {}).get(name, ...)) for name, offered in values.items()}
+    return {name: setting_control(base, name, offered, (start or {}).get(name, ...))
+            for name, offered in values.items()}
 
 
 def engine_value(control: W.ValueWidget):

@@ -308,7 +308,7 @@ def chunked_prefill_panel(base: EngineConfig, mixed: Load, tag: str = "ch3-panel
     """Chapter 3: chunked prefill, budget, prefill cap and seats, on the mixed load or on long
     prompts only. With chunking off the budget is raised to max_model_len, which vLLM needs to
     schedule a whole prompt (None: vLLM's default, which it raises itself). The settings' parameters are
-    named as the EngineConfig fields they set, so a panel's controls are `widgets.setting`s."""
+    named as the EngineConfig fields they set, so a panel's controls are `widgets.setting_controls`."""
     def run(enable_chunked_prefill=None, max_num_batched_tokens=None, long_prefill_token_threshold=None,
             max_num_seqs=None, short_requests=8, shape="mixed", force=False, progress=True) -> dict:
         budget = max_num_batched_tokens

@@ -41,9 +41,9 @@ def chapter_file(chapter: int) -> str:
 
 def panel_controls(base: EngineConfig) -> dict:
     """The panel's dropdowns: every setting a chapter teaches, from its own declaration
-    (`widgets.setting`), each set to the base's value (so Run first measures the baseline)."""
+    (`widgets.setting_control`), each set to the base's value (so Run first measures the baseline)."""
     from helpers import widgets
-    return {name: widgets.setting(base, name) for name in LEVERS}
+    return {name: widgets.setting_control(base, name) for name in LEVERS}
 
 
 def with_goodput(row: dict, slo: SLO) -> dict:

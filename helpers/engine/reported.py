@@ -15,7 +15,7 @@ import urllib.request
 
 from prometheus_client.parser import text_string_to_metric_families
 
-from helpers.config import SETTINGS, resolved_values
+from helpers.config import SETTINGS
 from helpers.engine.startup_log import StartupReport
 from helpers.settings import dig
 
@@ -118,3 +118,8 @@ def fetch_metrics(base_url: str, headers: dict | None = None) -> str:
             return r.read().decode()
     except OSError:
         return ""
+
+
+def resolved_values(vllm_config: dict) -> dict:
+    """{setting: the value the engine chose} from /server_info's `vllm_config` (None where absent)."""
+    return {s.name: dig(vllm_config, s.resolved) for s in SETTINGS if s.resolved}

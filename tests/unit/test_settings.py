@@ -7,7 +7,8 @@ from pathlib import Path
 import pytest
 
 from helpers import charts
-from helpers.config import BY_NAME, SETTINGS, ConfigError, EngineConfig, resolved_values
+from helpers.config import BY_NAME, SETTINGS, ConfigError, EngineConfig
+from helpers.engine.reported import resolved_values
 from helpers.settings import dig
 
 DATA = Path(__file__).resolve().parents[1] / "data"

@@ -125,7 +125,7 @@ def test_a_settings_control_is_spelled_once_from_its_declaration():
     from helpers.config import EngineConfig
 
     base = EngineConfig()
-    controls = widgets.settings(base, start={"max_model_len": 2048}, max_model_len=[1024, 4096],
+    controls = widgets.setting_controls(base, start={"max_model_len": 2048}, max_model_len=[1024, 4096],
                                 enable_prefix_caching=None, block_size=[16, 32])
     assert [v for _, v in controls["max_model_len"].options] == [1024, 2048, 4096]
     assert controls["max_model_len"].value == 2048 and controls["max_model_len"].description == "max_model_len"
