@@ -58,3 +58,28 @@ def test_the_start_page_lists_chapters_labs_and_the_workshop_from_the_registry()
         assert ch["path"].relative_to(book.ROOT).with_suffix("").as_posix() in page
     assert "Not executed in this build" in page and "needs a GPU" in page
     assert page.index("notebooks/04a_") < page.index("notebooks/04b_") < page.index("labs/lab01_")
+
+
+def test_a_smoke_book_after_a_test_run_reads_its_rows_in_its_layout(tmp_path, monkeypatch):
+    """The test run stores its rows in the merged layout, whose keys a book in vLLM's layout never matches:
+    a smoke-size book on such a store executes in the merged layout; otherwise, and when the layout or the
+    full size is asked for, it does not."""
+    from helpers.config import EngineConfig
+    from helpers.experiment import base_row
+    from helpers.load import Load
+    from helpers.results import ResultStore
+
+    from helpers import run_size
+
+    monkeypatch.setenv("GUIDE_RESULTS", str(tmp_path))
+    monkeypatch.setattr(run_size, "_size", "smoke")
+    monkeypatch.delenv("GUIDE_ENGINE_LAYOUT", raising=False)
+    assert book.layout_of_test_rows() is None  # nothing stored
+    for n in (4, 8):
+        ResultStore().append({**base_row(EngineConfig(), Load(num_prompts=n), "t", "load"), "engine_layout": "merged"})
+    assert book.layout_of_test_rows() == "merged"
+    monkeypatch.setenv("GUIDE_ENGINE_LAYOUT", "vllm")
+    assert book.layout_of_test_rows() is None
+    monkeypatch.delenv("GUIDE_ENGINE_LAYOUT")
+    monkeypatch.setattr(run_size, "_size", "full")
+    assert book.layout_of_test_rows() is None
