@@ -64,12 +64,11 @@ def test_a_smoke_book_after_a_test_run_reads_its_rows_in_its_layout(tmp_path, mo
     """The test run stores its rows in the merged layout, whose keys a book in vLLM's layout never matches:
     a smoke-size book on such a store executes in the merged layout; otherwise, and when the layout or the
     full size is asked for, it does not."""
+    from helpers import run_size
     from helpers.config import EngineConfig
     from helpers.experiment import base_row
     from helpers.load import Load
     from helpers.results import ResultStore
-
-    from helpers import run_size
 
     monkeypatch.setenv("GUIDE_RESULTS", str(tmp_path))
     monkeypatch.setattr(run_size, "_size", "smoke")
