@@ -49,7 +49,7 @@ def backfire_loads(engine_max_num_seqs: int, full: bool) -> BackfireLoads:
 HIT_DROP = 0.8  # "loses its hits": the hit rate falls below this share of the roomy cache's
 
 
-def prefix_room(row) -> tuple[int, int] | None:
+def prefix_space(row) -> tuple[int, int] | None:
     """(cache blocks left beside the running requests, blocks the load's distinct prefixes take), from
     the row's own figures: the engine's KV tokens and block size, and the load's prefixes, lengths
     and concurrency. Only whole blocks of a prefix are cached (vLLM hashes full blocks), and a running
@@ -76,14 +76,14 @@ TIGHT_RULE = (f"a demonstration, not a test of the article: the notebook makes t
 
 def tight_cache_claim(roomy, tight) -> Claim:
     """6.3a's mechanism, shown on a cache made short on purpose: a demonstration, and its rule says so.
-    Its premise is checked from the rows (`prefix_room`): the roomy cache holds every prefix beside the
+    Its premise is checked from the rows (`prefix_space`): the roomy cache holds every prefix beside the
     running requests and had hits; the tight one cannot hold them all."""
     text = "6.3a (demonstration) Prefix caching loses its hits when the cache is short of room"
     a, b = verdicts.number(roomy, "prefix_cache_hit_rate") or 0, verdicts.number(tight, "prefix_cache_hit_rate") or 0
     ev = (f"hit rate {100 * a:.0f} % with room, {100 * b:.0f} % in the tight cache; median TTFT "
           f"{verdicts.number(roomy, 'median_ttft_ms') or 0:,.0f} → "
           f"{verdicts.number(tight, 'median_ttft_ms') or 0:,.0f} ms")
-    room, short = prefix_room(roomy), prefix_room(tight)
+    room, short = prefix_space(roomy), prefix_space(tight)
     if room is None or short is None:
         return verdicts.untested(text, f"{ev}; the rows lack the cache or load figures that say how much room there "
                                  "was",
@@ -141,4 +141,4 @@ DESIGNS = ("ROOMY", "TIGHT", "HIGH_FRACTION", "SEATS_HIGH", "SEATS_DEFAULT", "BU
            "BackfireLoads", "backfire_loads")
 PANELS = ()
 CHECKS = ()
-CLAIMS = ("HIT_DROP", "prefix_room", "TIGHT_RULE", "tight_cache_claim", "claims")
+CLAIMS = ("HIT_DROP", "prefix_space", "TIGHT_RULE", "tight_cache_claim", "claims")

@@ -49,7 +49,7 @@ def test_the_tight_cache_is_a_demonstration_whose_premise_is_checked():
     tight = {"prefix_cache_hit_rate": 0.1, "median_ttft_ms": 300, "kv_cache_tokens": 3200, **CHURN}
     # 25 blocks, one of them the null block; four running requests hold 5 each, 4 of them their prefix's
     # (shared with the cache), so 1 of their own: 20 left for 8 prefixes of 4 blocks
-    assert ch6b.prefix_room(tight) == (20, 32) and ch6b.prefix_room(roomy)[0] > 32
+    assert ch6b.prefix_space(tight) == (20, 32) and ch6b.prefix_space(roomy)[0] > 32
     shown = ch6b.tight_cache_claim(roomy, tight)
     assert shown.verdict == verdicts.HELD and "demonstration" in shown.text and "demonstration" in shown.rule
     assert "20 tight, for 32 blocks" in shown.evidence
