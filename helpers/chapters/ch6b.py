@@ -30,11 +30,11 @@ class BackfireLoads(NamedTuple):
 
 
 def backfire_loads(engine_max_num_seqs: int, full: bool) -> BackfireLoads:
-    """6.3's three loads, in one place: chapter 6a's tuning walk measures them on the baseline while
-    its engine is up, and chapter 6b reads those rows back, which only identical loads find. Sized from
-    the baseline engine's resolved `max_num_seqs` (`cap["engine_max_num_seqs"]`) and the run size. The
-    flood is a quarter more than `very_many_seats` allows (at the smoke size, a quarter more than the
-    engine's default allows: enough for the high value to run more at once)."""
+    """6.3's three loads, in one place (notebook 06b measures each on the baseline and on its
+    combination, and a stored row matches only an identical load). Sized from the baseline engine's
+    resolved `max_num_seqs` (`cap["engine_max_num_seqs"]`) and the run size. The flood is a quarter
+    more than `very_many_seats` allows (at the smoke size, a quarter more than the engine's default
+    allows: enough for the high value to run more at once)."""
     seats = very_many_seats(engine_max_num_seqs, full) if full else int(engine_max_num_seqs)
     return BackfireLoads(
         churn=Load(kind="prefix", num_prompts=48 if full else 24, prefix_len=512, input_len=32, output_len=16,

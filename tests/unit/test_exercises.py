@@ -47,3 +47,14 @@ def test_a_check_with_no_expectation_says_it_cannot_check(capsys):
     assert "cannot be checked here" in capsys.readouterr().out
     assert not Choice("c", ["yes", "no"], lambda: None, "", "lab05_q5.py").check("yes")
     assert "cannot be checked here" in capsys.readouterr().out
+
+
+def test_never_passes_only_as_never(capsys):
+    """An expected answer of math.inf ("it never catches up") is not "within 2 %" of every finite number."""
+    import math
+
+    from helpers.exercises import Question
+    q = Question("break-even", lambda: math.inf, 0.02, "", "ch04_q3.py", unit="tokens")
+    assert q.check(math.inf)
+    assert not q.check(12345) and "math.inf" in capsys.readouterr().out
+    assert not q.check(-18000)
