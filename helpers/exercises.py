@@ -49,16 +49,16 @@ class Question:
         close = math.isfinite(want) and abs(value - want) <= self.tolerance * abs(want)
         if value == want or close:  # an infinite answer ("never") passes only as itself
             self.passed = True
-            print(f"✓ {self.name}: {value:,.2f} {self.unit} — within {self.tolerance:.0%} of {want:,.2f}.")
+            print(f"✓ {self.name}: {_num(value)} {self.unit} — within {self.tolerance:.0%} of {_num(want)}.")
             return True
         for why, wrong in self.known_wrong.items():
             w = wrong()
             if value == w or abs(value - w) <= 0.01 * abs(w):
-                print(f"✗ {self.name}: {value:,.2f} is what you get if {why}.")
+                print(f"✗ {self.name}: {_num(value)} is what you get if {why}.")
                 return False
         off = (f"off by {abs(value - want) / abs(want):.0%}" if want and math.isfinite(want)
                else f"not {want:g} (math.inf: never)" if math.isinf(want) else f"not {want:g}")
-        print(f"✗ {self.name}: {value:,.2f} {self.unit} is {off}. Try q.hint().")
+        print(f"✗ {self.name}: {_num(value)} {self.unit} is {off}. Try q.hint().")
         return False
 
     def _unchecked(self) -> bool:
@@ -76,7 +76,8 @@ class Question:
 
 
 class Choice(Question):
-    """An answer picked from named options; `expected` returns the right option (computed from data)."""
+    """An answer picked from named options; `expected` returns the right option (computed from data),
+    or a set of options a run cannot tell apart (each within the noise of the best)."""
 
     def __init__(self, name: str, options: list[str], expected: Callable[[], str], hint: str, solution_file: str,
                  why: Callable[[], str] | None = None):
@@ -95,9 +96,18 @@ class Choice(Question):
         if want is None:
             print(f"– {self.name}: cannot be checked here{reason}: the measurement cannot be judged.")
             return False
-        if answer == want:
+        tied = sorted(want) if isinstance(want, (set, frozenset)) else [want]
+        others = [o for o in tied if o != answer]
+        if answer in tied:
             self.passed = True
-            print(f"✓ {self.name}: {answer}{reason}.")
+            also = f"; within noise of it here, so also right: {', '.join(others)}" if others else ""
+            print(f"✓ {self.name}: {answer}{reason}{also}.")
             return True
-        print(f"✗ {self.name}: not {answer!r} on this machine. Try q.hint().")
+        right = f" (here: {' or '.join(tied)}, within noise of each other)" if len(tied) > 1 else ""
+        print(f"✗ {self.name}: not {answer!r} on this machine{right}. Try q.hint().")
         return False
+
+
+def _num(value: float) -> str:
+    """Two decimals, or three significant digits below 1 (a memory fraction of 0.0065 is not "0.01")."""
+    return f"{value:,.2f}" if abs(value) >= 1 or value == 0 or not math.isfinite(value) else f"{value:.3g}"

@@ -47,16 +47,25 @@ class SLO:
         return f"TTFT ≤ {self.ttft_ms:g} ms and TPOT ≤ {self.tpot_ms:g} ms for {100 * self.share:g} % of requests"
 
     def met_share(self, row: dict) -> float | None:
-        """Share of the completed requests that met both limits (median over the repeats);
-        None for rows without per-request latencies."""
+        """Share of the requests sent that met both limits, a failed request counting as a miss
+        (median over the repeats); None for rows without per-request latencies."""
         shares = []
         for run in row.get("runs") or [row]:
-            ttfts, tpots = run.get("request_ttft_ms"), run.get("request_tpot_ms")
-            if ttfts is None or tpots is None:
+            if (counted := self.met_and_sent(run)) is None:
                 return None
-            ok = sum(t <= self.ttft_ms and p <= self.tpot_ms for t, p in zip(ttfts, tpots))
-            shares.append(ok / len(ttfts) if ttfts else 0.0)
+            met, sent = counted
+            shares.append(met / sent if sent else 0.0)
         return float(statistics.median(shares)) if shares else None
+
+    def met_and_sent(self, run: dict) -> tuple[int, int] | None:
+        """(requests that met both limits, requests sent) in one run: a request that failed was
+        sent and missed the target (four failed and four fast of eight is half, not all). None
+        without per-request latencies."""
+        ttfts, tpots = run.get("request_ttft_ms"), run.get("request_tpot_ms")
+        if ttfts is None or tpots is None:
+            return None
+        met = sum(t <= self.ttft_ms and p <= self.tpot_ms for t, p in zip(ttfts, tpots))
+        return met, len(ttfts) + int(run.get("failed") or 0)
 
     def meets(self, row: dict) -> bool:
         share = self.met_share(row)

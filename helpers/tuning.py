@@ -31,8 +31,10 @@ FROM_NONE_SHARE, FROM_NONE_COUNT = 0.25, 2
 # request's luck, so a change in the count shorter than this is not counted; only a change of pace is.
 MIN_COUNT_CHANGE = 2
 RULE = ("helped: goodput at the target higher beyond noise, and the share of requests within the target not lower "
-        "beyond noise; hurt: either one lower beyond noise, or the share falling below the target's where the "
-        f"reference met it; a change of fewer than {MIN_COUNT_CHANGE} requests within the target counts as none, and "
+        "beyond noise, or the share rising to the target's where the reference missed it; hurt: either one lower "
+        "beyond noise, or the share falling below the target's where the reference met it (crossing the target "
+        "is decisive both ways, even by one request; a failed request is a miss); otherwise a change of fewer than "
+        f"{MIN_COUNT_CHANGE} requests within the target counts as none, and "
         "then only the pace (the run's duration) is judged; from a reference that met the target for no request, "
         f"helped needs at least {FROM_NONE_SHARE:.0%} of the requests (and {FROM_NONE_COUNT}) within it")
 
@@ -55,13 +57,8 @@ def goodput_runs(row: dict, slo: SLO) -> list[float]:
 
 
 def met_runs(row: dict, slo: SLO) -> list[tuple[int, int]]:
-    """(requests within the target, requests completed) for each repeat of a row."""
-    out = []
-    for run in row.get("runs") or [row]:
-        ttfts, tpots = run.get("request_ttft_ms"), run.get("request_tpot_ms")
-        if ttfts is not None and tpots is not None:
-            out.append((sum(t <= slo.ttft_ms and p <= slo.tpot_ms for t, p in zip(ttfts, tpots)), len(ttfts)))
-    return out
+    """(requests within the target, requests sent) for each repeat of a row: a failed request is a miss."""
+    return [counted for run in row.get("runs") or [row] if (counted := slo.met_and_sent(run)) is not None]
 
 
 def _spread(values: list[float]) -> float | None:
@@ -106,6 +103,8 @@ def effect(before: dict, after: dict, slo: SLO) -> tuple[str, float]:
     share_x, share_y = statistics.median(sa), statistics.median(sb)
     if share_y < slo.share <= share_x:
         return HURT, y / x  # the reference kept the target's promise and this step does not, however fast
+    if share_x < slo.share <= share_y:
+        return HELPED, y / x  # this step keeps the promise the reference broke, even by one request
     count_x, count_y = (statistics.median(m for m, _ in met_runs(r, slo)) for r in (before, after))
     if abs(count_y - count_x) >= MIN_COUNT_CHANGE:
         if share_x and share_y < share_x * (1 - noise):

@@ -43,7 +43,9 @@ def dtype_note(stock_dtype: str, config_dtype: str | None, device: str = "cpu") 
 def fraction_for(row, kv_tokens: float) -> float | None:
     """The memory fraction that would give a KV cache of `kv_tokens`, from what an engine with
     the same model and settings reported: its non-KV memory, its bytes per KV token and the
-    memory the fraction applies to (CPU: the NUMA node). None where the row lacks those figures."""
+    memory the fraction applies to (CPU: the NUMA node). None where the row lacks those figures.
+    Exact, not rounded: on a node of 100 GiB or more a third decimal is half a GiB, more than an
+    exercise's tolerance; `start_fraction` rounds for a start, upwards."""
     try:
         per_token = float(row["kv_cache_gib"]) / float(row["kv_cache_tokens"])
         node, non_kv = float(row["node_memory_gib"]), float(row["non_kv_gib"])
@@ -51,7 +53,14 @@ def fraction_for(row, kv_tokens: float) -> float | None:
         return None
     if not node or any(v != v for v in (node, non_kv, per_token)):  # NaN: a GPU's report, an imported row
         return None
-    return round((non_kv + kv_tokens * per_token) / node, 3)
+    return (non_kv + kv_tokens * per_token) / node
+
+
+def start_fraction(row, kv_tokens: float) -> float | None:
+    """`fraction_for` rounded up to three decimals, the value an engine is started with: rounding
+    down could leave less cache than asked for, and refuse the start."""
+    exact = fraction_for(row, kv_tokens)
+    return None if exact is None else math.ceil(exact * 1000 - 1e-9) / 1000
 
 
 @dataclass(frozen=True)
@@ -87,7 +96,7 @@ def chain_design(ref, load: Load, max_model_len: int, multiples=(0.5, 2), fixed=
     if fits_at is None:
         return ChainDesign(list(fixed), need, None, tuple(multiples))
     floor = 1.25 * max_model_len  # one full-length sequence must fit, with room to spare
-    fractions = sorted({fraction_for(ref, max(m * need, floor)) for m in multiples})
+    fractions = sorted({start_fraction(ref, max(m * need, floor)) for m in multiples})
     return ChainDesign(fractions, need, fits_at, tuple(multiples))
 
 
@@ -207,7 +216,7 @@ def claims(stock, tuned, chain: pd.DataFrame, need_tokens: float) -> list[verdic
 
 
 # The template every home follows (helpers/chapters/__init__.py says what each part is).
-DESIGNS = ("serve_dtype", "dtype_note", "fraction_for", "ChainDesign", "chain_design", "attribution")
+DESIGNS = ("serve_dtype", "dtype_note", "fraction_for", "start_fraction", "ChainDesign", "chain_design", "attribution")
 PANELS = ()
 CHECKS = ("q_fits_at", "confirming_fraction")
 CLAIMS = ("ARTICLE_FACTOR", "FULL_PCT", "RULE_TESTED", "fit_claim", "claims", "stock_vs_tuned", "chain_capacity",

@@ -107,13 +107,18 @@ def start_failure_high(too_high: dict) -> verdicts.Claim:
 
 
 def start_failure_low(too_low: dict) -> verdicts.Claim:
+    """Only a refusal for memory bears on the claim: a port in use or a bad path says nothing about
+    the KV room, so such a refusal leaves it untested, with the engine's own line."""
     line, f = too_low.get("line"), too_low["fraction"]
     kind = failure_kind(line)
-    return verdicts.judge("2.2 Too low a fraction: weights and working memory leave no room for the KV cache",
-                        kind == "no room for KV", f"{f:g} → {line}" if line else f"{f:g} started on this machine",
-                        partly=line is not None,
-                        rule="held: the engine refuses with the KV-room check (budget minus non-KV memory ≤ 0); "
-                             "another refusal: partly")
+    text = "2.2 Too low a fraction: weights and working memory leave no room for the KV cache"
+    rule = ("held: the engine refuses with the KV-room check (budget minus non-KV memory ≤ 0); a refusal by the "
+            "free-memory check: partly; it started: did not hold; any other refusal: cannot be judged")
+    if kind == "other":
+        return verdicts.untested(text, f"the start at {f:g} was refused for another reason than memory: {line}",
+                                 rule=rule)
+    evidence = f"{f:g} → {line}" if line else f"{f:g} started on this machine"
+    return verdicts.judge(text, kind == "no room for KV", evidence, partly=kind == "free memory", rule=rule)
 
 
 def reported_concurrency(lens) -> verdicts.Claim:

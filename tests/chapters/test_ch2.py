@@ -74,6 +74,13 @@ def test_failures():
     assert ch2.start_failure_low({"fraction": 0.02, "line": None}).verdict == verdicts.NOT_HELD
 
 
+@pytest.mark.parametrize("line", [PORT_LINE, "RuntimeError: something else"])
+def test_too_low_refused_for_another_reason_cannot_be_judged(line):
+    """A port in use or a bad path is not the KV room: the claim is untested, with the engine's line."""
+    c = ch2.start_failure_low({"fraction": 0.001, "line": line})
+    assert c.verdict == verdicts.UNTESTED and line in c.evidence
+
+
 @pytest.mark.parametrize("line", [PORT_LINE, LOW_LINE, "RuntimeError: something else"])
 def test_too_high_refused_by_no_free_memory_check_cannot_be_judged(line):
     """A port in use (or any refusal but the free-memory one) says nothing about the fraction."""

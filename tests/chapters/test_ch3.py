@@ -182,8 +182,18 @@ def test_q1_the_rule_by_hand_predicts_the_recorded_smoothest_stream(capsys):
     chunked = pd.DataFrame(RECORDED).T
     setups = {"budget 256": (256, True), "default budget": (2048, True), "chunking off": (2048, False)}
     plans = {n: step_plan(b, on, [1200, 1200], decodes=8) for n, (b, on) in setups.items()}
-    q = Choice("q1", list(plans), lambda: ch3.smallest_gap(chunked), "", "ch03_q1.py")
+    q = Choice("q1", list(plans), lambda: ch3.smoothest(chunked), "", "ch03_q1.py")
     assert q.check(run("ch03_q1.py", {"plans": plans}))
+
+
+def test_q1_accepts_every_configuration_within_noise_of_the_smoothest(capsys):
+    """Single runs, gaps of 400 and 420 ms: a run cannot tell them apart (±10 %), so both are right;
+    900 ms is not."""
+    chunked = pd.DataFrame({ch3.GAP: [400.0, 420.0, 900.0]}, index=["budget 256", "default budget", "chunking off"])
+    assert ch3.smoothest(chunked) == {"budget 256", "default budget"}
+    q = Choice("q1", list(chunked.index), lambda: ch3.smoothest(chunked), "", "ch03_q1.py")
+    assert q.check("default budget") and "also right: budget 256" in capsys.readouterr().out
+    assert not q.check("chunking off") and "budget 256 or default budget" in capsys.readouterr().out
 
 
 def engine_row(design, **kw):

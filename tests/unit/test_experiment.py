@@ -1,6 +1,8 @@
 """Row helpers that notebooks used to copy into themselves."""
 import socket
 
+import pytest
+
 from helpers.tables import numbered, samples, table
 
 
@@ -73,6 +75,19 @@ def test_fraction_for_inverts_the_start_up_report():
     row = {"kv_cache_gib": 2.0, "kv_cache_tokens": 100_000, "node_memory_gib": 20.0, "non_kv_gib": 3.0}
     assert fraction_for(row, 100_000) == 0.25 and fraction_for(row, 50_000) == 0.2
     assert fraction_for({"kv_cache_gib": 2.0}, 10) is None
+
+
+def test_a_fraction_is_exact_for_a_check_and_rounded_up_for_a_start():
+    """On a 200 GiB node a third decimal is 0.2 GiB: rounding to it moved exercise 3's answer by more
+    than the check allows, and rounding down could leave less cache than a start needs."""
+    from helpers.chapters.ch1 import fraction_for, start_fraction
+    from helpers.exercises import Question
+    row = {"kv_cache_gib": 2.0, "kv_cache_tokens": 100_000, "node_memory_gib": 200.0, "non_kv_gib": 1.0}
+    exact = (1.0 + 15_000 * 2.0 / 100_000) / 200.0  # 0.0065
+    assert fraction_for(row, 15_000) == pytest.approx(exact)
+    assert Question("q", lambda: fraction_for(row, 15_000), 0.03, "", "x.py").check(exact)
+    assert start_fraction(row, 15_000) == 0.007 >= exact  # up, never down
+    assert start_fraction(row, 100_000) == 0.015  # already three decimals: unchanged
 
 
 def test_peak_kv_tokens_rounds_each_request_to_blocks():

@@ -85,3 +85,19 @@ def test_the_walk_runs_other_loads_on_an_engine_while_it_is_up():
          also={"baseline": ["flood", "churn"], "seats": ["flood"]})
     # each extra load runs right after its config's own row, before any other engine is needed
     assert seen == [(None, "service"), (None, "flood"), (None, "churn"), (8, "service"), (8, "flood")]
+
+
+def test_rising_to_the_targets_share_is_helped_even_by_one_request():
+    """SLO_ promises half: 4 of 10 broke it, 5 of 10 keep it. One request, but the step that makes the
+    service meet its target (a smoke run's max_num_seqs=3: 7 of 8 → 8 of 8 at share 0.9)."""
+    assert effect(_row(4), _row(5), SLO_) == (HELPED, pytest.approx(1.25))
+    assert effect(_row(7, total=8), _row(8, total=8), SLO(1000, 50, share=0.9))[0] == HELPED
+    assert effect(_row(5), _row(4), SLO_)[0] == HURT  # and back down: the mirror case
+
+
+def test_a_failed_request_is_a_miss():
+    """Four fast and four failed of eight is half of the requests sent within the target, not all."""
+    half = {"runs": [{"request_ttft_ms": [100] * 4, "request_tpot_ms": [20] * 4, "duration": 10.0, "failed": 4}]}
+    assert SLO(1000, 50, share=0.9).met_share(half) == 0.5
+    assert not SLO(1000, 50, share=0.9).meets(half)
+    assert effect(_row(4, total=8), half, SLO_) == (NOTHING, pytest.approx(1.0))  # the same 4 of 8
