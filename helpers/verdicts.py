@@ -183,8 +183,8 @@ def how_to_read() -> str:
     return (f"*Each load ran {n} times at this size, and the verdicts on load figures allowed for the spread "
             f"measured between the runs where it was wider than the default ±{100 * DEFAULT_NOISE:.0f} % (the repeats "
             "share one engine start; two configurations come from two starts); a figure read once (a start's "
-            "capacity or start time) was judged against the default. Trust the ratios more than the absolute milliseconds: another "
-            "machine gives other milliseconds.*")
+            "capacity or start time) was judged against the default. Trust the ratios more than the absolute "
+            "milliseconds: another machine gives other milliseconds.*")
 
 
 def show(claims: list[Claim], title: str | None = None) -> None:

@@ -335,5 +335,5 @@ DESIGNS = ("DEFAULT", "OFF", "GAP", "ShrunkenCache", "shrunken_cache")
 PANELS = ("chunked_prefill_panel",)
 CHECKS = ("blocks_admit", "peak_admitted", "NULL_BLOCK", "WHOLE_LENGTH", "peak_mistakes", "q_admitted")
 CLAIMS = ("FULL_CACHE_PCT", "smallest_budget", "concurrency_claims", "chunking_claims", "long_docs_claim",
-          "blocks_only_claim", "queue_claim", "seqs_claim", "block_claims", "claims", "smallest_gap", "smoothest", "budget_for",
-          "best_concurrency")
+          "blocks_only_claim", "queue_claim", "seqs_claim", "block_claims", "claims", "smallest_gap", "smoothest",
+          "budget_for", "best_concurrency")

@@ -258,6 +258,18 @@ def cores_sentence(rows: dict) -> str:
 
 # -- the control panel's run function (widgets.Panel calls it with the controls' values) ------------
 
+def time_against_bytes(time_ratio: float, bytes_ratio: float) -> str:
+    """5.2's sentence on one quantized copy: its time per token against bf16's beside its bytes per
+    step against bf16's. Three cases: the time rose although the bytes fell (dequantizing costs more
+    than the bytes saved), it fell less than the bytes, or at least as much."""
+    if time_ratio > 1 >= bytes_ratio:
+        return ("the time rose although the bytes fell: unpacking the smaller weights cost more than "
+                "reading fewer bytes saved.")
+    if time_ratio > bytes_ratio:
+        return "the time fell, but less than the bytes."
+    return "the time fell at least as much as the bytes."
+
+
 def kv_dtype_and_weights_panel(base: EngineConfig, weight_models: dict[str, str], reference_trace: dict,
                          drift_tokens: int, tag: str = "ch5-panel") -> Callable[..., dict]:
     """Chapter 5: one engine per (KV dtype, weights): its KV capacity, then its long greedy
@@ -276,5 +288,5 @@ DESIGNS = ("BF16", "INT8", "INT4", "AUTO", "FP8", "TP1", "TP2", "LITTLE", "DOUBL
            "bytes_per_step", "tokens_per_mib_saved", "cores_computing")
 PANELS = ("kv_dtype_and_weights_panel",)
 CHECKS = ()
-CLAIMS = ("SLOWER", "weight_claims", "kv_claims", "GAP_FACTOR", "GAP_MIN_NATS", "DRIFT_RULE", "drift_claim",
-          "offload_claim", "parallel_claims", "claims", "cores_sentence")
+CLAIMS = ("SLOWER", "time_against_bytes", "weight_claims", "kv_claims", "GAP_FACTOR", "GAP_MIN_NATS", "DRIFT_RULE",
+          "drift_claim", "offload_claim", "parallel_claims", "claims", "cores_sentence")

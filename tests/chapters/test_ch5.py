@@ -126,3 +126,10 @@ def test_chapter5_solutions():
     env = run_solution("ch05_q3.py", {"parallel": parallel})
     q3 = Choice("q3", ["TP=1", "TP=2"], lambda: "TP=1", "", "ch05_q3.py")
     assert q3.check(env["answer3"]) and not q3.check("TP=2")
+
+
+def test_a_quantized_copy_slower_than_bf16_is_said_to_be_slower():
+    """A stored smoke run: INT4 read ×0.4 of bf16's bytes and took ×1.29 of its time per token."""
+    assert ch5.time_against_bytes(1.29, 0.4).startswith("the time rose although the bytes fell")
+    assert ch5.time_against_bytes(0.8, 0.5) == "the time fell, but less than the bytes."
+    assert ch5.time_against_bytes(0.5, 0.6) == "the time fell at least as much as the bytes."
