@@ -13,11 +13,14 @@ from helpers.chapters.ch6a.claims import (
     FULL_PCT,
     GOODPUT_RULE,
     KV_SHARE_BANDS,
+    NO_SHARES,
     band_claim,
     explain,
     kv_share_band,
+    kv_shares,
     order_claim,
     parallel_step,
+    share_text,
     startup_claims,
     tuning_claims,
     tuning_steps,
@@ -48,5 +51,6 @@ DESIGNS = ("SYSTEM_PROMPT", "QUESTION", "ANSWER", "service_load", "unloaded_load
            "rate_sweep", "walk", "prepare_service")
 PANELS = ()
 CHECKS = ("TTFT_HEADROOM", "TPOT_HEADROOM", "SHARE", "slo_for", "Verdict", "capstone_verdict")
-CLAIMS = ("FULL_PCT", "GOODPUT_RULE", "KV_SHARE_BANDS", "kv_share_band", "explain", "startup_claims", "band_claim",
+CLAIMS = ("FULL_PCT", "GOODPUT_RULE", "KV_SHARE_BANDS", "NO_SHARES", "kv_shares", "share_text", "kv_share_band",
+          "explain", "startup_claims", "band_claim",
           "tuning_claims", "order_claim")

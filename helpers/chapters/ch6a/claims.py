@@ -70,8 +70,11 @@ def startup_claims(checks: list[dict], share: float, loaded: dict, non_kv_share:
     ]
 
 
-def band_claim(share: float, non_kv_share: float, loaded: dict) -> Claim:
-    """The article's three bands of the KV share of device memory, each judged by what it says."""
+def band_claim(share: float | None, non_kv_share: float | None, loaded: dict) -> Claim:
+    """The article's three bands of the KV share of device memory, each judged by what it says;
+    untested where the shares are not known (`kv_shares`)."""
+    if share is None or non_kv_share is None:
+        return verdicts.untested("6.1 The article's bands of the KV share of the device's memory", NO_SHARES)
     peak = verdicts.number(loaded, "peak_kv_cache_usage_pct") or 0
     preempted = verdicts.number(loaded, "preemptions") or 0
     short = peak >= FULL_PCT or preempted > 0
@@ -166,6 +169,29 @@ KV_SHARE_BANDS = ((0.20, "low: the weights take most of the memory; quantize, or
                   (0.60, "reasonable: tune max_model_len and the concurrency cap next"),
                   (0.70, "between the article's bands"),
                   (1.01, "high: plenty of concurrency; watch long sequences for overflow"))
+
+
+NO_SHARES = ("the start-up report gives no non-KV memory (the CPU's \"Auto set\" line does, a GPU's log does not), "
+             "so the shares of the device's memory are not known here")
+
+
+def kv_shares(cap: dict, fraction: float) -> tuple[float | None, float | None]:
+    """The KV cache's and the non-KV memory's shares of the memory the fraction is taken of (the
+    NUMA node's on a CPU), from the start-up report: its budget (else KV + non-KV) ÷ the fraction.
+    (None, None) where the report lacks the figures (a GPU's log: `startup_log.parse_startup`)."""
+    kv, non_kv = verdicts.number(cap, "kv_cache_gib"), verdicts.number(cap, "non_kv_gib")
+    if kv is None or non_kv is None or not fraction:
+        return None, None
+    device = (verdicts.number(cap, "memory_budget_gib") or kv + non_kv) / fraction
+    return kv / device, non_kv / device
+
+
+def share_text(kv_share: float | None, non_kv_share: float | None, fraction: float) -> str:
+    """One sentence on the shares and the article's reading of them, or why they are not known."""
+    if kv_share is None or non_kv_share is None:
+        return f"KV share of the device's memory: not known, {NO_SHARES}."
+    return (f"KV cache {100 * kv_share:.0f} % of the device's memory (non-KV memory {100 * non_kv_share:.0f} %, the "
+            f"budget {100 * fraction:.0f} %); the article's reading: {kv_share_band(kv_share)}.")
 
 
 def kv_share_band(share: float) -> str:
