@@ -24,7 +24,9 @@ def tuning_steps(base: EngineConfig, seats: int, engine_max_num_seqs: int, longe
                  gpu_count: int) -> list[Step]:
     """6.2's path, one setting a step, in the order the article gives. A smoke run leaves out the
     max_model_len, memory-fraction and fp8-KV steps; a CUDA machine adds CUDA graphs (the guide's
-    baseline is eager, far from vLLM's GPU default) and, with several GPUs, a parallel split."""
+    baseline is eager, far from vLLM's GPU default) and, with several GPUs, a parallel split.
+    `longest_prompt`: the longest request of every load the tuned engine will be sent (prompt and
+    answer), so the max_model_len step never refuses one of them."""
     steps = [Step("max_num_seqs", {"max_num_seqs": seats}, 3),
              Step("batch budget", {"max_num_batched_tokens": max(256, int(engine_max_num_seqs))}, 3),
              Step("prefix caching off", {"enable_prefix_caching": False}, 4),
