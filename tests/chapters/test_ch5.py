@@ -63,8 +63,9 @@ def test_fp8_drift_is_judged_against_the_control():
     assert no_control.verdict == UNTESTED and "control" in no_control.evidence
 
 
-def _parallel():
-    return pd.DataFrame({"kv_cache_tokens": [528384, 1081088], "mean_tpot_ms": [13.7, 29.2],
+def _parallel(kv_gib=(1.0, 1.02)):
+    return pd.DataFrame({"kv_cache_tokens": [528384, 1081088], "kv_cache_gib": list(kv_gib),
+                         "mean_tpot_ms": [13.7, 29.2],
                          "output_throughput": [183.0, 117.0], "same_tokens": [True, True], "repeats": [1, 1]},
                         index=[ch5.TP1, ch5.TP2])
 
@@ -75,6 +76,28 @@ def test_parallel_claims():
     assert len(ch5.parallel_claims(_parallel(), device="cuda")) == 3
     faster = _parallel().assign(mean_tpot_ms=[13.7, 9.0])
     assert ch5.parallel_claims(faster)[2].verdict == NOT_HELD
+
+
+def test_the_split_is_judged_on_kv_bytes_per_rank_not_on_equal_tokens():
+    """Two ranks that each kept every head (the same KV bytes per token per rank) did not split the
+    model, whatever tokens they answered."""
+    whole = _parallel(kv_gib=(1.0, 2.05))  # twice the tokens in twice the memory: the same bytes a token
+    split = ch5.parallel_claims(whole)[1]
+    assert split.verdict == NOT_HELD and "correctness note" in split.evidence
+
+
+def test_fp8_is_judged_against_the_ratio_of_bytes_per_number():
+    """In float32 (a CPU without bf16 instructions) fp8 holds ×4 the tokens: that is the mechanism, held."""
+    f32 = _kv(fp8_tokens=12288).assign(cfg_dtype=["float32", "float32"])
+    assert ch5.kv_claims(f32, _drift([4, None], [None, None]))[0].verdict == HELD
+    assert ch5.kv_claims(_kv(fp8_tokens=12288), _drift([4, None], [None, None]))[0].verdict == PARTLY  # ×4 of bf16
+
+
+def test_quantized_memory_is_judged_on_what_the_engine_holds():
+    held = _weights().assign(non_kv_gib=[0.96, 0.86, 0.83])  # saved 0.10 and 0.13 GiB of 0.10 and 0.14
+    assert ch5.weight_claims(held)[0].verdict == HELD
+    runtime_only = _weights().assign(non_kv_gib=[0.96, 0.95, 0.95])  # the checkpoints shrank, the engine did not
+    assert ch5.weight_claims(runtime_only)[0].verdict == PARTLY
 
 
 def test_parallel_claims_without_the_tp2_row_say_why():
