@@ -294,6 +294,18 @@ def cores_sentence(rows: dict) -> str:
 
 # -- the control panel's run function (widgets.Panel calls it with the controls' values) ------------
 
+TOO_CLOSE = "too close to call"
+
+
+def faster_split(parallel: pd.DataFrame) -> str:
+    """Exercise 3: the split with the lower mean TPOT, or "too close to call" when the two differ by no
+    more than the noise allowance (`verdicts.within_noise`), as lab 3 answers the same question."""
+    one, two = parallel.loc[TP1], parallel.loc[TP2]
+    if verdicts.within_noise(one, two, "mean_tpot_ms"):
+        return TOO_CLOSE
+    return TP1 if one.mean_tpot_ms < two.mean_tpot_ms else TP2
+
+
 def time_against_bytes(time_ratio: float, bytes_ratio: float) -> str:
     """5.2's sentence on one quantized copy: its time per token against bf16's beside its bytes per
     step against bf16's. Three cases: the time rose although the bytes fell (dequantizing costs more
@@ -323,6 +335,6 @@ def kv_dtype_and_weights_panel(base: EngineConfig, weight_models: dict[str, str]
 DESIGNS = ("BF16", "INT8", "INT4", "AUTO", "FP8", "TP1", "TP2", "LITTLE", "NO_OFFLOAD", "OFFLOADED",
            "bytes_per_step", "tokens_per_mib_saved", "cores_computing")
 PANELS = ("kv_dtype_and_weights_panel",)
-CHECKS = ()
+CHECKS = ("TOO_CLOSE", "faster_split")
 CLAIMS = ("SLOWER", "time_against_bytes", "weight_claims", "kv_claims", "GAP_FACTOR", "GAP_MIN_NATS", "DRIFT_RULE",
           "drift_claim", "offload_claim", "parallel_claims", "claims", "cores_sentence")

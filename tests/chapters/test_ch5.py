@@ -145,10 +145,14 @@ def test_chapter5_solutions():
     same = weights.assign(non_kv_gib=[1.08, 1.08])  # nothing saved: nothing to share out
     assert ch5.tokens_per_mib_saved(same, "int4") is None
     assert ch5.tokens_per_mib_saved(weights.assign(non_kv_gib=[None, None]), "int4") is None  # a GPU log has none
-    parallel = pd.DataFrame({"mean_tpot_ms": [13.7, 29.2]}, index=["TP=1", "TP=2"])
+    parallel = pd.DataFrame({"mean_tpot_ms": [13.7, 29.2], "repeats": [1, 1]}, index=["TP=1", "TP=2"])
     env = run_solution("ch05_q3.py", {"parallel": parallel})
-    q3 = Choice("q3", ["TP=1", "TP=2"], lambda: "TP=1", "", "ch05_q3.py")
-    assert q3.check(env["answer3"]) and not q3.check("TP=2")
+    q3 = Choice("q3", ["TP=1", "TP=2", ch5.TOO_CLOSE], lambda: ch5.faster_split(parallel), "", "ch05_q3.py")
+    assert q3.check(env["answer3"]) and not q3.check("TP=2") and not q3.check(ch5.TOO_CLOSE)
+    close = parallel.assign(mean_tpot_ms=[13.7, 14.5])  # 6 %: within one reading's 10 %
+    env = run_solution("ch05_q3.py", {"parallel": close})
+    q3 = Choice("q3", ["TP=1", "TP=2", ch5.TOO_CLOSE], lambda: ch5.faster_split(close), "", "ch05_q3.py")
+    assert env["answer3"] == ch5.TOO_CLOSE and q3.check(env["answer3"]) and not q3.check("TP=1")
 
 
 def test_a_quantized_copy_slower_than_bf16_is_said_to_be_slower():
