@@ -131,8 +131,10 @@ def test_cores_each_layout_computed_on_come_from_its_log_lines():
 def test_chapter5_solutions():
     import pandas as pd
     shape = {"num_hidden_layers": 30, "num_key_value_heads": 3, "head_dim": 64}
-    env = run_solution("ch05_q1.py", {"shape": shape, "kv_bytes": 24 * 128 * 23040})
+    env = run_solution("ch05_q1.py", {"shape": shape, "kv_bytes": 24 * 128 * 23040, "block": 128})
     assert Question("q1", lambda: 6144.0, 0.05, "", "ch05_q1.py").check(env["answer"])
+    env = run_solution("ch05_q1.py", {"shape": shape, "kv_bytes": 24 * 16 * 23040, "block": 16})  # a GPU's blocks
+    assert Question("q1", lambda: 768.0, 0.05, "", "ch05_q1.py").check(env["answer"])
     weights = pd.DataFrame({"non_kv_gib": [1.08, 0.91], "kv_cache_gib": [3.85, 4.02],
                             "kv_cache_tokens": [174976, 182912]}, index=["bf16", "int4"])
     q2 = Question("q2", lambda: ch5.tokens_per_mib_saved(weights, "int4"), 0.15, "", "ch05_q2.py",
