@@ -43,7 +43,8 @@ def test_beam_search_against_the_same_number_of_samples():
 def test_prefix_claims_from_hits_and_ttft():
     prefix = _frame({ch4a.FIXED: _row(total_input_tokens=9216, prefix_cache_hits=7680, prefix_cache_hit_rate=0.83,
                                      median_ttft_ms=460),
-                     ch4a.CHURN: _row(total_input_tokens=9216, load_num_prefixes=16, median_ttft_ms=3380),
+                     ch4a.CHURN: _row(total_input_tokens=9216, load_num_prompts=16, load_num_prefixes=8,
+                                      prefix_cache_hits=3584, prefix_cache_hit_rate=0.39, median_ttft_ms=2100),
                      ch4a.SHORT: _row(load_prefix_len=64),
                      ch4a.OFF: _row(median_ttft_ms=3407)})
     fixed, churn, short = ch4a.prefix_claims(prefix)
@@ -58,6 +59,19 @@ def test_prefix_claims_from_hits_and_ttft():
     prefix.loc[ch4a.SHORT, "prefix_cache_hits"] = 64
     assert ch4a.prefix_claims(prefix)[2].verdict == NOT_HELD
     assert math.isclose(ch4a.share_saved(prefix.loc[ch4a.FIXED]), 7680 / 9216)
+
+
+def test_a_churning_template_is_found_by_its_repeats_and_nothing_more():
+    """16 requests, 8 templates of four 128-token blocks, each used twice: at most 8 × 512 tokens can hit."""
+    fixed = _row(prefix_cache_hits=7680, load_num_prompts=16)
+    churn = lambda hits: _row(load_num_prompts=16, load_num_prefixes=8, prefix_cache_hits=hits)  # noqa: E731
+    assert ch4a.repeat_hits(churn(0)) == 4096
+    assert ch4a.churn_claim(churn(3584), fixed).verdict == HELD  # 7 of 8 second uses found their template
+    assert ch4a.churn_claim(churn(512), fixed).verdict == PARTLY  # the saving shrank more than the repeats explain
+    over = ch4a.churn_claim(churn(6144), fixed)  # more than the repeats allow: templates shared blocks
+    assert over.verdict == NOT_HELD and "allow 4,096" in over.evidence
+    assert ch4a.churn_claim(churn(3584), _row(prefix_cache_hits=3584)).verdict == NOT_HELD  # no less than fixed
+    assert ch4a.churn_claim(_row(block_size=None), fixed).verdict == UNTESTED
 
 
 def test_one_changed_token_loses_only_the_blocks_from_the_change_on():
@@ -126,7 +140,8 @@ def test_the_verdict_table_holds_every_claim_of_41_and_42_once():
     beam = {"greedy": {"mean_seconds": 0.5}, "sampled": {"mean_seconds": 0.6},
             "beam": {"mean_seconds": 2.0, "params": {"use_beam_search": True, "n": 2}}}
     prefix = _frame({ch4a.FIXED: _row(prefix_cache_hits=640, prefix_cache_hit_rate=0.6, median_ttft_ms=200),
-                     ch4a.CHURN: _row(load_num_prefixes=8), ch4a.SHORT: _row(load_prefix_len=64), ch4a.OFF: _row()})
+                     ch4a.CHURN: _row(load_num_prompts=16, load_num_prefixes=8), ch4a.SHORT: _row(load_prefix_len=64),
+                     ch4a.OFF: _row()})
     one_token = {"hits": {ch4a.ORIGINAL: 0, ch4a.LATE: 640, ch4a.EARLY: 0, ch4a.AGAIN: 768}}
     eviction = ({"hits": {ch4a.FIRST_AGAIN: 640}}, 640)
     sharing = ch4a.claims(samples, beam, prefix, _stale({}, {}), one_token=one_token, eviction=eviction)
