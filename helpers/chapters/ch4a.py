@@ -180,8 +180,8 @@ def prefix_claims(prefix: pd.DataFrame) -> list[Claim]:
             evidence=f"median TTFT {off.median_ttft_ms:,.0f} ms with caching off → {fixed.median_ttft_ms:,.0f} ms on "
                      f"({100 * (1 - fixed.median_ttft_ms / off.median_ttft_ms):.0f} % less); the design shares "
                      f"{100 * share:.0f} % of the prompt tokens (hit rate {100 * fixed.prefix_cache_hit_rate:.0f} "
-                     "%), so it could save up to about that share of the prefill; the article's 30–40 % fits prompts of "
-                     "which about that share is the system prompt",
+                     "%), so it could save up to about that share of the prefill; the article's 30–40 % fits "
+                     "prompts of which about that share is the system prompt",
             rule="held: median TTFT at least 30 % lower than with caching off (×1.43); partly: lower beyond noise"),
         churn_claim(churn, fixed),
         verdicts.judge(
