@@ -183,3 +183,13 @@ def test_chapter6a_solutions():
     q2 = Question("q2", lambda: slo.first_repeat_goodput(two), 0.01, "", "ch06_q2.py")
     assert q2.check(env["answer"]) and not q2.check(slo.goodput(two))
     assert not Question("q2", lambda: slo.first_repeat_goodput({}), 0.01, "", "ch06_q2.py").check(0.5)  # cannot check
+
+
+def test_a_claim_comparing_a_run_with_itself_cannot_be_judged():
+    """No step kept, or advice that changes nothing: the baseline against itself is not "within noise"."""
+    from helpers.slo import SLO
+    row = {"run_id": "r1", "runs": [{"request_ttft_ms": [100.0] * 8, "request_tpot_ms": [20.0] * 8, "duration": 4.0}]}
+    records = [{"step": "baseline", "row": row, "kept": True, "effect": None},
+               {"step": "max_num_seqs", "row": {**row, "run_id": "r2"}, "kept": False, "effect": "hurt"}]
+    path, advice = ch6a.tuning_claims(records, {"baseline": row, "row": row}, "no change", {}, SLO(1000, 50))
+    assert path.verdict == advice.verdict == verdicts.UNTESTED and "same run" in advice.evidence

@@ -99,15 +99,20 @@ def band_claim(share: float | None, non_kv_share: float | None, loaded: dict) ->
 
 
 GOODPUT_RULE = ("held: goodput at the target higher beyond noise and the share of requests within the target not "
-                "lower beyond noise (the step helped); did not hold: either one lower beyond noise; from a reference "
+                "lower beyond noise, or the share rising to the target's where it was missed (the step helped); did "
+                "not hold: either one lower beyond noise, or the share falling below the target's (a failed request "
+                "is a miss); from a reference "
                 f"that met the target for no request, held needs {tuning.FROM_NONE_SHARE:.0%} of the requests (and "
                 f"{tuning.FROM_NONE_COUNT}) within it; cannot be judged: no request met it on either side, or the rows "
-                "lack per-request latencies")
+                "lack per-request latencies, or both sides are the same run")
 
 
 def _goodput_claim(text: str, before: dict, after: dict, slo: SLO, evidence: str, rule: str = GOODPUT_RULE) -> Claim:
     """A claim that `after` raised goodput at the target over `before` (tuning.effect: goodput and
     the share of requests within the target), with both figures in the evidence."""
+    if before is after or (before.get("run_id") is not None and before.get("run_id") == after.get("run_id")):
+        return verdicts.untested(text, f"{evidence}: both sides are the same run (no step was kept, or the advice "
+                                       "changed nothing), so there is nothing to compare", rule)
     try:
         judged, ratio = tuning.effect(before, after, slo)
     except ConfigError as why:
