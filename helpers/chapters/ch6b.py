@@ -136,9 +136,20 @@ def claims(rows: dict) -> list[Claim]:
     return out
 
 
+def raised_by_a_tenth(budget: dict, tiny: dict) -> str | set[str]:
+    """Exercise 3: did tiny chunks raise the median TTFT by more than a tenth? "yes" or "no", or both
+    where the ratio lies within the noise allowance of ×1.1 (`verdicts.noise`, as the verdict on the
+    same rows allows): a run cannot tell which side of the line it is on."""
+    ratio = tiny["median_ttft_ms"] / budget["median_ttft_ms"]
+    level = verdicts.noise([budget, tiny], "median_ttft_ms")
+    if abs(ratio / 1.1 - 1) <= level:
+        return {"yes", "no"}
+    return "yes" if ratio > 1.1 else "no"
+
+
 # The template every home follows (helpers/chapters/__init__.py says what each part is).
 DESIGNS = ("ROOMY", "TIGHT", "HIGH_FRACTION", "SEATS_HIGH", "SEATS_DEFAULT", "BUDGET", "TINY", "very_many_seats",
            "BackfireLoads", "backfire_loads")
 PANELS = ()
-CHECKS = ()
+CHECKS = ("raised_by_a_tenth",)
 CLAIMS = ("HIT_DROP", "prefix_space", "TIGHT_RULE", "tight_cache_claim", "claims")

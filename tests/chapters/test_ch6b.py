@@ -79,3 +79,15 @@ def test_chapter6b_solution():
     backfire = {"default budget": {"median_ttft_ms": 1000.0}, "tiny chunks": {"median_ttft_ms": 1500.0}}
     env = run_solution("ch06_q3.py", {"backfire": backfire})
     assert env["answer3"] == "yes"
+
+
+def test_exercise3_allows_for_noise_at_the_line():
+    """×1.12 against one reading's ±10 %: a run cannot tell which side of ×1.1 it is on, so both answers
+    pass; ×1.5 is "yes" and ×1.0 "no" beyond doubt."""
+    from helpers.exercises import Choice
+    budget = {"median_ttft_ms": 1000.0}
+    assert ch6b.raised_by_a_tenth(budget, {"median_ttft_ms": 1120.0}) == {"yes", "no"}
+    assert ch6b.raised_by_a_tenth(budget, {"median_ttft_ms": 1500.0}) == "yes"
+    assert ch6b.raised_by_a_tenth(budget, {"median_ttft_ms": 950.0}) == "no"
+    q = Choice("q3", ["yes", "no"], lambda: ch6b.raised_by_a_tenth(budget, {"median_ttft_ms": 1500.0}), "", "x.py")
+    assert not q.check("no")
