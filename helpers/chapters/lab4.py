@@ -10,7 +10,7 @@ checking the unchanged baseline never does.
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Callable
 
 from helpers import advisor, tuning
@@ -63,6 +63,17 @@ class Capstone:
     measure: Callable = field(repr=False, default=None)
     tag: str = "lab4"
     tried: list = field(default_factory=list)  # (config, row) of each of the learner's runs, in order
+    rate: float | None = None  # the rate the lab judges at: the service's, or a higher one (`harder`)
+    note: str = ""  # why the lab judges at a higher rate than the service's
+
+    def __post_init__(self):
+        if self.rate is None:
+            self.rate = self.service.rate
+
+    @property
+    def load(self):
+        """The load the learner's runs and the references are judged on."""
+        return replace(self.service.load, request_rate=self.rate)
 
     @classmethod
     def prepare(cls, base: EngineConfig, *, slo: SLO | None = None, tag: str = "lab4", measure=None, sweep=None,
@@ -75,7 +86,37 @@ class Capstone:
         baseline = measure(base, service.load, tag=tag)
         advice = advisor.advise(baseline, base, service.slo)
         advised = measure(advice.apply(base), service.load, tag=tag) if advice.change else baseline
-        return cls(base, service, baseline, advice, advised, measure, tag)
+        lab = cls(base, service, baseline, advice, advised, measure, tag)
+        if (service.slo.met_share(advised) or 0) >= 1.0:
+            lab.harder(say)
+        return lab
+
+    def harder(self, say=print) -> None:
+        """Where the advice meets the target for every request, nothing can beat it on that load: goodput
+        is then fixed by the arrival schedule. Judge at the next rate of the baseline's sweep where the
+        advice misses some (measured on the advisor's engine, still up; the baseline's row at that rate
+        is the sweep's own), or at the highest the sweep reached, saying so."""
+        met_all = f"the advisor's change met the target for every request at {self.service.rate:g} req/s"
+        higher = sorted((r for r in self.service.sweep if r["load_request_rate"] > self.service.rate),
+                        key=lambda r: r["load_request_rate"])
+        if not higher:
+            self.note = (f"{met_all}, and the sweep reached no higher rate (it stopped where the baseline "
+                         "overloaded): the lab is judged there, where a pass needs the same requests to finish sooner.")
+            say(self.note)
+            return
+        for sweep_row in higher:
+            rate = sweep_row["load_request_rate"]
+            advised = self.measure(self.advice.apply(self.base), replace(self.service.load, request_rate=rate),
+                                   tag=self.tag)
+            self.rate, self.baseline, self.advised = rate, sweep_row, advised
+            if (self.slo.met_share(advised) or 0) < 1.0:
+                break
+        missed = (self.slo.met_share(self.advised) or 0) < 1.0
+        self.note = (f"{met_all}, so no configuration could beat it there: the lab is judged at {self.rate:g} req/s, "
+                     + ("where the advice misses some requests (the baseline's row at that rate is its sweep's)."
+                        if missed else "the highest rate the sweep reached; the advice met every request there too, "
+                        "so a pass needs the same requests to finish sooner."))
+        say(self.note)
 
     @property
     def slo(self) -> SLO:
@@ -88,13 +129,14 @@ class Capstone:
         rates = ", ".join(f"{r['load_request_rate']:g}" for r in self.service.sweep)
         k = knee(self.service.sweep, s)
         return "\n".join([
-            f"Load: {self.service.load.label()}",
+            f"Load: {self.load.label()}",
             f"Unloaded (one request at a time): median TTFT {u['median_ttft_ms']:,.0f} ms, median TPOT "
             f"{u['median_tpot_ms']:.1f} ms, a request every {u['median_e2el_ms']:,.0f} ms.",
             f"Target: {s.label()} (TTFT ×{ch6a.TTFT_HEADROOM:g} and TPOT ×{ch6a.TPOT_HEADROOM:g} the unloaded "
             "medians, rounded up)." if s == ch6a.slo_for(u) else f"Target (yours): {s.label()}.",
             f"Rate sweep of the baseline at {rates} req/s: {k.text(s)}",
-            f"You tune at {self.service.rate:g} req/s (Poisson arrivals).",
+            f"You tune at {self.rate:g} req/s (Poisson arrivals)." + (f" Why not {self.service.rate:g}: {self.note}"
+                                                                       if self.note else ""),
         ])
 
     def references(self) -> str:
@@ -120,7 +162,7 @@ class Capstone:
         if not isinstance(config, EngineConfig):
             raise ConfigError("MY_CONFIG", f"must be an EngineConfig, got {type(config).__name__}.",
                               "MY_CONFIG = base.replace(max_num_batched_tokens=512) (any settings you like).")
-        row = with_goodput(self.measure(config, self.service.load, force=force, tag=self.tag, progress=progress),
+        row = with_goodput(self.measure(config, self.load, force=force, tag=self.tag, progress=progress),
                            self.slo)
         self.tried.append((config, row))
         return row

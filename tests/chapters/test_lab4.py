@@ -182,3 +182,27 @@ def test_one_lucky_request_does_not_pass_when_both_references_met_nothing(lab, m
     assert "neither reference met the target" in capsys.readouterr().out
     monkeypatch.setitem(ROWS, BAD_CFG, _row(4))  # a third of them, in another configuration: more than luck
     assert lab.check(BAD_CFG) and "goodput of 0 raised" in capsys.readouterr().out
+
+
+def test_where_the_advice_meets_every_request_the_lab_moves_to_a_higher_rate(monkeypatch):
+    """12 of 12 within the target: goodput is then fixed by the arrival schedule and nothing can beat the
+    advice (the lab's own solution read "Not yet"). The lab judges at the sweep's next rate, where the
+    advice misses some, measured on the advisor's engine; the baseline's row there is the sweep's."""
+    monkeypatch.setattr(run_size, "_size", "smoke")
+    seen = []
+
+    def measure(config, load, *, tag="", force=False, progress=True):
+        if load.max_concurrency == 1:
+            return dict(UNLOADED)
+        seen.append((config, load.request_rate))
+        if config == ADVISED_CFG:
+            return _row(12 if load.request_rate <= 4 else 7)
+        return {**ROWS[config], "reused": False}
+
+    said = []
+    lab = lab4.Capstone.prepare(BASE, measure=measure, sweep=_sweep, say=said.append)
+    assert lab.service.rate == 4 and lab.rate == 8 and seen[-1] == (ADVISED_CFG, 8)
+    assert lab.baseline["load_request_rate"] == 8  # the sweep's own row, not measured again
+    assert "met the target for every request at 4 req/s" in said[-1] and "You tune at 8 req/s" in lab.describe()
+    lab.run(GOOD_CFG)
+    assert seen[-1] == (GOOD_CFG, 8)  # the learner's runs at the lab's rate
