@@ -10,6 +10,7 @@ the run, on the same measurements.
 """
 from __future__ import annotations
 
+import math
 import statistics
 from dataclasses import dataclass
 
@@ -105,10 +106,22 @@ class Knee:
     closest_rate: float | None
     closest_share: float | None
     why: str | None = None  # why no knee can be read: rows without per-request latencies
+    requests: int | None = None  # requests sent at each rate
 
     def text(self, slo: SLO) -> str:
         if self.why:
             return f"No knee can be read from these rows: {self.why}."
+        return self._found(slo) + self._per_rate(slo)
+
+    def _per_rate(self, slo: SLO) -> str:
+        """What "met" means at this size: ceil(share × n) of the n requests of a rate."""
+        if not self.requests:
+            return ""
+        need = math.ceil(slo.share * self.requests - 1e-9)
+        few = " (with so few requests one late request decides a rate)" if self.requests - need <= 1 else ""
+        return f" A rate meets the target when {need} of its {self.requests} requests do{few}."
+
+    def _found(self, slo: SLO) -> str:
         if self.best_rate is None:
             return (f"No offered rate met the target ({slo.label()}). Closest: {self.closest_rate:g} req/s, where "
                     f"{100 * (self.closest_share or 0):.0f} % of requests met it. Loosen the target, or tune the "
@@ -133,7 +146,8 @@ def knee(rows: list[dict], slo: SLO) -> Knee:
             break
     shares = [(slo.met_share(r) or 0.0, r["load_request_rate"]) for r in ordered]
     closest_share, closest_rate = max(shares, key=lambda s: (s[0], -s[1])) if shares else (None, None)
-    return Knee(best, first_miss, closest_rate, closest_share)
+    sent = [int(n) for r in ordered if (n := r.get("load_num_prompts"))]
+    return Knee(best, first_miss, closest_rate, closest_share, requests=max(sent) if sent else None)
 
 
 def overloaded(row: dict, slo: SLO, factor: float = 4.0) -> bool:

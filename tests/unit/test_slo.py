@@ -84,3 +84,13 @@ def test_a_failed_run_ends_the_sweep_but_keeps_the_rows():
     assert len(rows) == 1 and "the run failed" in said[0]
     with pytest.raises(ConfigError):
         sweep(None, Load(num_prompts=8), [0, 1], SLO(1000, 50), measure=flaky)
+
+
+def test_the_knee_says_what_met_means_at_this_size():
+    """At smoke size 90 % of 8 requests is 8 of 8: one late request decides a rate."""
+    from helpers.slo import SLO, knee
+    row = lambda rate, good: {"load_request_rate": rate, "load_num_prompts": 8, "runs": [{  # noqa: E731
+        "request_ttft_ms": [100.0] * good + [9000.0] * (8 - good), "request_tpot_ms": [10.0] * 8, "duration": 4.0}]}
+    text = knee([row(1, 8), row(2, 7)], SLO(1000, 50, share=0.9)).text(SLO(1000, 50, share=0.9))
+    assert "8 of its 8 requests" in text and "one late request decides" in text
+    assert "7 of its 8" in knee([row(1, 8)], SLO(1000, 50, share=0.8)).text(SLO(1000, 50, share=0.8))
