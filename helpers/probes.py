@@ -5,13 +5,14 @@ compute bounds it once the batch is large enough.
 Bandwidth is measured by two methods that share no code, numpy (one Python thread per slice;
 numpy releases the GIL in its loops) and torch (OpenMP threads), each with three kernels: read
 (a sum), copy and triad. Bytes are counted as STREAM counts them: what the kernel reads and
-writes, not the write-allocate read that a cached store adds (glibc's memcpy, under numpy's copy
-of arrays this large, may use non-temporal stores that skip it, and nothing here tells which kernel
-did). So each figure, and the roof, the best of all six, is a lower bound of the rate the memory
-can move: the floor it gives may be a little high, never low. Arrays are at least 8× the L3 of
-the CPUs this process may use, summed over its instances (`hardware.total_l3_mib`), so the
-figures are main memory's. Each kernel runs `repeats` times; the best run counts, and the median
-and spread say how much a shared machine moved it. Nothing here imports vLLM.
+writes, not the write-allocate read that a cached store adds. Decode only *reads* (weights and KV
+cache), so the roof is the best *read* rate of the two methods (a read-only stream; a kernel that
+also writes shares the bus with its stores and reads slower or faster depending on the memory
+controller); the best triad is kept beside it, named as the machine's mixed-traffic figure. Arrays
+are at least 8× the L3 of the CPUs this process may use, summed over its instances
+(`hardware.total_l3_mib`), so the figures are main memory's. Each kernel runs `repeats` times; the
+best run counts, and the median and spread say how much a shared machine moved it. Nothing here
+imports vLLM.
 """
 from __future__ import annotations
 
@@ -21,7 +22,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 from helpers import hardware
 
-PROBE_VERSION = 2  # bumped when the method changes, so cached roofs are measured again
+PROBE_VERSION = 3  # bumped when the method changes, so cached roofs are measured again (3: the roof reads)
 
 
 def array_mib() -> int:
@@ -98,26 +99,35 @@ def best_kernel(method: dict) -> tuple[str, float]:
     return name, method[name]["best_gbs"]
 
 
+def best_of(found: dict, kernel: str) -> tuple[str, dict]:
+    """The method whose `kernel` ran fastest, and that kernel's summary."""
+    method = max(found, key=lambda m: found[m][kernel]["best_gbs"])
+    return method, found[method][kernel]
+
+
 def probe(threads: int, dtype: str, shape: tuple[int, int, int], repeats: int = 5) -> dict:
     """Both bandwidth methods and the matmul at `threads`: one record (a store row's figures).
-    The bandwidth roof is the fastest of the six kernels' best runs; `methods_ratio` compares each
-    method's best kernel (numpy ÷ torch), so a library's slow kernel does not read as disagreement."""
+    The bandwidth roof is the faster of the two read kernels' best runs (decode traffic is reads);
+    `mixed_gbs` is the best triad, the machine's figure for traffic that also writes. `methods_ratio`
+    compares like with like: numpy's read ÷ torch's read."""
     found = {"numpy": numpy_bandwidth(threads, repeats), "torch": torch_bandwidth(threads, repeats)}
     mm = matmul_flops(dtype, *shape, threads, repeats)
-    best = {m: best_kernel(k) for m, k in found.items()}
-    method = max(best, key=lambda m: best[m][1])
-    top = found[method][best[method][0]]
+    method, top = best_of(found, "read")
+    mixed_method, mixed = best_of(found, "triad")
     return {"threads": threads, "array_mib": array_mib(), "probe_version": PROBE_VERSION, **found,
-            "bandwidth_gbs": top["best_gbs"], "bandwidth_kernel": f"{method} {best[method][0]}",
+            "bandwidth_gbs": top["best_gbs"], "bandwidth_kernel": f"{method} read",
             "bandwidth_median_gbs": top["median_gbs"], "bandwidth_min_gbs": top["min_gbs"],
-            "methods_ratio": best["numpy"][1] / best["torch"][1], "matmul": mm, "compute_gflops": mm["best_gflops"]}
+            "mixed_gbs": mixed["best_gbs"], "mixed_kernel": f"{mixed_method} triad",
+            "methods_ratio": found["numpy"]["read"]["best_gbs"] / found["torch"]["read"]["best_gbs"],
+            "matmul": mm, "compute_gflops": mm["best_gflops"]}
 
 
 def cuda_probe(dtype: str, shape: tuple[int, int, int], repeats: int = 5) -> dict:
     """A GPU's roofs in the same record as `probe`: device-to-device copy bandwidth and a matmul
     on the GPU. Written from torch's CUDA API; not run on the guide's CPU machines."""
     import torch
-    copy = cuda_bandwidth(repeats)["copy"]
+    found = cuda_bandwidth(repeats)
+    read, copy = found["read"], found["copy"]
     dt = getattr(torch, dtype)
     x, w = (torch.randn(shape[0], shape[1], device="cuda", dtype=dt),
             torch.randn(shape[1], shape[2], device="cuda", dtype=dt))
@@ -126,20 +136,26 @@ def cuda_probe(dtype: str, shape: tuple[int, int, int], repeats: int = 5) -> dic
         torch.mm(x, w)
         torch.cuda.synchronize()
     rates = sorted(2 * shape[0] * shape[1] * shape[2] / t / 1e9 for t in _timed(mm, repeats))
-    return {"threads": 0, "probe_version": PROBE_VERSION, "cuda": {"copy": copy}, "bandwidth_gbs": copy["best_gbs"],
-            "bandwidth_kernel": "cuda copy",
-            "bandwidth_median_gbs": copy["median_gbs"], "bandwidth_min_gbs": copy["min_gbs"], "methods_ratio": None,
+    return {"threads": 0, "probe_version": PROBE_VERSION, "cuda": found, "bandwidth_gbs": read["best_gbs"],
+            "bandwidth_kernel": "cuda read", "bandwidth_median_gbs": read["median_gbs"],
+            "bandwidth_min_gbs": read["min_gbs"], "mixed_gbs": copy["best_gbs"], "mixed_kernel": "cuda copy",
+            "methods_ratio": None,
             "matmul": {"best_gflops": rates[-1], "dtype": dtype, "shape": list(shape)}, "compute_gflops": rates[-1]}
 
 
 def cuda_bandwidth(repeats: int = 5, mib: int = 1024) -> dict:
-    """A GPU's device-to-device copy (2 bytes moved per byte), for the roof of a CUDA engine.
-    Written from torch's API; not run on the guide's CPU machines."""
+    """A GPU's read (a sum: 1 byte moved per byte; the roof of a CUDA engine's decode) and its
+    device-to-device copy (2). Written from torch's API; not run on the guide's CPU machines."""
     import torch
     n = mib * 2**20 // 4
     a, b = torch.ones(n, device="cuda"), torch.empty(n, device="cuda")
 
+    def read():
+        a.sum()
+        torch.cuda.synchronize()
+
     def copy():
         b.copy_(a)
         torch.cuda.synchronize()
-    return {"copy": _summary(_timed(copy, repeats), 2 * a.element_size() * n)}
+    nbytes = a.element_size() * n
+    return {"read": _summary(_timed(read, repeats), nbytes), "copy": _summary(_timed(copy, repeats), 2 * nbytes)}

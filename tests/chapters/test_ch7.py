@@ -119,3 +119,21 @@ def test_a_gpu_roof_has_one_method_and_says_so():
            "methods_ratio": None, "bandwidth_gbs": 4000.0}
     assert ch7.roof_table(gpu).shape == (1, 3)
     assert ch7.probe_claim(gpu).verdict == verdicts.UNTESTED
+
+
+def test_the_methods_are_compared_read_with_read_and_the_triad_is_named_beside_the_roof():
+    """numpy's copy is fast (memcpy) and its read slow: comparing each method's fastest kernel compared a
+    copy with a read. The claim compares the two reads; the triad is the mixed-traffic figure."""
+    roof = _roof(10.0, 11.0)
+    roof["numpy"]["copy"]["best_gbs"] = 40.0
+    claim = ch7.probe_claim(roof)
+    assert claim.verdict == verdicts.HELD and "numpy 10.0 GB/s, torch 11.0 GB/s" in claim.evidence
+    text = ch7.methods_sentence({**roof, "mixed_gbs": 9.0, "mixed_kernel": "torch triad"}, roof, claim)
+    assert "mixed traffic, not decode's roof" in text and "9.0 GB/s" in text
+
+
+def test_a_gpu_roof_reads_as_a_sentence_without_formatting_a_none():
+    gpu = {"threads": 0, "cuda": {"read": {"best_gbs": 4000.0, "median_gbs": 3900.0, "min_gbs": 3800.0}},
+           "methods_ratio": None, "bandwidth_gbs": 4000.0, "mixed_gbs": 3000.0, "mixed_kernel": "cuda copy"}
+    text = ch7.methods_sentence(gpu, gpu, ch7.probe_claim(gpu))
+    assert "cannot be judged" in text or verdicts.UNTESTED in text
