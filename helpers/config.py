@@ -165,9 +165,10 @@ class EngineConfig:
     # The CPU worker's OpenMP cores (vllm/utils/ompmultiprocessing.py, OMPProcessManager): None is
     # vLLM's "auto" (one logical CPU per physical core of one NUMA node per rank, minus the cores it
     # reserves; those are only logged, nothing pins the other processes there), "nobind" leaves
-    # OpenMP alone, "0-1" or "0|1" (one group per rank) names the cores. Without a preloaded Intel or
-    # GNU OpenMP the threads are confined to the set (OMP_PLACES, OMP_PROC_BIND=true), not pinned one
-    # per core. Only the multiprocess executor applies it, so such an engine starts in vLLM's layout.
+    # OpenMP alone, "0-1" or "0|1" (one group per rank) names the cores. The CPU platform preloads
+    # PyTorch's libgomp (CpuPlatform.check_and_update_config), so configure_omp_envs sets
+    # GOMP_CPU_AFFINITY: each OpenMP thread pinned to one CPU of the list, the worker's first thread
+    # too. Only the multiprocess executor applies it, so such an engine starts in vLLM's layout.
     cpu_threads_bind: str | None = declare(None, 'cpu_threads_bind=None (vLLM\'s "auto"), "nobind", or cores such '
                                            'as "0-1".', env="VLLM_CPU_OMP_THREADS_BIND", short="bind", devices=("cpu",))
     # Cores "auto" keeps out of the worker's list; vLLM's minimum is one per rank on x86, a smaller

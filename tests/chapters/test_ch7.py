@@ -137,3 +137,9 @@ def test_a_gpu_roof_reads_as_a_sentence_without_formatting_a_none():
            "methods_ratio": None, "bandwidth_gbs": 4000.0, "mixed_gbs": 3000.0, "mixed_kernel": "cuda copy"}
     text = ch7.methods_sentence(gpu, gpu, ch7.probe_claim(gpu))
     assert "cannot be judged" in text or verdicts.UNTESTED in text
+
+
+def test_on_a_gpu_the_binding_claim_says_why_it_was_not_measured():
+    layouts = {ch7.MERGED: _row(10.0, 5.0, throughput=120.0), ch7.VLLM: _row(12.0, 5.0, throughput=100.0)}
+    layout, binding = ch7.layout_claims(layouts, {ch7.AUTO: layouts[ch7.VLLM]}, 1)
+    assert binding.verdict == verdicts.UNTESTED and "cpu_threads_bind" in binding.evidence
