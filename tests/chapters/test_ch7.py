@@ -143,3 +143,13 @@ def test_on_a_gpu_the_binding_claim_says_why_it_was_not_measured():
     layouts = {ch7.MERGED: _row(10.0, 5.0, throughput=120.0), ch7.VLLM: _row(12.0, 5.0, throughput=100.0)}
     layout, binding = ch7.layout_claims(layouts, {ch7.AUTO: layouts[ch7.VLLM]}, 1)
     assert binding.verdict == verdicts.UNTESTED and "cpu_threads_bind" in binding.evidence
+
+
+def test_the_near_floor_threshold_is_scaled_by_what_the_workers_cores_can_read():
+    """In vLLM's layout on two cores the worker reads on one: its roof 0.79 of the machine's, so a machine
+    MBU of 0.55 is near what that layout allows (0.6 × 0.79 = 0.47), not short of it."""
+    one = _row(10.0, 5.5, worker_roof_gbs=8.7)  # machine roof 11.0
+    claim = ch7.near_floor_claim(one)
+    assert claim.verdict == verdicts.HELD and "0.47" in claim.evidence
+    assert ch7.near_floor_claim(_row(10.0, 5.5, worker_roof_gbs=11.0)).verdict == verdicts.PARTLY  # every core
+    assert ch7.near_floor_claim(_row(10.0, 1.0, worker_roof_gbs=8.7)).verdict == verdicts.NOT_HELD
