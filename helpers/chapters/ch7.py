@@ -16,7 +16,7 @@ from pathlib import Path
 import pandas as pd
 
 from helpers import verdicts
-from helpers.results import roofline
+from helpers.results import roofline, rows
 from helpers.verdicts import Claim
 
 AGREE = 0.15  # the two bandwidth methods "agree" within 15 %
@@ -210,6 +210,28 @@ def bytes_claims(base: dict, int8: dict) -> list[Claim]:
     ]
 
 
+def floor_with(row: dict, batch: float | None = None, kv: bool = True) -> float | None:
+    """A row's floor TPOT (ms) recomputed with another batch or without the KV term: the exercises'
+    known mistakes (the nominal requests in flight for the measured sequences per step; the weights
+    alone). From the row's own roofline columns (`H.with_floor`); None where it has none."""
+    g = lambda k: verdicts.number(row, k)  # noqa: E731
+    weights, context, bw = g("weights_read_mb"), g("decode_context"), g("roof_bandwidth_gbs")
+    if weights is None or context is None or not bw or not g("kv_cache_tokens"):
+        return None
+    per_token = rows.kv_bytes_per_token(row) if kv else 0.0
+    nbytes = roofline.step_bytes(weights * 1e6, roofline.decode_batch(row) if batch is None else batch, context,
+                                 per_token)
+    return roofline.floor_ms(nbytes, bw)
+
+
+def nominal_mistake(row: dict) -> dict:
+    """Exercise 2's and lab 5's known mistake: the requests the client kept in flight taken for the
+    sequences the engine ran per step (the mean running count /metrics saw)."""
+    nominal = verdicts.number(row, "load_max_concurrency")
+    return {"you used the requests the client kept in flight, not the sequences the engine ran per step "
+            "(decode_batch, the mean running count)": lambda: floor_with(row, batch=nominal)} if nominal else {}
+
+
 NO_BINDING = ("thread binding is the CPU worker's (`OMPProcessManager`); a GPU engine refuses `cpu_threads_bind`, "
               "so it was not measured here")
 
@@ -258,7 +280,7 @@ def gpu_claim(device: str, rows: dict | None = None) -> Claim:
 DESIGNS = ("BASE", "INT8", "MERGED", "VLLM", "AUTO", "ALL", "roof_table", "floors", "flops_per_token", "sweep_frame",
            "GRAPHS")
 PANELS = ()
-CHECKS = ("NO_BINDING",)
+CHECKS = ("NO_BINDING", "floor_with", "nominal_mistake")
 CLAIMS = ("methods_sentence", "AGREE", "NEAR_FLOOR", "allowed_mbu", "probe_claim", "crossover", "gap",
           "near_floor_claim", "batching_claim", "floor_claims", "bytes_sentence", "bytes_claims", "faster_binding",
           "layout_claims", "gpu_claim")

@@ -86,8 +86,12 @@ def test_chapter7_solutions_pass_their_checks_in_both_layouts(layout, monkeypatc
     eight, roof_all = sweep_rows[8], ROOFS[2]  # the notebook's 7.1 roof: every core
     env = run_solution("ch07_q2.py", {"eight": eight, "folder": folder, "base": type("Cfg", (), {"dtype": "float32"})(),
                                       "context": 144.0, "roof_all": roof_all})
-    q2 = Question("q2", lambda: eight["roofline_tpot_ms"], 0.05, "", "ch07_q2.py")
+    q2 = Question("q2", lambda: eight["roofline_tpot_ms"], 0.05, "", "ch07_q2.py",
+                  known_wrong=ch7.nominal_mistake(eight))
     assert q2.check(env["answer2"]), capsys.readouterr().out
+    nominal = ch7.floor_with(eight, batch=8)  # the 8 in flight for the 7.4 the engine ran: ×1.0x the floor
+    assert abs(nominal / env["answer2"] - 1) < 0.05  # within the old 5 %: it used to pass
+    assert not q2.check(nominal) and "requests the client kept in flight" in capsys.readouterr().out
     assert not q2.check(env["answer2"] * roof_all["bandwidth_gbs"] / ROOFS[1]["bandwidth_gbs"])  # one core's roof
     binding = {ch7.AUTO: {"output_throughput": 90.0}, ch7.ALL: {"output_throughput": 60.0},
                "nobind": {"output_throughput": 120.0}}  # the full size's third row may win: not an answer

@@ -25,8 +25,12 @@ def test_lab5_solutions_pass_their_checks_in_both_layouts(layout, monkeypatch, t
     for q, name, value in (("floor_one", "lab05_q2.py", lambda: rows[1]["roofline_tpot_ms"]),
                            ("floor_eight", "lab05_q3.py", lambda: rows[8]["roofline_tpot_ms"])):
         run_solution(name, env)
-        check = Question(q, value, 0.05, "", name)
+        wrong = ({"you left out the KV term": lambda: ch7.floor_with(rows[1], kv=False)} if q == "floor_one"
+                 else ch7.nominal_mistake(rows[8]))
+        check = Question(q, value, 0.05, "", name, known_wrong=wrong)
         assert check.check(env[q]), capsys.readouterr().out
+        mistake = next(iter(wrong.values()))()
+        assert not check.check(mistake), f"{q}: the known mistake {mistake:.3f} must fail"
         at_worker = env[q] * roof["bandwidth_gbs"] / ROOFS[1]["bandwidth_gbs"]  # divided by one core's roof
         assert not check.check(at_worker)
     env.update(context=144.0, kv_token=46_080)
