@@ -6,6 +6,7 @@ check a learner runs is the one the tests run on recorded rows.
 """
 from __future__ import annotations
 
+import math
 import re
 from typing import Callable
 
@@ -81,14 +82,25 @@ def claims(frac, too_high: dict, too_low: dict, lens, fixed: dict, per_token: di
 
 
 def memory_fraction(frac) -> verdicts.Claim:
+    """Judged against the rise the chapter's own mechanism predicts (KV = fraction × memory − non-KV,
+    from the first row's report), so a capacity that fails to move says "did not hold" instead of
+    hiding in the noise. Held: at least half of the predicted rise, every step up."""
     first, last = frac.iloc[0], frac.iloc[-1]
+    f0, f1 = verdicts.number(first, "cfg_gpu_memory_utilization"), verdicts.number(last, "cfg_gpu_memory_utilization")
+    node, non_kv = verdicts.number(first, "node_memory_gib"), verdicts.number(first, "non_kv_gib")
+    if node and non_kv is not None and f0 and f1 and f0 * node > non_kv:
+        predicted, how = (f1 * node - non_kv) / (f0 * node - non_kv), "fraction × node memory − non-KV memory"
+    else:  # a GPU's report has no node memory: the fraction's own ratio, a lower bound of the KV's rise
+        predicted, how = (f1 / f0 if f0 and f1 else 2.0), "the fractions' ratio (no memory figures reported)"
+    need = 1 + (predicted - 1) / 2
     evidence = ", ".join(f"{f:g}: {t:,.0f}" for f, t in zip(frac.cfg_gpu_memory_utilization, frac.kv_cache_tokens))
     c = verdicts.judge_change("2.2 A larger memory fraction gives more KV tokens", first, last, "kv_cache_tokens",
-                            "higher", held_at=1.0, evidence=f"KV tokens by fraction: {evidence}")
+                              "higher", held_at=need,
+                              evidence=f"KV tokens by fraction: {evidence}; predicted ×{predicted:.2f} ({how})")
     if c.verdict == verdicts.HELD and not frac.kv_cache_tokens.is_monotonic_increasing:
         c.verdict = verdicts.PARTLY
-    c.rule = ("held: KV tokens rise with every step up in fraction, beyond the noise (one start per fraction, "
-              "so the default noise); " + c.rule.split("; ", 1)[1])
+    c.rule = (f"held: KV tokens rise with every step up in fraction, by at least half the predicted rise (×{need:.2f}; "
+              "one start per fraction, so the default noise); " + c.rule.split("; ", 1)[1])
     return c
 
 
@@ -112,13 +124,14 @@ def start_failure_low(too_low: dict) -> verdicts.Claim:
     line, f = too_low.get("line"), too_low["fraction"]
     kind = failure_kind(line)
     text = "2.2 Too low a fraction: weights and working memory leave no room for the KV cache"
-    rule = ("held: the engine refuses with the KV-room check (budget minus non-KV memory ≤ 0); a refusal by the "
-            "free-memory check: partly; it started: did not hold; any other refusal: cannot be judged")
-    if kind == "other":
-        return verdicts.untested(text, f"the start at {f:g} was refused for another reason than memory: {line}",
+    rule = ("held: the engine refuses with the KV-room check (budget minus non-KV memory ≤ 0); it started: did not "
+            "hold; any other refusal (the free-memory check included: too little memory free on the node says "
+            "nothing about the room left for KV): cannot be judged")
+    if kind in ("other", "free memory"):
+        return verdicts.untested(text, f"the start at {f:g} was refused by another check than the KV room: {line}",
                                  rule=rule)
     evidence = f"{f:g} → {line}" if line else f"{f:g} started on this machine"
-    return verdicts.judge(text, kind == "no room for KV", evidence, partly=kind == "free memory", rule=rule)
+    return verdicts.judge(text, kind == "no room for KV", evidence, rule=rule)
 
 
 def reported_concurrency(lens) -> verdicts.Claim:
@@ -170,12 +183,20 @@ def formula(per_token: dict) -> verdicts.Claim:
                              "the article's off by more than ×2")
 
 
+NEAR_CEILING = 80.0  # peak KV usage (%) that counts as "near the ceiling"
+
+
 def queueing(fill) -> verdicts.Claim:
+    """Judged only where the cache came near its ceiling: requests can also wait for the token budget
+    (a burst of prompts larger than one step), which says nothing about memory."""
     usage, waiting = fill["peak_kv_cache_usage_pct"], fill["peak_waiting"]
-    return verdicts.judge("2.3 Usage near the ceiling means queueing", usage > 80 and waiting > 0,
-                        f"peak KV usage {usage:.0f} %, up to {waiting:.0f} waiting, "
-                        f"{fill['preemptions']:.0f} preemption(s)", partly=waiting > 0,
-                        rule="held: peak KV usage above 80 % with requests waiting; waiting alone: partly")
+    text = "2.3 Usage near the ceiling means queueing"
+    evidence = f"peak KV usage {usage:.0f} %, up to {waiting:.0f} waiting, {fill['preemptions']:.0f} preemption(s)"
+    rule = (f"held: peak KV usage of {NEAR_CEILING:.0f} % or more with requests waiting; did not hold: that usage and "
+            "none waiting; usage below it: cannot be judged (any waiting was for the token budget, not memory)")
+    if usage < NEAR_CEILING:
+        return verdicts.untested(text, f"{evidence}: the cache never came near its ceiling", rule)
+    return verdicts.judge(text, waiting > 0, evidence, rule=rule)
 
 
 def block_size(blocks) -> verdicts.Claim:
@@ -210,13 +231,35 @@ def peak_running_hint(plan: dict | None = None, block_size: int | None = None) -
             " How many usable blocks are there (the override minus the one vLLM keeps back)?")
 
 
+def admitted(row, plan: dict) -> int | None:
+    """Exercise 1's answer: the short requests the engine's own blocks admit at once (`num_blocks`
+    less the null block, over the prompt's whole blocks), at most the requests sent. The sampled peak
+    can read lower (/metrics is read twice a second), so the check counts blocks, as chapter 3's does."""
+    blocks, size = verdicts.number(row, "num_blocks"), verdicts.number(row, "block_size")
+    if not blocks or not size:
+        return None
+    return min(plan["num_prompts"], max(0, int(blocks) - 1) // blocks_for(plan["input_len"], int(size)))
+
+
 def q_peak_running(short: Callable[[], dict], plan: dict | None = None, block_size: int | None = None) -> Question:
+    """Exact (a count of whole requests), with the named mistakes: the null block counted, and the
+    engine's reported maximum concurrency (full-length sequences), as printed or rounded down."""
+    def null_block():
+        r = short()
+        size = verdicts.number(r, "block_size")
+        if plan is None or not size or not verdicts.number(r, "num_blocks"):
+            return math.nan
+        return min(plan["num_prompts"], int(r["num_blocks"]) // blocks_for(plan["input_len"], int(size)))
+
+    reported = ("you used the engine's reported maximum concurrency, which counts full-length sequences, not these "
+                "short ones")
     return Question(
-        "peak running at the short length", lambda: short()["peak_running"], 0.2,
-        peak_running_hint(plan, block_size),
-        "ch02_q1.py", unit="requests",
-        known_wrong={"you used the engine's reported maximum concurrency, which counts full-length "
-                     "sequences, not these short ones": lambda: short()["max_concurrency"]})
+        "requests running at once at the short length",
+        lambda: admitted(short(), plan) if plan is not None else short()["peak_running"], 0.0,
+        peak_running_hint(plan, block_size), "ch02_q1.py", unit="requests",
+        known_wrong={"you counted the block vLLM keeps back (the null block)": null_block,
+                     reported: lambda: short()["max_concurrency"],
+                     reported + " (rounded down)": lambda: math.floor(short()["max_concurrency"])})
 
 
 def q_same_or_half(short: Callable[[], dict], long: Callable[[], dict]) -> Choice:
@@ -253,9 +296,10 @@ def q_which_check(too_low: Callable[[], dict]) -> Choice:
 
 
 # The template every home follows (helpers/chapters/__init__.py says what each part is).
-DESIGNS = ("FREE_MEMORY_CHECK", "KV_SHARE_CHECK", "NO_ROOM_FOR_KV", "blocks_for", "fixed_cache_plan")
+DESIGNS = ("NEAR_CEILING", "FREE_MEMORY_CHECK", "KV_SHARE_CHECK", "NO_ROOM_FOR_KV", "blocks_for", "fixed_cache_plan")
 PANELS = ()
-CHECKS = ("answer_blocks", "peak_running_hint", "q_peak_running", "q_same_or_half", "q_kv_tokens", "WHICH_CHECK",
+CHECKS = ("admitted", "answer_blocks", "peak_running_hint", "q_peak_running", "q_same_or_half", "q_kv_tokens",
+          "WHICH_CHECK",
           "q_which_check")
 CLAIMS = ("failure_kind", "same_or_half", "claims", "memory_fraction", "start_failure_high", "start_failure_low",
           "reported_concurrency", "smaller_len_more_running", "formula", "queueing", "block_size")
