@@ -106,6 +106,20 @@ def attribution(ablation: pd.DataFrame, metric: str = "p99_itl_ms") -> dict[str,
     return {name: verdicts.ratio(stock, ablation.loc[name, metric]) for name in ablation.index if name != "stock"}
 
 
+SINGLE = {"stock + max_model_len": "max_model_len", "stock + budget": "max_num_batched_tokens"}
+
+
+def did_the_work(ablation: pd.DataFrame, metric: str = "p99_itl_ms") -> str | set[str]:
+    """Exercise 1: the single change that moved stock's `metric` more, or both where their effects lie
+    within the noise allowance of each other (`verdicts.noise` over the two rows): a run cannot tell."""
+    gains = attribution(ablation, metric)
+    (a, ga), (b, gb) = ((name, gains[name]) for name in SINGLE)
+    level = verdicts.noise([ablation.loc[a], ablation.loc[b]], metric)
+    if min(ga, gb) > 0 and abs(ga / gb - 1) <= level:
+        return set(SINGLE.values())
+    return SINGLE[a] if ga > gb else SINGLE[b]
+
+
 def stock_vs_tuned(stock, tuned) -> verdicts.Claim:
     text = "Stock vs tuned: P99 latency differs a lot (article: over 2×), and throughput differs too"
     if not (stock["p99_itl_ms"] > 0 and tuned["p99_itl_ms"] > 0):
@@ -178,11 +192,22 @@ def q_fits_at(design: Callable[[], ChainDesign], ref: Callable[[], dict]) -> Que
         return (None if d.fits_at is None
                 else d.need_tokens * r["kv_cache_gib"] / r["kv_cache_tokens"] / r["node_memory_gib"])
 
+    def gigabytes():
+        d, r = design(), ref()
+        if d.fits_at is None:
+            return None
+        per_token = r["kv_cache_gib"] * 2**30 / r["kv_cache_tokens"]
+        return (r["non_kv_gib"] + d.need_tokens * per_token / 1e9) / r["node_memory_gib"]
+
+    # Most of the fraction is non-KV memory, so 3 % of it would hide a KV term 20 % off; a check narrows
+    # its tolerance to half the distance to a named mistake (`Question._tolerance`), here about 0.5 %.
     return Question("the fraction where the chain load fits", lambda: design().fits_at, 0.03,
                     "fraction = (non-KV memory + need_tokens × bytes per token) / the memory the fraction applies to "
-                    "(need_tokens already counts the block vLLM keeps back).",
+                    "(need_tokens already counts the block vLLM keeps back; GiB are 2**30 bytes).",
                     "ch01_q3.py", unit="of memory",
-                    known_wrong={"you left out the memory that is not KV cache (weights, runtime)": forgot_non_kv})
+                    known_wrong={"you left out the memory that is not KV cache (weights, runtime)": forgot_non_kv,
+                                 "you turned the KV bytes into GB (10**9) where the report's figures are GiB (2**30)":
+                                 gigabytes})
 
 
 def confirming_fraction(answer: float, design: ChainDesign, tolerance: float = 0.03) -> float:
@@ -218,6 +243,6 @@ def claims(stock, tuned, chain: pd.DataFrame, need_tokens: float) -> list[verdic
 # The template every home follows (helpers/chapters/__init__.py says what each part is).
 DESIGNS = ("serve_dtype", "dtype_note", "fraction_for", "start_fraction", "ChainDesign", "chain_design", "attribution")
 PANELS = ()
-CHECKS = ("q_fits_at", "confirming_fraction")
+CHECKS = ("SINGLE", "did_the_work", "q_fits_at", "confirming_fraction")
 CLAIMS = ("ARTICLE_FACTOR", "FULL_PCT", "RULE_TESTED", "fit_claim", "claims", "stock_vs_tuned", "chain_capacity",
           "chain_throughput")
