@@ -5,10 +5,12 @@ module says held / held partly / did not hold / within noise here.
 
 The noise rule (explained in chapter 0): these machines are shared, and the same load on the
 same engine differs by about 10 % from one run to the next. A difference between two
-configurations counts only when it is larger than that run-to-run spread: the spread measured
-in this run where a row has several repeats ((max - min) / median of its repeats), else
-`DEFAULT_NOISE`. A smaller difference is reported as "within noise here", not as held or not,
-unless the claim itself asked for a change larger than that spread: a run that would have seen
+configurations counts only when it is larger than the noise allowance: the larger of
+`DEFAULT_NOISE` and the spread measured in this run where a row has several repeats ((max - min) /
+median of its repeats). The default is a floor: a row's repeats share one engine start, while two
+configurations come from two starts, which differ by about that much. A smaller difference is
+reported as "within noise here", not as held or not, unless the claim itself asked for a change
+larger than that allowance: a run that would have seen
 the claimed change and saw none says the claim did not hold (`judge_change`).
 """
 from __future__ import annotations
@@ -21,7 +23,7 @@ HELD, PARTLY, NOT_HELD, NOISE, UNTESTED = ("held", "held partly", "did not hold"
                                           "not measured here")
 # Marks every browser draws with its ordinary text fonts (no emoji font needed).
 _ICON = {HELD: "✓", PARTLY: "◐", NOT_HELD: "✗", NOISE: "≈", UNTESTED: "·"}
-DEFAULT_NOISE = 0.10  # run-to-run spread seen on 2-core shared machines, used when a row has one repeat
+DEFAULT_NOISE = 0.10  # start-to-start spread seen on 2-core shared machines: the allowance's floor
 
 
 @dataclass

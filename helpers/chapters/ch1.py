@@ -63,6 +63,9 @@ def start_fraction(row, kv_tokens: float) -> float | None:
     return None if exact is None else math.ceil(exact * 1000 - 1e-9) / 1000
 
 
+MARGIN_MIB = 64  # above one full-length sequence in the smallest chain fraction: the start-to-start spread
+
+
 @dataclass(frozen=True)
 class ChainDesign:
     """1.2's design: memory fractions that give caches of a few multiples of what the load needs at
@@ -84,7 +87,9 @@ class ChainDesign:
                 f"({row['non_kv_gib']} GiB not KV cache, {per_token:,.0f} bytes a KV token, fractions of "
                 f"{row['node_memory_gib']} GiB) the cell computed the fraction at which it just fits (exercise 3 asks "
                 f"you for it) and tries {self.fractions}: about {' / '.join(f'{m:g}' for m in self.multiples)} times "
-                "the cache the load needs, never less than one full-length sequence (vLLM requires it to start).")
+                f"the cache the load needs, never less than one full-length sequence and {MARGIN_MIB} MiB more (vLLM "
+                "requires the sequence to start, and the worker's own memory moves by tens of MiB from one start to "
+                "the next).")
 
 
 def chain_design(ref, load: Load, max_model_len: int, multiples=(0.5, 2), fixed=(0.3, 0.9)) -> ChainDesign:
@@ -95,7 +100,11 @@ def chain_design(ref, load: Load, max_model_len: int, multiples=(0.5, 2), fixed=
     fits_at = fraction_for(ref, need)
     if fits_at is None:
         return ChainDesign(list(fixed), need, None, tuple(multiples))
-    floor = 1.25 * max_model_len  # one full-length sequence must fit, with room to spare
+    # One full-length sequence must fit (vLLM refuses to start otherwise) and the null block, with a
+    # margin in bytes above the worker's start-to-start spread in memory (about 30 MiB seen on CI hosts:
+    # each start's non-KV figure moves, and the cache takes what is left).
+    per_token = float(ref["kv_cache_gib"]) * 2**30 / float(ref["kv_cache_tokens"])
+    floor = max_model_len + (int(block) if block else 0) + MARGIN_MIB * 2**20 / per_token
     fractions = sorted({start_fraction(ref, max(m * need, floor)) for m in multiples})
     return ChainDesign(fractions, need, fits_at, tuple(multiples))
 
@@ -241,7 +250,8 @@ def claims(stock, tuned, chain: pd.DataFrame, need_tokens: float) -> list[verdic
 
 
 # The template every home follows (helpers/chapters/__init__.py says what each part is).
-DESIGNS = ("serve_dtype", "dtype_note", "fraction_for", "start_fraction", "ChainDesign", "chain_design", "attribution")
+DESIGNS = ("MARGIN_MIB", "serve_dtype", "dtype_note", "fraction_for", "start_fraction", "ChainDesign", "chain_design",
+           "attribution")
 PANELS = ()
 CHECKS = ("SINGLE", "did_the_work", "q_fits_at", "confirming_fraction")
 CLAIMS = ("ARTICLE_FACTOR", "FULL_PCT", "RULE_TESTED", "fit_claim", "claims", "stock_vs_tuned", "chain_capacity",
