@@ -111,11 +111,14 @@ def start_failure_high(too_high: dict) -> verdicts.Claim:
     kind = failure_kind(line)
     text = "2.2 Too high a fraction: the engine does not start"
     rule = (f"held: the engine refuses {f:g} with its free-memory check (\"{FREE_MEMORY_CHECK} … memory "
-            "utilization\"); it starts: did not hold; another refusal: cannot be judged")
-    if line is not None and kind != "free memory":
+            "utilization\"); it starts: cannot be judged (that much was free here, so the fraction was not too "
+            "high on this machine); another refusal: cannot be judged")
+    if line is None:
+        return verdicts.untested(text, f"{f:g} started: that share of memory was free here, so it was not too high "
+                                       "on this machine", rule)
+    if kind != "free memory":
         return verdicts.untested(text, f"{f:g} was refused, but not by the free-memory check ({kind}): {line}", rule)
-    return verdicts.judge(text, line is not None, f"{f:g} → {line}" if line else f"{f:g} started on this machine",
-                          rule=rule)
+    return verdicts.judge(text, True, f"{f:g} → {line}", rule=rule)
 
 
 def start_failure_low(too_low: dict) -> verdicts.Claim:
@@ -272,8 +275,13 @@ def q_same_or_half(short: Callable[[], dict], long: Callable[[], dict]) -> Choic
 
 
 def q_kv_tokens(row: Callable[[], dict], article_bytes: Callable[[], float]) -> Question:
+    def expected():  # the method needs the node's memory and the non-KV memory: a GPU's report has neither
+        r = row()
+        return r["kv_cache_tokens"] if verdicts.number(r, "node_memory_gib") and \
+            verdicts.number(r, "non_kv_gib") is not None else None
+
     return Question(
-        "KV tokens at another fraction", lambda: row()["kv_cache_tokens"], 0.05,
+        "KV tokens at another fraction", expected, 0.05,
         "KV memory = fraction × node memory − non-KV memory (from the rows above); divide by the full "
         "formula's bytes per token.",
         "ch02_q3.py", unit="tokens",

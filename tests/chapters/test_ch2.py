@@ -73,7 +73,7 @@ def test_fraction_held_and_flat():
 def test_failures():
     assert ch2.start_failure_high({"fraction": 0.95, "line": HIGH_LINE}).verdict == verdicts.HELD
     assert ch2.start_failure_high({"fraction": 0.95, "line": KV_FREE_LINE}).verdict == verdicts.HELD
-    assert ch2.start_failure_high({"fraction": 0.95, "line": None}).verdict == verdicts.NOT_HELD
+    assert ch2.start_failure_high({"fraction": 0.95, "line": None}).verdict == verdicts.UNTESTED  # not too high here
     assert ch2.start_failure_low({"fraction": 0.02, "line": LOW_LINE}).verdict == verdicts.HELD
     assert ch2.start_failure_low({"fraction": 0.02, "line": HIGH_LINE}).verdict == verdicts.UNTESTED  # free memory
     assert ch2.start_failure_low({"fraction": 0.02, "line": None}).verdict == verdicts.NOT_HELD
@@ -201,11 +201,15 @@ def test_q2_same_or_half(fixed_env):
 def test_q3_kv_tokens_at_another_fraction(capsys):
     q3_fraction = 0.3
     kv_gib = q3_fraction * REF["node_memory_gib"] - REF["non_kv_gib"]  # what the engine would report
-    q3_row = {"kv_cache_tokens": int(kv_gib * 2**30 / FULL_BYTES) // 128 * 128, "kv_cache_gib": round(kv_gib, 2)}
+    q3_row = {"kv_cache_tokens": int(kv_gib * 2**30 / FULL_BYTES) // 128 * 128, "kv_cache_gib": round(kv_gib, 2),
+              "node_memory_gib": REF["node_memory_gib"], "non_kv_gib": REF["non_kv_gib"]}  # a CPU's report
     env = run_solution("ch02_q3.py", {"q3_fraction": q3_fraction, "ref": REF, "full": FULL_BYTES})
     q = ch2.q_kv_tokens(lambda: q3_row, lambda: 30 * 9 * 2)
     assert q.check(env["answer"])
     assert not q.check(...) and "replace the ..." in capsys.readouterr().out
+    gpu_row = {"kv_cache_tokens": 500_000, "kv_cache_gib": 60.0}  # no node or non-KV memory in a GPU's log
+    assert not ch2.q_kv_tokens(lambda: gpu_row, lambda: 540).check(123.0)
+    assert "cannot be checked here" in capsys.readouterr().out
 
 
 def test_q4_which_check():
