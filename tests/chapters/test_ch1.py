@@ -53,7 +53,7 @@ def test_chain_throughput_judges_the_throughput_when_the_cache_was_short():
     assert ch1.chain_throughput(small, row(peak_running=16.0, peak_waiting=0.0, output_throughput=120.0),
                                 18_000).verdict == verdicts.HELD
     noise = ch1.chain_throughput(small, row(peak_running=16.0, peak_waiting=0.0, output_throughput=83.0), 18_000)
-    assert noise.verdict == verdicts.NOISE and "compute" in noise.evidence
+    assert noise.verdict == verdicts.NOT_HELD and "compute" in noise.evidence  # the last link broke
 
 
 def test_chain_capacity():
