@@ -23,8 +23,10 @@ def test_chapter0_solutions():
 def test_where_the_time_goes_can_say_either():
     from helpers.chapters import ch0
     load = Load(num_prompts=4, input_len=256, output_len=65, max_concurrency=4)
-    assert ch0.where_the_time_goes({"mean_ttft_ms": 700.0, "mean_tpot_ms": 10.0}, load) == ch0.FIRST_TOKEN  # 700 > 640
-    assert ch0.where_the_time_goes({"mean_ttft_ms": 600.0, "mean_tpot_ms": 10.0}, load) == ch0.THE_REST
+    assert ch0.where_the_time_goes({"mean_ttft_ms": 800.0, "mean_tpot_ms": 10.0}, load) == ch0.FIRST_TOKEN  # 800 > 640
+    assert ch0.where_the_time_goes({"mean_ttft_ms": 500.0, "mean_tpot_ms": 10.0}, load) == ch0.THE_REST
+    tie = ch0.where_the_time_goes({"mean_ttft_ms": 660.0, "mean_tpot_ms": 10.0}, load)  # 3 % apart: either answer
+    assert tie == {ch0.FIRST_TOKEN, ch0.THE_REST}
     assert "64 × 10.0 ms = 640 ms" in ch0.time_split({"mean_ttft_ms": 600.0, "mean_tpot_ms": 10.0}, load)
 
 
