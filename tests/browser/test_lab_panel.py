@@ -9,7 +9,8 @@ measure) is exercised from the browser too.
 
 Uses Debian's chromium (no browser download). One JupyterLab serves every case; the notebooks are
 copied to a temporary folder so its autosave never writes outputs into the committed files. Each
-case shuts its kernel down, so its engine goes within the grace. Screenshots land in
+case opens its notebook in a workspace of its own and shuts its kernel down, so its engine goes
+within the grace. Screenshots land in
 artifacts/browser/ (git-ignored).
 """
 import json
@@ -150,7 +151,8 @@ def test_a_panel_run_adds_a_run_to_its_chart(jupyter, case):
             "--disable-sync", "--no-first-run", "--disable-quic"])
         page = browser.new_page(viewport={"width": 1400, "height": 1000})
         try:
-            page.goto(f"{base}/lab/tree/{notebook}?token={token}")
+            # a workspace of its own: JupyterLab would otherwise reopen the earlier cases' notebooks beside it
+            page.goto(f"{base}/lab/workspaces/{name.replace('_', '-')}/tree/{notebook}?token={token}")
             page.locator(".jp-Notebook").wait_for(timeout=120_000)
             page.locator(".jp-StatusBar-TextItem", has_text="Idle").first.wait_for(timeout=120_000)
             page.locator(".lm-MenuBar-itemLabel", has_text="Run").first.click()
