@@ -152,25 +152,44 @@ def chunking_claims(chunked: pd.DataFrame) -> list[Claim]:
     small, default, off = chunked.loc[small_name], chunked.loc[DEFAULT], chunked.loc[OFF]
     gaps = (f"{{}}: short requests' P99 token gap {{:.0f}} ms vs {off[GAP]:.0f} ms "
             f"with chunking off (budget {_budget(off)})")
+    at_default = f"3.2 Chunked prefill at vLLM's default budget ({_budget(default)}) keeps short requests moving"
+    same = never_cuts(default)
     return [
         verdicts.judge_change(
             f"3.2 Chunked prefill with a small budget ({_budget(small)}) keeps short requests moving", off, small,
             GAP, better="lower", held_at=1.0, evidence=gaps.format(f"budget {_budget(small)}", small[GAP])),
-        verdicts.judge_change(
-            f"3.2 Chunked prefill at vLLM's default budget ({_budget(default)}) keeps short requests moving", off,
-            default, GAP, better="lower", held_at=1.0,
+        verdicts.untested(at_default, same) if same else verdicts.judge_change(
+            at_default, off, default, GAP, better="lower", held_at=1.0,
             evidence=gaps.format(f"budget {_budget(default)}", default[GAP])),
         verdicts.judge_change(
             "3.2 Too small a chunk delays the long prompts' first token", default, small, "long_mean_ttft_ms",
             better="higher", held_at=1.0,
             evidence=f"long prompts' mean TTFT: {small.long_mean_ttft_ms:.0f} ms (budget {_budget(small)}) vs "
                      f"{default.long_mean_ttft_ms:.0f} ms (budget {_budget(default)})"),
+        verdicts.untested("3.2 Chunked prefill raises the whole batch's throughput", same) if same else
         verdicts.judge_change(
             "3.2 Chunked prefill raises the whole batch's throughput", off, default, "output_throughput",
             better="higher", held_at=1.0,
             evidence=f"output throughput {default.output_throughput:.0f} tokens/s (chunking on, budget "
                      f"{_budget(default)}) vs {off.output_throughput:.0f} (off)"),
     ]
+
+
+def never_cuts(row) -> str | None:
+    """Why chunking could not matter at this row's budget, or None: where every long prompt of the mixed
+    load and every short request's decode token fit in one step (a GPU's default budget of 8,192, say),
+    chunking on and off build the same steps, so comparing the two says nothing."""
+    g = lambda k: verdicts.number(row, k)  # noqa: E731
+    budget, longs, long_len, shorts = (g("engine_max_num_batched_tokens"), g("load_long_prompts"),
+                                       g("load_long_input_len"), g("load_num_prompts"))
+    if None in (budget, longs, long_len, shorts):
+        return None
+    need = longs * long_len + shorts
+    if budget < need:
+        return None
+    return (f"cannot be judged here: the budget ({budget:.0f}) holds every long prompt and every decode of this load "
+            f"in one step ({need:.0f} tokens), so chunking never cuts a prompt and both configurations build the "
+            "same steps")
 
 
 def long_docs_claim(small, default) -> Claim:
@@ -334,6 +353,6 @@ def chunked_prefill_panel(base: EngineConfig, mixed: Load, tag: str = "ch3-panel
 DESIGNS = ("DEFAULT", "OFF", "GAP", "ShrunkenCache", "shrunken_cache")
 PANELS = ("chunked_prefill_panel",)
 CHECKS = ("blocks_admit", "peak_admitted", "NULL_BLOCK", "WHOLE_LENGTH", "peak_mistakes", "q_admitted")
-CLAIMS = ("FULL_CACHE_PCT", "smallest_budget", "concurrency_claims", "chunking_claims", "long_docs_claim",
+CLAIMS = ("FULL_CACHE_PCT", "smallest_budget", "never_cuts", "concurrency_claims", "chunking_claims", "long_docs_claim",
           "blocks_only_claim", "queue_claim", "seqs_claim", "block_claims", "claims", "smallest_gap", "smoothest",
           "budget_for", "best_concurrency")

@@ -256,3 +256,14 @@ def test_q3_and_q4(capsys):
     sweep = pd.DataFrame([sweep_row(1, 30, 30), sweep_row(2, 60, 40), sweep_row(8, 55, 80)])
     q = Question("q4", lambda: ch3.best_concurrency(sweep), 0.0, "", "ch03_q4.py")
     assert q.check(run("ch03_q4.py", {"sweep": sweep}))
+
+
+def test_at_a_budget_that_holds_the_whole_load_chunking_cannot_be_judged():
+    """An H100's default budget (8,192) holds 4 × 1,200 long prompt tokens and 16 decodes in one step:
+    chunking on and off then build the same steps."""
+    chunked = pd.DataFrame(RECORDED).T.assign(load_long_prompts=4, load_long_input_len=1200, load_num_prompts=16)
+    judged = ch3.chunking_claims(chunked)  # a CPU's 2,048: judged
+    assert all(c.verdict != verdicts.UNTESTED for c in judged)
+    chunked.loc["default budget", "engine_max_num_batched_tokens"] = 8192
+    at_default, throughput = ch3.chunking_claims(chunked)[1], ch3.chunking_claims(chunked)[3]
+    assert at_default.verdict == throughput.verdict == verdicts.UNTESTED and "same steps" in at_default.evidence
