@@ -129,13 +129,17 @@ def cuda_probe(dtype: str, shape: tuple[int, int, int], repeats: int = 5) -> dic
     found = cuda_bandwidth(repeats)
     read, copy = found["read"], found["copy"]
     dt = getattr(torch, dtype)
+    # The CPU's shape is far too small for a GPU: one launch and a synchronize would outlast it. A large
+    # square product, 10 launches between synchronizes, measures the matmul units instead.
+    shape, launches = (8192, 8192, 8192), 10
     x, w = (torch.randn(shape[0], shape[1], device="cuda", dtype=dt),
             torch.randn(shape[1], shape[2], device="cuda", dtype=dt))
 
     def mm():
-        torch.mm(x, w)
+        for _ in range(launches):
+            torch.mm(x, w)
         torch.cuda.synchronize()
-    rates = sorted(2 * shape[0] * shape[1] * shape[2] / t / 1e9 for t in _timed(mm, repeats))
+    rates = sorted(launches * 2 * shape[0] * shape[1] * shape[2] / t / 1e9 for t in _timed(mm, repeats))
     return {"threads": 0, "probe_version": PROBE_VERSION, "cuda": found, "bandwidth_gbs": read["best_gbs"],
             "bandwidth_kernel": "cuda read", "bandwidth_median_gbs": read["median_gbs"],
             "bandwidth_min_gbs": read["min_gbs"], "mixed_gbs": copy["best_gbs"], "mixed_kernel": "cuda copy",

@@ -33,16 +33,20 @@ def checkpoint_files(folder) -> dict[str, int]:
 
 def weight_bytes(folder, dtype="bfloat16") -> float:
     """Bytes of weights one decode step reads: the checkpoint's tensors as the engine holds them.
-    Unquantized tensors widen from the files' 2 bytes to float32's 4 where the engine computes in
-    float32; a quantized checkpoint's integer weights stay as stored, its unquantized output layer
-    (`lm_head`, tied to the embedding table in the guide's copies, read whole every step) widens."""
+    Unquantized tensors change from the files' bytes per number (2, or 4 for a float32 checkpoint) to
+    the compute dtype's; a quantized checkpoint's integer weights stay as stored, its unquantized
+    output layer (`lm_head`, tied to the embedding table in the guide's copies, read whole every step)
+    changes. An untied input embedding is left out: a step reads one row of it per token, not the
+    table. Assumes every unquantized tensor is stored in the checkpoint's `torch_dtype`."""
     files = sum(checkpoint_files(folder).values())
     config = json.loads((Path(folder) / "config.json").read_text())
-    widen = compute_bytes(dtype) / 2
+    stored = 4 if str(config.get("torch_dtype", "bfloat16")).endswith("float32") else 2
+    widen = compute_bytes(dtype) / stored
+    table = config["vocab_size"] * config["hidden_size"] * stored  # one embedding-sized matrix, as stored
+    untied = 0 if config.get("tie_word_embeddings", True) else table  # the input table: not read whole
     if "quantization_config" not in config:
-        return files * widen
-    lm_head = config["vocab_size"] * config["hidden_size"] * 2
-    return files + lm_head * (widen - 1)
+        return (files - untied) * widen
+    return files - untied + table * (widen - 1)
 
 
 def linear_params(folder) -> float:

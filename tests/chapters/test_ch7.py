@@ -157,3 +157,22 @@ def test_the_near_floor_threshold_is_scaled_by_what_the_workers_cores_can_read()
     assert claim.verdict == verdicts.HELD and "0.47" in claim.evidence
     assert ch7.near_floor_claim(_row(10.0, 5.5, worker_roof_gbs=11.0)).verdict == verdicts.PARTLY  # every core
     assert ch7.near_floor_claim(_row(10.0, 1.0, worker_roof_gbs=8.7)).verdict == verdicts.NOT_HELD
+
+
+def test_the_stays_claim_is_judged_against_its_alternative():
+    """Per byte, the gap shrinks with the bytes (×0.63 here); per step it stays at ×1."""
+    ev = "gaps"
+    assert ch7.stays_claim(0.97, 0.63, 0.1, ev).verdict == verdicts.HELD
+    assert ch7.stays_claim(0.63, 0.63, 0.1, ev).verdict == verdicts.NOT_HELD  # shrank with the bytes: per byte
+    assert ch7.stays_claim(1.6, 0.63, 0.1, ev).verdict == verdicts.NOT_HELD  # grew: work of its own
+    assert ch7.stays_claim(1.0, 0.95, 0.1, ev).verdict == verdicts.UNTESTED  # the bytes barely changed
+
+
+def test_exercise3_accepts_both_bindings_where_they_tie():
+    tie = {ch7.AUTO: {"output_throughput": 132.0, "repeats": 1}, ch7.ALL: {"output_throughput": 128.0, "repeats": 1}}
+    assert ch7.faster_binding(tie) == {ch7.AUTO, ch7.ALL}
+
+
+def test_on_a_gpu_the_layout_claim_is_untested_not_a_row_against_itself():
+    layout, binding = ch7.layout_claims({ch7.VLLM: _row(10.0, 5.0)}, {ch7.AUTO: _row(10.0, 5.0)}, 16)
+    assert layout.verdict == binding.verdict == verdicts.UNTESTED and "engine-core" in layout.evidence

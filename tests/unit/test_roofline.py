@@ -119,3 +119,15 @@ def test_with_floor_uses_the_machines_roof_and_the_workers_and_stores_the_run_on
     assert sum(1 for _ in open(store.path)) == 2
     assert all(v is None for k, v in experiment.with_floor(_row(engine_location="remote"), store).items()
                if k in roofline.COLUMNS)
+
+
+def test_weight_bytes_leave_out_an_untied_input_table_and_read_a_float32_checkpoint_as_stored(tmp_path):
+    """A step reads one row of an untied input embedding per token, not the table; a float32
+    checkpoint holds four bytes a number, so a bf16 engine reads half of its files."""
+    (tmp_path / "model.safetensors").write_bytes(b"\0" * 10_000)
+    config = {"vocab_size": 10, "hidden_size": 50, "tie_word_embeddings": False, "torch_dtype": "bfloat16"}
+    (tmp_path / "config.json").write_text(json.dumps(config))
+    assert roofline.weight_bytes(tmp_path, "bfloat16") == 10_000 - 10 * 50 * 2
+    (tmp_path / "config.json").write_text(json.dumps({**config, "tie_word_embeddings": True,
+                                                      "torch_dtype": "float32"}))
+    assert roofline.weight_bytes(tmp_path, "bfloat16") == 5_000 and roofline.weight_bytes(tmp_path, "float32") == 10_000
