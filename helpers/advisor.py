@@ -177,14 +177,26 @@ HELPS = {"TTFT": (_kv_full, _queueing, _stalls, _prefix), "TPOT": (_kv_full, _st
 
 
 def missed(row: dict, slo) -> str | None:
-    """Which half of the target the row missed: "TTFT", "TPOT", "TTFT and TPOT", or None when
-    the required share met both (or the row has no per-request figures)."""
-    halves = []
+    """Which half of the target the row missed: "TTFT", "TPOT", "TTFT and TPOT", or None when the
+    required share of the requests sent met both at once (`SLO.met_share`: a failed request is a
+    miss), or the row has no per-request figures. Where the row missed, the half named is each half
+    whose own share fell short, else the one more requests missed."""
+    share = slo.met_share(row)
+    if share is None or share >= slo.share:
+        return None
+    halves, misses = [], {}
     for name, key, limit in (("TTFT", "request_ttft_ms", slo.ttft_ms), ("TPOT", "request_tpot_ms", slo.tpot_ms)):
-        shares = [sum(v <= limit for v in run[key]) / len(run[key]) for run in row.get("runs") or [row]
-                  if run.get(key)]
-        if shares and sorted(shares)[len(shares) // 2] < slo.share:
-            halves.append(name)
+        shares = []
+        for run in row.get("runs") or [row]:
+            if run.get(key):
+                sent = len(run[key]) + int(run.get("failed") or 0)
+                shares.append(sum(v <= limit for v in run[key]) / sent)
+        if shares:
+            misses[name] = 1 - sorted(shares)[len(shares) // 2]
+            if sorted(shares)[len(shares) // 2] < slo.share:
+                halves.append(name)
+    if not halves and misses:  # each half alone met the share, but not both together
+        halves = [max(misses, key=misses.get)]
     return " and ".join(halves) or None
 
 

@@ -31,7 +31,8 @@ FROM_NONE_SHARE, FROM_NONE_COUNT = 0.25, 2
 # request's luck, so a change in the count shorter than this is not counted; only a change of pace is.
 MIN_COUNT_CHANGE = 2
 RULE = ("helped: goodput at the target higher beyond noise, and the share of requests within the target not lower "
-        "beyond noise, or the share rising to the target's where the reference missed it; hurt: either one lower "
+        "beyond noise, or the share rising to the target's where the reference missed it (goodput not lower beyond "
+        "noise); hurt: either one lower "
         "beyond noise, or the share falling below the target's where the reference met it (crossing the target "
         "is decisive both ways, even by one request; a failed request is a miss); otherwise a change of fewer than "
         f"{MIN_COUNT_CHANGE} requests within the target counts as none, and "
@@ -95,7 +96,8 @@ def effect(before: dict, after: dict, slo: SLO) -> tuple[str, float]:
     sa = [m / n if n else 0.0 for m, n in met_runs(before, slo)]
     sb = [m / n if n else 0.0 for m, n in met_runs(after, slo)]
     x, y = statistics.median(a), statistics.median(b)
-    noise = max((s for s in map(_spread, (a, b, sa, sb)) if s is not None), default=verdicts.DEFAULT_NOISE)
+    # never below the default: two rows compared come from two engine starts (verdicts.noise)
+    noise = max([verdicts.DEFAULT_NOISE, *(s for s in map(_spread, (a, b, sa, sb)) if s is not None)])
     if x == 0:
         if y == 0:
             return NOTHING, 1.0
@@ -103,8 +105,8 @@ def effect(before: dict, after: dict, slo: SLO) -> tuple[str, float]:
     share_x, share_y = statistics.median(sa), statistics.median(sb)
     if share_y < slo.share <= share_x:
         return HURT, y / x  # the reference kept the target's promise and this step does not, however fast
-    if share_x < slo.share <= share_y:
-        return HELPED, y / x  # this step keeps the promise the reference broke, even by one request
+    if share_x < slo.share <= share_y and y >= x * (1 - noise):
+        return HELPED, y / x  # it keeps the promise the reference broke, even by one request, at no lower goodput
     count_x, count_y = (statistics.median(m for m, _ in met_runs(r, slo)) for r in (before, after))
     if abs(count_y - count_x) >= MIN_COUNT_CHANGE:
         if share_x and share_y < share_x * (1 - noise):

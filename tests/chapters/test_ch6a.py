@@ -192,4 +192,5 @@ def test_a_claim_comparing_a_run_with_itself_cannot_be_judged():
     records = [{"step": "baseline", "row": row, "kept": True, "effect": None},
                {"step": "max_num_seqs", "row": {**row, "run_id": "r2"}, "kept": False, "effect": "hurt"}]
     path, advice = ch6a.tuning_claims(records, {"baseline": row, "row": row}, "no change", {}, SLO(1000, 50))
-    assert path.verdict == advice.verdict == verdicts.UNTESTED and "same run" in advice.evidence
+    assert advice.verdict == verdicts.UNTESTED and "same run" in advice.evidence
+    assert path.verdict == verdicts.NOT_HELD and "no step raised goodput" in path.evidence  # measured: a step hurt

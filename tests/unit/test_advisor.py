@@ -105,3 +105,16 @@ def test_the_missed_half_of_the_target_decides_the_advice():
     assert all("max_num_seqs" not in a.change for a in advisor.diagnose(both, CPU, slo))
     # met: nothing to change
     assert advisor.advise(_row(runs=runs(100.0, 10.0)), CPU, slo).change == {}
+
+
+def test_missed_counts_both_halves_together_and_failures_as_misses():
+    """One request misses only TTFT, another only TPOT: each half met 90 %, the target 80 %."""
+    from helpers.slo import SLO
+    slo = SLO(1000, 50, share=0.9)
+    split = {"runs": [{"request_ttft_ms": [100.0] * 9 + [5000.0], "request_tpot_ms": [60.0] + [20.0] * 9,
+                       "duration": 5.0}]}
+    assert advisor.missed(split, slo) is not None
+    failed = {"runs": [{"request_ttft_ms": [100.0] * 8, "request_tpot_ms": [20.0] * 8, "duration": 5.0, "failed": 2}]}
+    assert advisor.missed(failed, slo) is not None
+    met = {"runs": [{"request_ttft_ms": [100.0] * 10, "request_tpot_ms": [20.0] * 10, "duration": 5.0}]}
+    assert advisor.missed(met, slo) is None

@@ -101,3 +101,17 @@ def test_a_failed_request_is_a_miss():
     assert SLO(1000, 50, share=0.9).met_share(half) == 0.5
     assert not SLO(1000, 50, share=0.9).meets(half)
     assert effect(_row(4, total=8), half, SLO_) == (NOTHING, pytest.approx(1.0))  # the same 4 of 8
+
+
+def test_crossing_the_target_at_a_lower_goodput_is_not_a_gain():
+    """7 of 8 in 1.6 s, then 8 of 8 in 3.3 s: the share crossed the target, but goodput fell ×0.55."""
+    judged, ratio = effect(_row(7, total=8, duration=1.6), _row(8, total=8, duration=3.3), SLO(1000, 50, share=0.9))
+    assert judged == HURT and ratio == pytest.approx(1.6 / 3.3)  # one request more: judged on the pace
+
+
+def test_the_noise_allowance_never_falls_below_the_start_to_start_default():
+    """Three tight repeats (0.7 % spread) from one start do not make a 4 % faster run a gain."""
+    def rows(durations):
+        return {"runs": [{"request_ttft_ms": [100] * 30 + [5000] * 2, "request_tpot_ms": [20] * 32, "duration": d}
+                         for d in durations]}
+    assert effect(rows([15.0, 15.05, 15.1]), rows([14.45, 14.5, 14.5]), SLO(1000, 50, share=0.9))[0] == NOTHING

@@ -32,8 +32,10 @@ def tuning_steps(base: EngineConfig, seats: int, engine_max_num_seqs: int, longe
              Step("prefix caching off", {"enable_prefix_caching": False}, 4),
              Step("INT8 weights", {"model": "embedded-int8"}, 5)]
     if full:
-        steps = [Step("max_model_len", {"max_model_len": 1 << (longest_prompt - 1).bit_length()}, 2),
-                 Step("memory fraction", {"gpu_memory_utilization": base.more_memory(0.4)}, 2), *steps]
+        length = 1 << (longest_prompt - 1).bit_length()
+        # a step that equals the baseline's value changes nothing (2,048 for the guide's loads): left out
+        first = [Step("max_model_len", {"max_model_len": length}, 2)] if length != base.max_model_len else []
+        steps = [*first, Step("memory fraction", {"gpu_memory_utilization": base.more_memory(0.4)}, 2), *steps]
         if base.runs_here("kv_cache_dtype", ["fp8"]):
             steps.append(Step("fp8 KV cache", {"kv_cache_dtype": "fp8"}, 5))
     if base.device == "cuda":  # written from vLLM's source; not run where this guide was built
@@ -111,8 +113,8 @@ def _goodput_claim(text: str, before: dict, after: dict, slo: SLO, evidence: str
     """A claim that `after` raised goodput at the target over `before` (tuning.effect: goodput and
     the share of requests within the target), with both figures in the evidence."""
     if before is after or (before.get("run_id") is not None and before.get("run_id") == after.get("run_id")):
-        return verdicts.untested(text, f"{evidence}: both sides are the same run (no step was kept, or the advice "
-                                       "changed nothing), so there is nothing to compare", rule)
+        return verdicts.untested(text, f"{evidence}: both sides are the same run, so there is nothing to compare",
+                                 rule)
     try:
         judged, ratio = tuning.effect(before, after, slo)
     except ConfigError as why:
@@ -138,9 +140,16 @@ def tuning_claims(records: list[dict], advised: dict, advice_text: str, mixed: d
     rule = GOODPUT_RULE
     judged_row, how = ((fresh, "; judged on a fresh run of the kept configuration (new prompts)") if fresh
                        else (best["row"], ""))
+    path_text = "6.2 One setting at a time, from a baseline, raises goodput at the target"
+    path_evidence = f"{len(kept)} of {len(records) - 1} steps kept ({steps}){how}"
+    effects = [r["effect"] for r in records[1:]]
+    if not kept and effects:  # measured, and nothing helped: a null result, judged from the steps themselves
+        path_claim = Claim(path_text, verdicts.NOT_HELD if tuning.HURT in effects else verdicts.NOISE,
+                           path_evidence + ": no step raised goodput at the target", rule)
+    else:
+        path_claim = _goodput_claim(path_text, base["row"], judged_row, slo, path_evidence, rule)
     out = [
-        _goodput_claim("6.2 One setting at a time, from a baseline, raises goodput at the target", base["row"],
-                       judged_row, slo, f"{len(kept)} of {len(records) - 1} steps kept ({steps}){how}", rule),
+        path_claim,
         _goodput_claim("6.2 The advisor's first advice raises goodput", advised["baseline"], advised["row"], slo,
                        advice_text, rule),
     ]
@@ -160,6 +169,11 @@ def order_claim(forward: list[dict], reverse: list[dict] | None, slo: SLO) -> Cl
     best = lambda path: next((r for r in reversed(path) if r["kept"]), path[0])  # noqa: E731
     a, b = best(forward), best(reverse)
     kept = lambda path: ", ".join(r["step"] for r in path[1:] if r["kept"]) or "none"  # noqa: E731
+    same = (a.get("config") is not None and a.get("config") == b.get("config")) or a["row"] is b["row"]
+    if same and (slo.goodput(a["row"]) or 0) > 0:
+        return Claim(text, verdicts.NOISE, f"both orders ended at the same configuration (the article's order kept "
+                                           f"{kept(forward)}; quantization first kept {kept(reverse)}): the order "
+                                           "did not matter here", "within noise: the order did not matter here")
     return _goodput_claim(text, b["row"], a["row"], slo,
                           f"the article's order kept {kept(forward)}; quantization first kept {kept(reverse)}; "
                           "the opposite order's kept configuration against the article's",

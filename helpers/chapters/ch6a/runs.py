@@ -10,6 +10,7 @@ from helpers import experiment, tuning
 from helpers.chapters.ch6a import service
 from helpers.config import EngineConfig
 from helpers.errors import ConfigError
+from helpers.load import LoadError
 from helpers.slo import SLO, overloaded
 
 
@@ -60,8 +61,8 @@ def walk(config: EngineConfig, load, slo: SLO, steps: list[tuning.Step], *, forc
         try:
             cfg = best_cfg.replace(**step.change)
             row = measure(cfg, load, force=force, tag="tuning")
-        except ConfigError as e:  # a step this machine cannot take: say so and go on
-            say(f"{step.name}: skipped, {e}")
+        except (ConfigError, RuntimeError, LoadError) as e:  # a refused setting, start or run: say so, go on
+            say(f"{step.name}: skipped, {str(e).splitlines()[0][:300]}")
             continue
         extra(step.name, cfg)
         judged, ratio = tuning.effect(best, row, slo)
