@@ -210,7 +210,7 @@ def churn_claim(churn, fixed) -> Claim:
     text = "4.2 With a churning template the saving shrinks: only a template's repeats find it"
     rule = ("held: the hits at most what the repeats allow ((requests − templates) × the template's full-block "
             "tokens), at least half of it, and below the fixed prefix's; partly: below the fixed prefix's but the "
-            "repeats found less than half (first uses ran at the same time); did not hold: more hits than the "
+            "repeats found less than half (evicted, or the template ended mid-block); did not hold: more hits than the "
             "repeats allow, or not below the fixed prefix's")
     allowed, hits = repeat_hits(churn), verdicts.number(churn, "prefix_cache_hits")
     if allowed is None or hits is None:
@@ -247,8 +247,8 @@ def eviction_claim(hits: dict, predicted: int, block: int) -> Claim:
 
 STALE_RULE = ("held: with caching on, output throughput fell (or the run took longer) beyond noise, and a count "
               "shows the space taken (at least two fewer running, or two more preempted: two runs of one engine can "
-              "differ by one); the fall alone: held partly; a smaller fall with such a count: within noise here; else "
-              "did not hold. Cannot be judged: the small cache never filled")
+              "differ by one); a smaller fall with such a count: within noise here; a fall with no such count, or "
+              "none: did not hold. Cannot be judged: the small cache never filled")
 
 
 def stale_claim(stale: pd.DataFrame) -> Claim:
@@ -284,9 +284,11 @@ def stale_claim(stale: pd.DataFrame) -> Claim:
     # a count leans the claim's way only by more than one: two runs of one engine can differ by one
     lean = ((g(off, "peak_running") or 0) - (g(on, "peak_running") or 0) >= 2
             or (g(on, "preemptions") or 0) - (g(off, "preemptions") or 0) >= 2)
-    if beyond:  # slower with caching: held only when a count shows the space was taken, not some other cost
-        return verdicts.judge(text, lean, evidence if lean else evidence + ": slower with caching on, but no count "
-                              "shows the space taken (as many running, no more preempted)", partly=True,
+    if beyond and lean:
+        return verdicts.judge(text, True, evidence, rule=STALE_RULE)
+    if beyond:  # slower, but no count shows space taken: the claim is about space, so it did not hold here
+        return verdicts.judge(text, False, evidence + ": slower with caching on, but no count shows the space taken "
+                              "(as many running, no more preempted), so the slowdown has another cause",
                               rule=STALE_RULE)
     if lean and worse:
         return verdicts.judge(text, False, evidence + ": a count leans the claim's way, but the throughput did not "
