@@ -13,7 +13,7 @@ import time
 from dataclasses import dataclass, field, replace
 from typing import Callable
 
-from helpers import advisor, tuning
+from helpers import advisor, tuning, verdicts
 from helpers.chapters import ch6a
 from helpers.config import SETTINGS, ConfigError, EngineConfig
 from helpers.slo import SLO, knee
@@ -87,16 +87,24 @@ class Capstone:
         advice = advisor.advise(baseline, base, service.slo)
         advised = measure(advice.apply(base), service.load, tag=tag) if advice.change else baseline
         lab = cls(base, service, baseline, advice, advised, measure, tag)
-        if (service.slo.met_share(advised) or 0) >= 1.0:
+        if lab.nothing_to_gain(advised):
             lab.harder(say)
         return lab
+
+    def nothing_to_gain(self, advised: dict) -> bool:
+        """True where no configuration could beat the advice on its load: even every request within the
+        target (goodput then fixed by the arrival schedule) would gain no more than the noise allowance."""
+        share = self.slo.met_share(advised) or 0
+        return share > 0 and 1 / share <= 1 + verdicts.DEFAULT_NOISE
 
     def harder(self, say=print) -> None:
         """Where the advice meets the target for every request, nothing can beat it on that load: goodput
         is then fixed by the arrival schedule. Judge at the next rate of the baseline's sweep where the
         advice misses some (measured on the advisor's engine, still up; the baseline's row at that rate
         is the sweep's own), or at the highest the sweep reached, saying so."""
-        met_all = f"the advisor's change met the target for every request at {self.service.rate:g} req/s"
+        share = self.slo.met_share(self.advised) or 0
+        met_all = (f"the advisor's change met the target for {share:.0%} of the requests at {self.service.rate:g} "
+                   "req/s (even all of them would gain no more than the noise)")
         higher = sorted((r for r in self.service.sweep if r["load_request_rate"] > self.service.rate),
                         key=lambda r: r["load_request_rate"])
         if not higher:
@@ -109,9 +117,9 @@ class Capstone:
             advised = self.measure(self.advice.apply(self.base), replace(self.service.load, request_rate=rate),
                                    tag=self.tag)
             self.rate, self.baseline, self.advised = rate, sweep_row, advised
-            if (self.slo.met_share(advised) or 0) < 1.0:
+            if not self.nothing_to_gain(advised):
                 break
-        missed = (self.slo.met_share(self.advised) or 0) < 1.0
+        missed = not self.nothing_to_gain(self.advised)
         self.note = (f"{met_all}, so no configuration could beat it there: the lab is judged at {self.rate:g} req/s, "
                      + ("where the advice misses some requests (the baseline's row at that rate is its sweep's)."
                         if missed else "the highest rate the sweep reached; the advice met every request there too, "

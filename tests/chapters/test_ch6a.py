@@ -194,3 +194,11 @@ def test_a_claim_comparing_a_run_with_itself_cannot_be_judged():
     path, advice = ch6a.tuning_claims(records, {"baseline": row, "row": row}, "no change", {}, SLO(1000, 50))
     assert advice.verdict == verdicts.UNTESTED and "same run" in advice.evidence
     assert path.verdict == verdicts.NOT_HELD and "no step raised goodput" in path.evidence  # measured: a step hurt
+
+
+def test_explain_follows_vllms_order_when_max_model_len_is_not_a_multiple_of_the_block():
+    """max_model_len 1000 on 128-token blocks: vLLM logs 1785 blocks ÷ 8 = 223.1× and 223,125 tokens."""
+    shape = {"num_hidden_layers": 30, "num_key_value_heads": 3, "head_dim": 64}
+    row = {"kv_cache_tokens": 223_125, "num_blocks": 1785, "block_size": 128, "max_concurrency": 223.125}
+    checks = ch6a.explain(row, shape, 2, 1000, 0.25)
+    assert checks and all(c["agree"] for c in checks), checks

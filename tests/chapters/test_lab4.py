@@ -203,6 +203,6 @@ def test_where_the_advice_meets_every_request_the_lab_moves_to_a_higher_rate(mon
     lab = lab4.Capstone.prepare(BASE, measure=measure, sweep=_sweep, say=said.append)
     assert lab.service.rate == 4 and lab.rate == 8 and seen[-1] == (ADVISED_CFG, 8)
     assert lab.baseline["load_request_rate"] == 8  # the sweep's own row, not measured again
-    assert "met the target for every request at 4 req/s" in said[-1] and "You tune at 8 req/s" in lab.describe()
+    assert "met the target for 100% of the requests at 4 req/s" in said[-1] and "You tune at 8 req/s" in lab.describe()
     lab.run(GOOD_CFG)
     assert seen[-1] == (GOOD_CFG, 8)  # the learner's runs at the lab's rate
