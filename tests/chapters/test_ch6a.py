@@ -22,8 +22,10 @@ def _row(good, total=10, duration=10.0, **extra):
 def test_startup_claims():
     checks = [{"figure": "KV cache tokens", "agree": True}, {"figure": "max concurrency", "agree": True}]
     idle, full = {"peak_kv_cache_usage_pct": 3.0, "preemptions": 0}, {"peak_kv_cache_usage_pct": 99.0, "preemptions": 3}
-    c = ch6a.startup_claims(checks, 0.82, idle, 0.05)
+    c = ch6a.startup_claims(checks, 0.82, {"peak_kv_cache_usage_pct": 70.0, "preemptions": 0}, 0.05)
     assert [x.verdict for x in c] == [verdicts.HELD, verdicts.HELD]
+    # an idle load (3 % of the cache) cannot show whether the upper bands' room is enough
+    assert ch6a.startup_claims(checks, 0.82, idle, 0.05)[1].verdict == verdicts.UNTESTED
     c = ch6a.startup_claims(checks + [{"figure": "KV cache (GiB)", "agree": False}], 0.82, full, 0.05)
     assert [x.verdict for x in c] == [verdicts.PARTLY, verdicts.NOT_HELD]  # a high share, yet the cache ran short
     assert "off: KV cache (GiB)" in c[0].evidence
@@ -34,7 +36,8 @@ def test_each_band_is_judged_by_what_it_says():
     assert ch6a.band_claim(0.15, 0.70, idle).verdict == verdicts.HELD  # weights really crowd the cache out
     low = ch6a.band_claim(0.18, 0.04, idle)  # a small fraction, tiny weights: the band's reason is wrong
     assert low.verdict == verdicts.NOT_HELD and "weights crowd" in low.text
-    assert ch6a.band_claim(0.5, 0.3, idle).verdict == verdicts.HELD
+    assert ch6a.band_claim(0.5, 0.3, {"peak_kv_cache_usage_pct": 60.0, "preemptions": 0}).verdict == verdicts.HELD
+    assert ch6a.band_claim(0.5, 0.3, idle).verdict == verdicts.UNTESTED  # the load could not fill it
     assert ch6a.band_claim(0.5, 0.3, {"peak_kv_cache_usage_pct": 100.0, "preemptions": 0}).verdict == verdicts.NOT_HELD
     assert ch6a.band_claim(0.3, 0.05, idle).verdict == verdicts.UNTESTED
 
