@@ -176,3 +176,14 @@ def test_exercise3_accepts_both_bindings_where_they_tie():
 def test_on_a_gpu_the_layout_claim_is_untested_not_a_row_against_itself():
     layout, binding = ch7.layout_claims({ch7.VLLM: _row(10.0, 5.0)}, {ch7.AUTO: _row(10.0, 5.0)}, 16)
     assert layout.verdict == binding.verdict == verdicts.UNTESTED and "engine-core" in layout.evidence
+
+
+def test_the_methods_are_not_judged_where_numpys_read_did_not_grow_with_the_threads():
+    """Two cores: numpy's two single-thread sums reach 36 GB/s, torch's 54: numpy's kernel, not the memory."""
+    one, both = _roof(20.0, 38.0), {**_roof(36.0, 54.0), "threads": 2}
+    one["threads"] = 1
+    assert ch7.probe_claim(both, one).verdict == verdicts.UNTESTED  # ×1.8 from one thread to two: not saturated
+    assert ch7.probe_claim(both).verdict == verdicts.NOT_HELD  # without the one-thread probe: judged as before
+    flat = {**_roof(52.0, 54.0), "threads": 2}
+    one["numpy"]["read"]["best_gbs"] = 45.0  # numpy 45 → 52: saturated, so the two methods are compared
+    assert ch7.probe_claim(flat, one).verdict == verdicts.HELD
