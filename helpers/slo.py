@@ -107,6 +107,7 @@ class Knee:
     closest_share: float | None
     why: str | None = None  # why no knee can be read: rows without per-request latencies
     requests: int | None = None  # requests sent at each rate
+    lowest_rate: float | None = None  # the lowest rate swept
 
     def text(self, slo: SLO) -> str:
         if self.why:
@@ -123,9 +124,13 @@ class Knee:
 
     def _found(self, slo: SLO) -> str:
         if self.best_rate is None:
+            odd = (" The lowest rate missed while a higher one came closer, so the sweep does not fall with the "
+                   "rate as a knee would: slow first requests at the lowest rate (a cold engine, a busy machine) can "
+                   "do that; read it with care, or sweep again." if self.lowest_rate is not None
+                   and self.closest_rate is not None and self.closest_rate > self.lowest_rate else "")
             return (f"No offered rate met the target ({slo.label()}). Closest: {self.closest_rate:g} req/s, where "
                     f"{100 * (self.closest_share or 0):.0f} % of requests met it. Loosen the target, or tune the "
-                    "engine and sweep again.")
+                    "engine and sweep again." + odd)
         miss = f"; at {self.first_miss:g} req/s it was missed" if self.first_miss is not None else \
             "; every rate tried met it, so the knee lies higher"
         return f"The highest offered rate that met the target: {self.best_rate:g} req/s{miss}."
@@ -147,7 +152,8 @@ def knee(rows: list[dict], slo: SLO) -> Knee:
     shares = [(slo.met_share(r) or 0.0, r["load_request_rate"]) for r in ordered]
     closest_share, closest_rate = max(shares, key=lambda s: (s[0], -s[1])) if shares else (None, None)
     sent = [int(n) for r in ordered if (n := r.get("load_num_prompts"))]
-    return Knee(best, first_miss, closest_rate, closest_share, requests=max(sent) if sent else None)
+    return Knee(best, first_miss, closest_rate, closest_share, requests=max(sent) if sent else None,
+                lowest_rate=ordered[0]["load_request_rate"] if ordered else None)
 
 
 def overloaded(row: dict, slo: SLO, factor: float = 4.0) -> bool:

@@ -94,3 +94,12 @@ def test_the_knee_says_what_met_means_at_this_size():
     text = knee([row(1, 8), row(2, 7)], SLO(1000, 50, share=0.9)).text(SLO(1000, 50, share=0.9))
     assert "8 of its 8 requests" in text and "one late request decides" in text
     assert "7 of its 8" in knee([row(1, 8)], SLO(1000, 50, share=0.8)).text(SLO(1000, 50, share=0.8))
+
+
+def test_a_sweep_whose_lowest_rate_missed_while_a_higher_came_closer_is_flagged():
+    from helpers.slo import SLO, knee
+    row = lambda rate, good: {"load_request_rate": rate, "load_num_prompts": 8, "runs": [{  # noqa: E731
+        "request_ttft_ms": [100.0] * good + [9000.0] * (8 - good), "request_tpot_ms": [10.0] * 8, "duration": 4.0}]}
+    slo = SLO(1000, 50, share=0.9)
+    assert "does not fall with the rate" in knee([row(0.5, 5), row(1, 6), row(2, 7)], slo).text(slo)
+    assert "does not fall" not in knee([row(0.5, 7), row(1, 6), row(2, 3)], slo).text(slo)
