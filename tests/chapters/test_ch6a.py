@@ -60,7 +60,7 @@ def test_a_tuning_claim_needs_the_share_within_the_target_too():
     records = [{"step": "baseline", "row": base, "kept": True}, {"step": "seats", "row": sooner, "kept": False,
                                                                  "effect": "hurt"}]
     advised = {"baseline": base, "row": sooner}
-    first, advice = ch6a.tuning_claims(records, advised, "more seats", {}, SLO_, fresh=sooner)
+    first, advice = ch6a.tuning_claims(records, advised, "more seats", {}, SLO_, fresh=(base, sooner))
     assert first.verdict == advice.verdict == verdicts.NOT_HELD and "60 % → 40 %" in advice.evidence
     # nothing met the target on either side: goodput cannot tell the two apart
     none = ch6a.tuning_claims(records, {"baseline": _row(0), "row": _row(0)}, "a", {}, SLO_)[1]
@@ -80,8 +80,8 @@ def test_the_kept_configuration_is_judged_on_fresh_prompts():
                {"step": "budget", "row": lucky, "kept": True, "effect": "helped"}]
     advised = {"baseline": base, "row": base}
     assert ch6a.tuning_claims(records, advised, "a", {}, SLO_)[0].verdict == verdicts.HELD
-    judged = ch6a.tuning_claims(records, advised, "a", {}, SLO_, fresh=fresh)[0]
-    assert judged.verdict == verdicts.NOISE and "fresh run" in judged.evidence  # the lucky row does not count
+    judged = ch6a.tuning_claims(records, advised, "a", {}, SLO_, fresh=(_row(3), fresh))[0]
+    assert judged.verdict == verdicts.NOISE and "fresh prompts" in judged.evidence  # the lucky row does not count
 
 
 def test_order_claim_compares_the_two_paths():

@@ -135,15 +135,16 @@ def _goodput_claim(text: str, before: dict, after: dict, slo: SLO, evidence: str
 
 
 def tuning_claims(records: list[dict], advised: dict, advice_text: str, mixed: dict, slo: SLO,
-                  fresh: dict | None = None) -> list[Claim]:
-    """`fresh`: the kept configuration measured again on prompts no step saw; the path's own row
-    was chosen as the best of several noisy rows, so the claim is judged on this one when given."""
+                  fresh: tuple[dict, dict] | None = None) -> list[Claim]:
+    """`fresh`: (the baseline, the kept configuration) on prompts no step saw; the path's own row was
+    chosen as the best of several noisy rows, so the claim is judged on these two when given, the
+    same requests on both sides."""
     base, kept = records[0], [r for r in records[1:] if r["kept"]]
     best = kept[-1] if kept else base
     steps = ", ".join(f"{r['step']} {r['effect']}" for r in records[1:]) or "no step ran"
     rule = GOODPUT_RULE
-    judged_row, how = ((fresh, "; judged on a fresh run of the kept configuration (new prompts)") if fresh
-                       else (best["row"], ""))
+    before, judged_row, how = ((*fresh, "; judged on fresh prompts, the baseline and the kept configuration alike")
+                               if fresh else (base["row"], best["row"], ""))
     path_text = "6.2 One setting at a time, from a baseline, raises goodput at the target"
     path_evidence = f"{len(kept)} of {len(records) - 1} steps kept ({steps}){how}"
     effects = [r["effect"] for r in records[1:]]
@@ -151,7 +152,7 @@ def tuning_claims(records: list[dict], advised: dict, advice_text: str, mixed: d
         path_claim = Claim(path_text, verdicts.NOT_HELD if tuning.HURT in effects else verdicts.NOISE,
                            path_evidence + ": no step raised goodput at the target", rule)
     else:
-        path_claim = _goodput_claim(path_text, base["row"], judged_row, slo, path_evidence, rule)
+        path_claim = _goodput_claim(path_text, before, judged_row, slo, path_evidence, rule)
     out = [
         path_claim,
         _goodput_claim("6.2 The advisor's first advice raises goodput", advised["baseline"], advised["row"], slo,
