@@ -54,10 +54,10 @@ class Question:
             self.passed = True
             print(f"✓ {self.name}: {_num(value)} {self.unit} — within {tolerance:.1%} of {_num(want)}.")
             return True
-        for why, w in wrongs.items():
-            if value == w or abs(value - w) <= max(0.01, tolerance) * abs(w):
-                print(f"✗ {self.name}: {_num(value)} is what you get if {why}.")
-                return False
+        matched = [why for why, w in wrongs.items() if value == w or abs(value - w) <= max(0.01, tolerance) * abs(w)]
+        if matched:  # two mistakes can give the same number: name each
+            print(f"✗ {self.name}: {_num(value)} is what you get if {', or if '.join(matched)}.")
+            return False
         off = (f"off by {abs(value - want) / abs(want):.0%}" if want and math.isfinite(want)
                else f"not {want:g} (math.inf: never)" if math.isinf(want) else f"not {want:g}")
         print(f"✗ {self.name}: {_num(value)} {self.unit} is {off}. Try q.hint().")

@@ -58,3 +58,12 @@ def test_never_passes_only_as_never(capsys):
     assert q.check(math.inf)
     assert not q.check(12345) and "math.inf" in capsys.readouterr().out
     assert not q.check(-18000)
+
+
+def test_two_mistakes_that_give_the_same_number_are_both_named(capsys):
+    """Lab 3's synthetic model: 8 attention heads / 2 = 4 = its KV heads; either slip gives 4."""
+    q = Question("heads", lambda: 2.0, 0.05, "", "x.py",
+                 known_wrong={"you split the attention heads": lambda: 4.0, "you kept every KV head": lambda: 4.0})
+    assert not q.check(4)
+    out = capsys.readouterr().out
+    assert "you split the attention heads, or if you kept every KV head" in out
