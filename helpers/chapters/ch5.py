@@ -152,7 +152,8 @@ DRIFT_RULE = ("held: fp8's answer left the bf16 reference on at least one prompt
               "at the same fixed memory) did not, so the difference is the dtype's; held partly: none left, but on "
               f"those prompts fp8's mean log-probability gap was at least ×{GAP_FACTOR:g} the control's and "
               f"{GAP_MIN_NATS:g} nats above it; cannot be judged: no control rows, the control left the reference on "
-              "every prompt (the engine's own differences hide the dtype's), or no gap could be computed")
+              "every prompt (the engine's own differences hide the dtype's), or no gap could be computed; within "
+              "noise: nothing drifted or moved (answers this short cannot refute \"may\")")
 
 
 def drift_claim(drift: pd.DataFrame) -> Claim:
@@ -182,6 +183,12 @@ def drift_claim(drift: pd.DataFrame) -> Claim:
         return verdicts.untested(text, f"{ev}: no log-probability gap to compare, so whether fp8 moved them more "
                                        "cannot be judged", DRIFT_RULE)
     moved = bool(gap >= GAP_FACTOR * control_gap and gap - control_gap >= GAP_MIN_NATS)
+    if not left and not moved:
+        # "may drift" cannot be refuted by answers that did not: say what was looked at, not "did not hold"
+        tokens = int(verdicts.number(on_clean.iloc[0], "tokens") or 0) if "tokens" in on_clean else 0
+        return Claim(text, verdicts.NOISE, ev + f": no drift seen in {len(on_clean)} answer(s)"
+                     + (f" of {tokens} tokens" if tokens else "") + "; a claim that they *may* drift is not refuted "
+                     "by answers this short", DRIFT_RULE)
     return verdicts.judge(text, left > 0, ev, partly=moved, rule=DRIFT_RULE)
 
 
