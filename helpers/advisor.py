@@ -167,7 +167,8 @@ def _step_cost(row: dict, config: EngineConfig) -> Advice:
         return Advice("Each decode step costs the time", evidence, {"model": "embedded-int8"},
                       "a decode step reads every weight once for few tokens, so it is bound by the bytes it reads "
                       "more than by arithmetic; INT8 weights are half the bytes (measure it: on this small model the "
-                      "bf16 lm_head stays, and the CPU's INT8 path also quantizes every activation)", 5)
+                      "unquantized lm_head stays, in the compute dtype, and the CPU's INT8 path also quantizes every "
+                      "activation)", 5)
     return Advice("Each decode step costs the time", evidence, {},
                   "the engine is doing all it can with these cores: a smaller model or more hardware is next", 5)
 
@@ -208,7 +209,8 @@ def diagnose(row: dict, config: EngineConfig, slo=None) -> list[Advice]:
     if half is None:
         found = [a for rule in RULES if (a := rule(row, config)) is not None]
         if slo is not None and not found:
-            return [Advice("The target was met", f"{100 * slo.share:g} % of requests met {slo.label()}", {},
+            return [Advice("The target was met", f"{100 * (slo.met_share(row) or 0):.0f} % of the requests met "
+                           f"{slo.label()}", {},
                            "nothing to fix at this rate: offer more load to find where it stops", 6)]
         return found or [_step_cost(row, config)]
     rules = [r for r in (_kv_full, _queueing, _stalls, _prefix, _crowded)
