@@ -82,9 +82,10 @@ def _roof_check(measure: bool) -> tuple[str, str, str | None]:
         return ("memory bandwidth", "not measured yet (chapter 0 and 7 measure it; or `python -m helpers.doctor "
                 "--roofs`, about ten seconds)", None)
     spread = f"runs {roof['bandwidth_min_gbs']:.1f}–{roof['bandwidth_gbs']:.1f}"
-    return ("memory bandwidth", f"{roof['bandwidth_gbs']:.1f} GB/s read at {roof['threads']} thread(s) ({spread}; "
-            f"numpy/torch ×{roof['methods_ratio']:.2f}); matmul {roof['compute_gflops']:.0f} GFLOP/s in "
-            f"{roof['matmul']['dtype']}", None)
+    methods = f"; numpy/torch ×{roof['methods_ratio']:.2f}" if roof.get("methods_ratio") is not None else ""
+    where = "on the GPU" if not roof.get("threads") else f"at {roof['threads']} thread(s)"
+    return ("memory bandwidth", f"{roof['bandwidth_gbs']:.1f} GB/s read {where} ({spread}{methods}); matmul "
+            f"{roof['compute_gflops']:.0f} GFLOP/s in {roof['matmul']['dtype']}", None)
 
 
 def _engine_check() -> tuple[str, str, str | None]:

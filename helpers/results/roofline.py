@@ -37,13 +37,14 @@ def weight_bytes(folder, dtype="bfloat16") -> float:
     the compute dtype's; a quantized checkpoint's integer weights stay as stored, its unquantized
     output layer (`lm_head`, tied to the embedding table in the guide's copies, read whole every step)
     changes. An untied input embedding is left out: a step reads one row of it per token, not the
-    table. Assumes every unquantized tensor is stored in the checkpoint's `torch_dtype`."""
+    table. Assumes every unquantized tensor is stored in the checkpoint's `torch_dtype` (or `dtype`)."""
     files = sum(checkpoint_files(folder).values())
     config = json.loads((Path(folder) / "config.json").read_text())
-    stored = 4 if str(config.get("torch_dtype", "bfloat16")).endswith("float32") else 2
+    stored = 4 if str(config.get("torch_dtype") or config.get("dtype") or "bfloat16").endswith("float32") else 2
     widen = compute_bytes(dtype) / stored
     table = config["vocab_size"] * config["hidden_size"] * stored  # one embedding-sized matrix, as stored
-    untied = 0 if config.get("tie_word_embeddings", True) else table  # the input table: not read whole
+    # the input table, read one row a token (transformers' default for a config without the key: untied)
+    untied = 0 if config.get("tie_word_embeddings", False) else table
     if "quantization_config" not in config:
         return (files - untied) * widen
     return files - untied + table * (widen - 1)

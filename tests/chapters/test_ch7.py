@@ -187,3 +187,15 @@ def test_the_methods_are_not_judged_where_numpys_read_did_not_grow_with_the_thre
     flat = {**_roof(52.0, 54.0), "threads": 2}
     one["numpy"]["read"]["best_gbs"] = 45.0  # numpy 45 → 52: saturated, so the two methods are compared
     assert ch7.probe_claim(flat, one).verdict == verdicts.HELD
+
+
+def test_int8_is_judged_on_the_time_its_saved_bytes_take_at_the_roof():
+    """A fixed gap stays: 12 → 9 ms with a floor 6 → 3 ms saves what the bytes take (held), although the
+    time's ratio (×0.75) is far above the bytes' (×0.5)."""
+    base = _row(12.0, 6.0, bytes_per_step_mb=400.0, key="a")
+    assert ch7.bytes_claims(base, _row(9.0, 3.0, bytes_per_step_mb=200.0, label="int8", key="b"))[0].verdict == \
+        verdicts.HELD
+    assert ch7.bytes_claims(base, _row(10.5, 3.0, bytes_per_step_mb=200.0, label="int8", key="b"))[0].verdict == \
+        verdicts.PARTLY  # 1.5 ms of the 3 the bytes take
+    same = ch7.bytes_claims(base, base)
+    assert [c.verdict for c in same] == [verdicts.UNTESTED, verdicts.UNTESTED]
