@@ -23,8 +23,9 @@ def default_dir() -> Path:
 
 # Bumped whenever the way a figure is measured changes, so older stored rows stop matching.
 # 3: warm-up after each start, repeats with fresh prompts; 4: prefix cache emptied before each run;
-# 5: per-request TPOT as vLLM's benchmark computes it ((latency - TTFT) / (tokens - 1)), not the mean chunk gap
-MEASUREMENT_VERSION = 5
+# 5: per-request TPOT as vLLM's benchmark computes it ((latency - TTFT) / (tokens - 1)), not the mean chunk gap;
+# 6: a mixed load's duration from its first request, not from the clients' start-up
+MEASUREMENT_VERSION = 6
 
 
 def result_key(config: dict, load: dict | None, env_id: str, kind: str = "load") -> str:
