@@ -228,6 +228,10 @@ def parallel_claims(parallel: pd.DataFrame, device: str = "cpu", offload: dict |
     one, two = parallel.loc[TP1], parallel.loc[TP2]
     out += [
         _split_claim(split_text, one, two),
+        verdicts.untested(slower_text, f"two ranks were faster per token here ({one.mean_tpot_ms:.1f} → "
+                                       f"{two.mean_tpot_ms:.1f} ms): one machine where they win cannot show that "
+                                       "more ranks are *not always* faster")
+        if two.mean_tpot_ms < one.mean_tpot_ms and not verdicts.within_noise(one, two, "mean_tpot_ms") else
         verdicts.judge(
             slower_text,
             two.mean_tpot_ms > one.mean_tpot_ms and not verdicts.within_noise(one, two, "mean_tpot_ms"),

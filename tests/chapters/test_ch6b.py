@@ -55,7 +55,9 @@ def test_the_tight_cache_is_a_demonstration_whose_premise_is_checked():
     assert "20 tight, for 32 blocks" in shown.evidence
     kept = ch6b.tight_cache_claim(roomy, {**tight, "prefix_cache_hit_rate": 0.6})  # the prefixes came back in time
     assert kept.verdict == verdicts.NOT_HELD
-    assert ch6b.tight_cache_claim(roomy, {**tight, "prefix_cache_hit_rate": 0.55}).verdict == verdicts.PARTLY
+    assert ch6b.tight_cache_claim(roomy, {**tight, "prefix_cache_hit_rate": 0.5}).verdict == verdicts.PARTLY
+    # a drop within the noise (0.60 → 0.55) is not even partly
+    assert ch6b.tight_cache_claim(roomy, {**tight, "prefix_cache_hit_rate": 0.55}).verdict == verdicts.NOT_HELD
     roomier = ch6b.tight_cache_claim(roomy, {**tight, "kv_cache_tokens": 10_000})  # room for every prefix
     assert roomier.verdict == verdicts.UNTESTED and "was not short" in roomier.evidence
     cold = ch6b.tight_cache_claim({**roomy, "prefix_cache_hit_rate": 0.0}, tight)  # no hits to lose
