@@ -159,19 +159,23 @@ def stock_vs_tuned(stock, tuned) -> verdicts.Claim:
         f"({said(thr_better, thr_noise)}); P99 TTFT stock/tuned ×{ttft:.2f}, for reference (noise ±{level:.0f} %)"
         + (f"; the article's ×{ARTICLE_FACTOR:g} lies outside that band, so this run would have seen it"
            if seen else ""),
-        partly=lat_better or thr_better, within_noise=itl_noise and thr_noise and not seen,
+        # partly only where neither half moved the wrong way beyond noise
+        partly=(lat_better or thr_better) and (lat_better or itl_noise) and (thr_better or thr_noise),
+        within_noise=itl_noise and thr_noise and not seen,
         rule=f"held: tuned's P99 ITL ×{ARTICLE_FACTOR:g} or more lower and its throughput higher, each beyond noise; "
-             f"partly: one of the two better beyond noise; both within noise: noise, unless ×{ARTICLE_FACTOR:g} "
-             "lies outside the band (did not hold)")
+             "partly: one of the two better beyond noise and the other not worse; both within noise: noise, unless "
+             f"×{ARTICLE_FACTOR:g} lies outside the band (did not hold)")
 
 
 def chain_capacity(chain: pd.DataFrame) -> verdicts.Claim:
     return verdicts.judge(
         "A larger memory fraction ripples down to more KV tokens and a higher max concurrency",
-        chain.kv_cache_tokens.is_monotonic_increasing and chain.max_concurrency.is_monotonic_increasing,
+        len(chain) > 1 and bool((chain.kv_cache_tokens.diff().dropna() > 0).all())
+        and bool((chain.max_concurrency.diff().dropna() > 0).all()),
         f"KV tokens {chain.kv_cache_tokens.iloc[0]:,.0f} → {chain.kv_cache_tokens.iloc[-1]:,.0f}; max concurrency "
         f"{chain.max_concurrency.iloc[0]:.1f} → {chain.max_concurrency.iloc[-1]:.1f}",
-        rule="held: both rise with every larger fraction (engine start-up reports, one start per fraction)")
+        rule="held: both rise strictly with every larger fraction (engine start-up reports, one start per fraction; "
+             "a chain of one fraction cannot show it)")
 
 
 def chain_throughput(small, large, need_tokens: float) -> verdicts.Claim:
