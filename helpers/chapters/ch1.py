@@ -14,7 +14,8 @@ from helpers.load import Load
 
 ARTICLE_FACTOR = 2.0  # the article: P99 latency more than twice as bad with the stock settings
 FULL_PCT = 80  # a cache this full (peak KV usage, %) is what limits admission
-RULE_TESTED = f"tested only when the smallest cache filled (≥ {FULL_PCT} %) and ran fewer sequences than the largest"
+RULE_TESTED = (f"tested only when the smallest cache filled (≥ {FULL_PCT} %) and ran fewer sequences than the largest "
+               "or preempted more")
 
 
 def serve_dtype(config_dtype: str | None, device: str = "cpu") -> str | None:
@@ -77,6 +78,11 @@ class ChainDesign:
     fits_at: float | None  # the fraction at which the whole load just fits
     multiples: tuple[float, ...]
 
+    def multiple(self, row, fraction: float) -> float:
+        """The cache a fraction gives by the report's arithmetic, as a multiple of what the load needs."""
+        per_token = row["kv_cache_gib"] * 2**30 / row["kv_cache_tokens"]
+        return (fraction * row["node_memory_gib"] - row["non_kv_gib"]) * 2**30 / per_token / self.need_tokens
+
     def text(self, row) -> str:
         if self.fits_at is None:
             return ("The engine's report lacks the memory figures, so a fixed range of fractions is tried: "
@@ -86,8 +92,10 @@ class ChainDesign:
                 f"the one block vLLM keeps back as its null block). From the engine's report "
                 f"({row['non_kv_gib']} GiB not KV cache, {per_token:,.0f} bytes a KV token, fractions of "
                 f"{row['node_memory_gib']} GiB) the cell computed the fraction at which it just fits (exercise 3 asks "
-                f"you for it) and tries {self.fractions}: about {' / '.join(f'{m:g}' for m in self.multiples)} times "
-                f"the cache the load needs, never less than one full-length sequence and {MARGIN_MIB} MiB more (vLLM "
+                f"you for it) and tries {self.fractions}, aiming at {' / '.join(f'{m:g}' for m in self.multiples)} "
+                f"times the cache the load needs; by the report's arithmetic they give about "
+                f"{' / '.join(f'{self.multiple(row, f):.2f}' for f in self.fractions)} times, never less than one "
+                f"full-length sequence and {MARGIN_MIB} MiB more (vLLM "
                 "requires the sequence to start, and the worker's own memory moves by tens of MiB from one start to "
                 "the next).")
 
@@ -183,12 +191,17 @@ def chain_throughput(small, large, need_tokens: float) -> verdicts.Claim:
     evidence = (f"the load needs {need_tokens:,.0f} KV tokens at once; cache {small['kv_cache_tokens']:,.0f} → "
                 f"{large['kv_cache_tokens']:,.0f} tokens; peak running {small['peak_running']:.0f} → "
                 f"{large['peak_running']:.0f}, waiting {small['peak_waiting']:.0f} → {large['peak_waiting']:.0f}")
-    # Requests also queue for the token budget, so waiting alone does not show a memory limit:
-    # the smallest cache must have filled up and run fewer sequences than the largest one.
-    if small["peak_kv_cache_usage_pct"] < FULL_PCT or small["peak_running"] >= large["peak_running"]:
-        return verdicts.untested(text, evidence + "; the smallest cache peaked at "
-                               f"{small['peak_kv_cache_usage_pct']:.0f} % "
-                               "use, so memory was not what limited it", rule=RULE_TESTED)
+    # Requests also queue for the token budget, so waiting alone does not show a memory limit: the
+    # smallest cache must have filled up and either run fewer sequences than the largest one or
+    # preempted more (vLLM admits on a prompt's blocks, so a cache too small can show as preemptions).
+    preempted = (small.get("preemptions") or 0) > (large.get("preemptions") or 0)
+    if small["peak_kv_cache_usage_pct"] < FULL_PCT or (small["peak_running"] >= large["peak_running"]
+                                                         and not preempted):
+        return verdicts.untested(text, evidence + f"; the smallest cache peaked at "
+                               f"{small['peak_kv_cache_usage_pct']:.0f} % use with "
+                               f"{small.get('preemptions') or 0:.0f} preemption(s) and as many running, so memory "
+                               "was not shown to limit it", rule=RULE_TESTED)
+    evidence += f"; preemptions {small.get('preemptions') or 0:.0f} → {large.get('preemptions') or 0:.0f}"
     claim = verdicts.judge_change(text, small, large, "output_throughput", better="higher", held_at=1.0,
                                 evidence=evidence + f"; throughput {small['output_throughput']:.0f} → "
                                                     f"{large['output_throughput']:.0f} tokens/s")

@@ -177,3 +177,12 @@ def test_q1_accepts_both_settings_where_their_effects_tie():
     assert ch1.did_the_work(ablation) == {"max_model_len", "max_num_batched_tokens"}  # ×2.0 and ×2.08
     ablation.loc["stock + max_model_len", "p99_itl_ms"] = 950.0
     assert ch1.did_the_work(ablation) == "max_num_batched_tokens"
+
+
+def test_a_cache_too_small_can_show_as_preemptions_not_fewer_running():
+    """vLLM admits on a prompt's blocks: all 16 run in both, the small cache preempts (a CI run: 165 → 269)."""
+    small = row(peak_running=16.0, peak_waiting=0.0, output_throughput=165.0, preemptions=2.0,
+                peak_kv_cache_usage_pct=98.0)
+    large = row(peak_running=16.0, peak_waiting=0.0, output_throughput=269.0, preemptions=0.0)
+    claim = ch1.chain_throughput(small, large, 6_272)
+    assert claim.verdict == verdicts.HELD and "preemptions 2 → 0" in claim.evidence
