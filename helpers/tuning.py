@@ -114,9 +114,10 @@ def effect(before: dict, after: dict, slo: SLO) -> tuple[str, float]:
         ratio = y / x
     else:  # a count that moved by less than MIN_COUNT_CHANGE: one request's luck; judge only the pace
         ratio = _pace(before, after)
-        # ...unless the pace and goodput disagree (sooner, but fewer requests a second within the target, or
-        # later with more): then neither figure decides, and the step did nothing beyond noise
-        if (ratio > 1 and y < x) or (ratio < 1 and y > x):
+        # ...unless the pace disagrees with goodput or with the count (sooner, but fewer requests a second or
+        # fewer requests within the target; later with more): then the step did nothing beyond noise. A share
+        # that fell does not become a gain by finishing sooner (the module's rule).
+        if (ratio > 1 and (y < x or count_y < count_x)) or (ratio < 1 and (y > x or count_y > count_x)):
             return NOTHING, ratio
     if abs(ratio - 1) <= noise + 1e-9:
         return NOTHING, ratio

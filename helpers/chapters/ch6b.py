@@ -143,14 +143,11 @@ def claims(rows: dict) -> list[Claim]:
 
 
 def raised_by_a_tenth(budget: dict, tiny: dict) -> str | set[str]:
-    """Exercise 3: did tiny chunks raise the median TTFT by more than a tenth? "yes" or "no", or both
-    where the ratio lies within the noise allowance of ×1.1 (`verdicts.noise`, as the verdict on the
-    same rows allows): a run cannot tell which side of the line it is on."""
-    ratio = tiny["median_ttft_ms"] / budget["median_ttft_ms"]
-    level = verdicts.noise([budget, tiny], "median_ttft_ms")
-    if abs(ratio / 1.1 - 1) <= level:
-        return {"yes", "no"}
-    return "yes" if ratio > 1.1 else "no"
+    """Exercise 3: did tiny chunks raise the median TTFT by more than a tenth? The answer the chapter's own
+    verdict on the same rows gives (`judge_change`, ×1.1 asked): "yes" where it held, "no" where it did not
+    hold, either where it is within noise (a run cannot tell)."""
+    claim = verdicts.judge_change("6.3c", budget, tiny, "median_ttft_ms", better="higher", held_at=1.1)
+    return {verdicts.HELD: "yes", verdicts.NOISE: {"yes", "no"}}.get(claim.verdict, "no")
 
 
 # The template every home follows (helpers/chapters/__init__.py says what each part is).

@@ -83,21 +83,13 @@ def test_chapter6b_solution():
     assert env["answer3"] == "yes"
 
 
-def test_exercise3_allows_for_noise_at_the_line():
-    """×1.12 against one reading's ±10 %: a run cannot tell which side of ×1.1 it is on, so both answers
-    pass; ×1.5 is "yes" and ×1.0 "no" beyond doubt."""
+def test_exercise3_follows_the_chapters_verdict_on_the_same_rows():
+    """×1.2 held (the verdict says so): only "yes"; ×1.05 lies within noise, and the claimed ×1.1 on the
+    band's edge, so a run cannot tell: either; ×0.8 did not hold: only "no"."""
     from helpers.exercises import Choice
     budget = {"median_ttft_ms": 1000.0}
-    assert ch6b.raised_by_a_tenth(budget, {"median_ttft_ms": 1120.0}) == {"yes", "no"}
-    assert ch6b.raised_by_a_tenth(budget, {"median_ttft_ms": 1500.0}) == "yes"
-    assert ch6b.raised_by_a_tenth(budget, {"median_ttft_ms": 950.0}) == "no"
-    q = Choice("q3", ["yes", "no"], lambda: ch6b.raised_by_a_tenth(budget, {"median_ttft_ms": 1500.0}), "", "x.py")
+    assert ch6b.raised_by_a_tenth(budget, {"median_ttft_ms": 1200.0}) == "yes"
+    assert ch6b.raised_by_a_tenth(budget, {"median_ttft_ms": 1050.0}) == {"yes", "no"}
+    assert ch6b.raised_by_a_tenth(budget, {"median_ttft_ms": 800.0}) == "no"
+    q = Choice("q3", ["yes", "no"], lambda: ch6b.raised_by_a_tenth(budget, {"median_ttft_ms": 1200.0}), "", "x.py")
     assert not q.check("no")
-
-
-def test_a_high_fraction_with_a_bigger_cache_did_not_take_the_room():
-    """60 % → 59 % hit rate while the cache grew from 228,480 to 500,000 tokens: not "held partly"."""
-    roomy = {"prefix_cache_hit_rate": 0.60, "kv_cache_tokens": 228_480, "repeats": 1}
-    high = {"prefix_cache_hit_rate": 0.59, "kv_cache_tokens": 500_000, "repeats": 1, "cfg_gpu_memory_utilization": 0.5}
-    claim = next(c for c in ch6b.claims({ch6b.ROOMY: roomy, ch6b.HIGH_FRACTION: high}) if "high memory" in c.text)
-    assert claim.verdict == verdicts.NOT_HELD

@@ -34,7 +34,8 @@ def test_one_request_more_within_the_target_is_not_a_gain():
     assert effect(_row(1), _row(2), SLO_) == (NOTHING, pytest.approx(1.0))  # judged on the pace: the same
     assert effect(_row(2), _row(1), SLO_)[0] == NOTHING
     assert effect(_row(1), _row(0), SLO_)[0] == NOTHING  # one request fewer, down to none: still one request
-    assert effect(_row(1), _row(2, duration=20.0), SLO_) == (HURT, pytest.approx(0.5))  # the load ran twice as long
+    # one more within the target, but the load ran twice as long: the count and the pace disagree, so neither decides
+    assert effect(_row(1), _row(2, duration=20.0), SLO_) == (NOTHING, pytest.approx(0.5))
     assert effect(_row(1), _row(3), SLO_)[0] == HELPED  # two requests more
     assert effect(_row(2), _row(3, duration=5.0), SLO_)[0] == HELPED  # one more, and the load ran twice as fast
 
@@ -42,7 +43,8 @@ def test_one_request_more_within_the_target_is_not_a_gain():
 def test_falling_below_the_targets_share_is_hurt_however_fast():
     """SLO_ promises half of the requests: 5 of 10 kept it, 4 of 10 in a third of the time do not."""
     assert effect(_row(5), _row(4, duration=3.0), SLO_)[0] == HURT
-    assert effect(_row(4), _row(3, duration=3.0), SLO_)[0] == HELPED  # neither met it: one fewer, far sooner
+    # neither met it: one fewer within the target, far sooner: a share that fell is not a gain by finishing sooner
+    assert effect(_row(4), _row(3, duration=3.0), SLO_)[0] == NOTHING
 
 
 def test_from_a_reference_that_met_nothing_one_lucky_request_is_not_a_gain():
@@ -106,7 +108,7 @@ def test_a_failed_request_is_a_miss():
 def test_crossing_the_target_at_a_lower_goodput_is_not_a_gain():
     """7 of 8 in 1.6 s, then 8 of 8 in 3.3 s: the share crossed the target, but goodput fell ×0.55."""
     judged, ratio = effect(_row(7, total=8, duration=1.6), _row(8, total=8, duration=3.3), SLO(1000, 50, share=0.9))
-    assert judged == HURT and ratio == pytest.approx(1.6 / 3.3)  # one request more: judged on the pace
+    assert judged == NOTHING and ratio == pytest.approx(1.6 / 3.3)  # one more, but slower: neither decides
 
 
 def test_the_noise_allowance_never_falls_below_the_start_to_start_default():

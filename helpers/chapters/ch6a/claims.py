@@ -176,9 +176,10 @@ def order_claim(forward: list[dict], reverse: list[dict] | None, slo: SLO) -> Cl
     kept = lambda path: ", ".join(r["step"] for r in path[1:] if r["kept"]) or "none"  # noqa: E731
     same = (a.get("config") is not None and a.get("config") == b.get("config")) or a["row"] is b["row"]
     if same and (slo.goodput(a["row"]) or 0) > 0:
-        return Claim(text, verdicts.NOISE, f"both orders ended at the same configuration (the article's order kept "
-                                           f"{kept(forward)}; quantization first kept {kept(reverse)}): the order "
-                                           "did not matter here", "within noise: the order did not matter here")
+        return Claim(text, verdicts.NOT_HELD, f"both orders ended at the same configuration (the article's order "
+                                              f"kept {kept(forward)}; quantization first kept {kept(reverse)}): the "
+                                              "order did not matter here", "did not hold: both orders ended at the "
+                                                                           "same configuration")
     return _goodput_claim(text, b["row"], a["row"], slo,
                           f"the article's order kept {kept(forward)}; quantization first kept {kept(reverse)}; "
                           "the opposite order's kept configuration against the article's",
