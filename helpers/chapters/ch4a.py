@@ -288,8 +288,8 @@ def stale_claim(stale: pd.DataFrame) -> Claim:
         return verdicts.judge(text, True, evidence, rule=STALE_RULE)
     if beyond:  # slower, but no count shows space taken: the claim is about space, so it did not hold here
         return verdicts.judge(text, False, evidence + ": slower with caching on, but no count shows the space taken "
-                              "(as many running, no more preempted), so the slowdown has another cause",
-                              rule=STALE_RULE)
+                              "by two or more (two runs of one engine can differ by one), so this run does not show "
+                              "the space taken", rule=STALE_RULE)
     if lean and worse:
         return verdicts.judge(text, False, evidence + ": a count leans the claim's way, but the throughput did not "
                                                       "fall beyond noise", within_noise=True, rule=STALE_RULE)

@@ -1,7 +1,8 @@
 # Q4: memory time (W + B·kv) / BW = compute time B·f / F  →  B = (W / BW) / (f / F - kv / BW).
 import json
+from pathlib import Path
 
-cfg = json.loads((folder / "config.json").read_text())
+cfg = json.loads((Path(folder) / "config.json").read_text())  # H.models.resolve gives a str
 h, inter, layers, heads = (
     cfg["hidden_size"],
     cfg["intermediate_size"],
