@@ -76,8 +76,9 @@ def methods_sentence(roof_all: dict, roof_one: dict, claim: Claim) -> str:
     if roof_one is not roof_all and roof_one.get("methods_ratio") is not None:
         one = (f" With one thread, numpy's read ran at ×{roof_one['methods_ratio']:.2f} of torch's: one thread's "
                "plain sum keeps few cache misses in flight, so it says more about the kernel than about the memory.")
+    why = f"rule: {claim.rule}" if claim.rule else claim.evidence  # an untested claim has a reason, not a rule
     return (f"numpy's read ran at ×{roof_all['methods_ratio']:.2f} of torch's with {roof_all['threads']} thread(s): "
-            f"*{claim.verdict}* for the claim that the two methods agree (rule: {claim.rule}).{one}{mixed}")
+            f"*{claim.verdict}* for the claim that the two methods agree ({why}).{one}{mixed}")
 
 
 def floors(folder, dtype, kv_per_token: float, roof: dict, batches=(1, 8), context: float = 144) -> pd.DataFrame:
@@ -281,8 +282,8 @@ def nominal_mistake(row: dict) -> dict:
     return out
 
 
-NO_BINDING = ("thread binding is the CPU worker's (`OMPProcessManager`); a GPU engine refuses `cpu_threads_bind`, "
-              "so it was not measured here")
+NO_BINDING = ("thread binding is the CPU worker's (`OMPProcessManager` runs only on the CPU backend), and the guide's "
+              "config refuses `cpu_threads_bind` on a GPU, so it was not measured here")
 
 
 def faster_binding(binding: dict) -> str | set[str]:

@@ -199,3 +199,10 @@ def test_int8_is_judged_on_the_time_its_saved_bytes_take_at_the_roof():
         verdicts.PARTLY  # 1.5 ms of the 3 the bytes take
     same = ch7.bytes_claims(base, base)
     assert [c.verdict for c in same] == [verdicts.UNTESTED, verdicts.UNTESTED]
+
+
+def test_an_untested_methods_claim_prints_its_reason_not_an_empty_rule():
+    one, both = _roof(20.0, 38.0), {**_roof(36.0, 54.0), "threads": 2}
+    one["threads"] = 1
+    text = ch7.methods_sentence(both, one, ch7.probe_claim(both, one))
+    assert "(rule: )" not in text and "still grew" in text
