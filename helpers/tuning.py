@@ -124,6 +124,31 @@ def effect(before: dict, after: dict, slo: SLO) -> tuple[str, float]:
     return (HELPED if ratio > 1 else HURT), ratio
 
 
+def judged_on_pace(before: dict, after: dict, slo: SLO) -> bool:
+    """Whether `effect` judged this change on the pace (the same load finishing sooner) rather than on
+    goodput: no side crossed the target and the count within it moved by less than MIN_COUNT_CHANGE."""
+    a, b = goodput_runs(before, slo), goodput_runs(after, slo)
+    if not a or not b or statistics.median(a) == 0:
+        return False
+    sx, sy = (statistics.median(m / n if n else 0.0 for m, n in met_runs(r, slo)) for r in (before, after))
+    if sy < slo.share <= sx or sx < slo.share <= sy:
+        return False
+    cx, cy = (statistics.median(m for m, _ in met_runs(r, slo)) for r in (before, after))
+    return abs(cy - cx) < MIN_COUNT_CHANGE
+
+
+def ratio_text(before: dict, after: dict, slo: SLO, ratio: float) -> str:
+    """What to print beside a goodput change: the goodput ratio, and the pace where `effect` judged
+    on the pace (its `ratio` is then the pace, not goodput after ÷ before)."""
+    if ratio == float("inf"):
+        return "none met the target before"
+    g0, g1 = slo.goodput(before) or 0, slo.goodput(after) or 0
+    text = f"×{g1 / g0:.2f}" if g0 else "from none"
+    if judged_on_pace(before, after, slo):
+        text += f"; judged on the pace: the same load finished ×{ratio:.2f} as fast"
+    return text
+
+
 def _pace(before: dict, after: dict) -> float:
     """How much sooner the same load finished: the ratio of the two rows' median durations."""
     d = [statistics.median(run.get("duration") or 0 for run in r.get("runs") or [r]) for r in (before, after)]

@@ -126,11 +126,16 @@ def kv_claims(kv: pd.DataFrame, drift: pd.DataFrame) -> list[Claim]:
     # The article's "twice" assumes a 16-bit cache: fp8 holds (auto's bytes per number) ÷ 1 times the tokens,
     # ×4 where the guide computes in float32 (a CPU without bf16 instructions).
     want = rows.kv_bytes_per_number(auto)
+    # The memory both caches were given: the setting itself (a GPU's log names it in another line, a CPU's as
+    # "Explicitly set"), so the sentence never depends on which line the engine printed.
+    fixed = verdicts.number(auto, "cfg_kv_cache_memory_bytes")
+    gib = fixed / 2**30 if fixed else verdicts.number(auto, "kv_cache_gib")
+    memory = f"{gib:.2f} GiB" if gib else "KV memory"
     return [
         verdicts.judge(
             "5.2 An fp8 KV cache holds about twice the tokens (of a 16-bit cache)", abs(gain / want - 1) <= 0.1,
             f"{auto.kv_cache_tokens:,.0f} → {fp8.kv_cache_tokens:,.0f} KV tokens in the same "
-            f"{auto.kv_cache_gib:.2f} GiB (×{gain:.2f}; the auto cache stores {want} bytes a number, fp8 1, so "
+            f"{memory} (×{gain:.2f}; the auto cache stores {want} bytes a number, fp8 1, so "
             f"×{want} is expected); max concurrency {auto.max_concurrency:.1f} → {fp8.max_concurrency:.1f}",
             partly=gain > 1.2, rule="held: the KV tokens at equal KV memory grow by the ratio of bytes per number "
                                     "(×2 from a 16-bit cache, ×4 from float32), within 10 %; partly: over ×1.2"),

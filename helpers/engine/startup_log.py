@@ -54,6 +54,8 @@ _PATTERNS = {
                          + r" GiB memory was consumed by non-kv usages"),
     "cpu_kv_fixed": re.compile(r"Explicitly set \(" + _NUM + "/" + _NUM + r"\) GiB for KV cache"),
     "gpu_kv": re.compile(r"Available KV cache memory: " + _NUM + r" GiB"),
+    # GPU with kv_cache_memory_bytes: Worker.determine_available_memory skips profiling and says so instead
+    "gpu_kv_fixed": re.compile(r"reserved " + _NUM + r" GiB memory for KV Cache as specified by kv_cache_memory_bytes"),
     "weights": re.compile(r"Loading weights took " + _NUM + r" seconds"),
     "checkpoint": re.compile(r"Checkpoint size: " + _NUM + r" GiB"),
     "weights_mem": re.compile(r"Model loading took " + _NUM + r" GiB"),
@@ -88,7 +90,7 @@ def parse_startup(log: str) -> StartupReport:
         r.memory_budget_gib, r.non_kv_gib = _num(m.group(3)), _num(m.group(4))
     elif m := _PATTERNS["cpu_kv_fixed"].search(log):
         r.kv_cache_gib, r.node_memory_gib = _num(m.group(1)), _num(m.group(2))
-    elif m := _PATTERNS["gpu_kv"].search(log):
+    elif m := _PATTERNS["gpu_kv"].search(log) or _PATTERNS["gpu_kv_fixed"].search(log):
         r.kv_cache_gib = _num(m.group(1))
     if m := _PATTERNS["weights"].search(log):
         r.weights_load_s = _num(m.group(1))
@@ -111,6 +113,7 @@ def parse_startup(log: str) -> StartupReport:
 
 # The lines in which the engine reports how it shared out memory and what fits in the KV cache.
 _REPORT_MARKERS = ("Auto set (", "Explicitly set (", "Available KV cache memory", "Overriding num_gpu_blocks",
+                   "memory for KV Cache as specified",
                    "KV cache size:")
 _ANSI = re.compile(r"\x1b\[[0-9;]*m")
 _RECORD_PREFIX = re.compile(r"^.*?\b(?:INFO|WARNING)\s+\d\d-\d\d \d\d:\d\d:\d\d\s+\[[^\]]*\]\s*")

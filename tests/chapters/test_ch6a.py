@@ -171,6 +171,28 @@ def test_capstone_passes_only_beyond_the_noise_of_the_better_reference():
     assert not v.passed and "smaller share of them within the target" in v.text
 
 
+def test_capstone_fails_a_smaller_share_against_either_reference():
+    """The better reference on goodput is not the only one: a share beyond noise below the other is "hurt"."""
+    slo = SLO(1000, 50, share=0.9)
+    base = _rate_row(1, [100] * 6 + [5000] * 2, [20] * 8, duration=4.0)  # 6 of 8 in 4 s: 1.5 req/s, 75 %
+    advised = _rate_row(1, [100] * 4 + [5000] * 4, [20] * 8, duration=2.5)  # 4 of 8: 1.6 req/s, 50 %
+    mine = _rate_row(1, [100] * 4 + [5000] * 4, [20] * 8, duration=2.0)  # 4 of 8: 2.0 req/s, 50 %
+    v = ch6a.capstone_verdict(mine, base, advised, slo)
+    assert not v.passed and "the baseline's run your change hurt" in v.text
+
+
+def test_the_times_beside_goodput_is_the_goodput_ratio_and_names_the_pace():
+    from helpers import tuning
+    slo = SLO(1000, 50, share=0.9)
+    before = _rate_row(1, [100] * 5 + [5000] * 3, [20] * 8, duration=4.0)  # 5 of 8
+    after = _rate_row(1, [100] * 6 + [5000] * 2, [20] * 8, duration=4.0)  # 6 of 8, same duration
+    judged, ratio = tuning.effect(before, after, slo)
+    text = tuning.ratio_text(before, after, slo, ratio)
+    assert text.startswith("×1.20") and "judged on the pace" in text and "×1.00" in text
+    more = _rate_row(1, [100] * 8, [20] * 8, duration=4.0)  # 8 of 8: a crossing, judged on goodput
+    assert "pace" not in tuning.ratio_text(before, more, slo, tuning.effect(before, more, slo)[1])
+
+
 def test_chapter6a_solutions():
     from helpers.config import EngineConfig
     from helpers.slo import SLO

@@ -284,7 +284,11 @@ def start(args) -> Engine:
     requested = args.gpu_memory_utilization * GPU_GIB
     available = args.kv_cache_memory_bytes / GIB if args.kv_cache_memory_bytes else \
         requested - weights - 0.6 - graphs
-    if args.num_gpu_blocks_override is None:
+    if args.kv_cache_memory_bytes and args.num_gpu_blocks_override is None:  # Worker.determine_available_memory
+        log("EngineCore", f"Initial free memory {GPU_GIB - 0.5:.2f} GiB, reserved {available:.2f} GiB memory for KV "
+                          "Cache as specified by kv_cache_memory_bytes config and skipped memory profiling.")
+        num_blocks = int(available * GIB // (model.bytes_per_token() * args.block_size))
+    elif args.num_gpu_blocks_override is None:
         log("EngineCore", f"Available KV cache memory: {available:.2f} GiB")
         if available <= 0:
             fail("ValueError: No available memory for the cache blocks. Try increasing `gpu_memory_utilization` "

@@ -125,7 +125,7 @@ def _goodput_claim(text: str, before: dict, after: dict, slo: SLO, evidence: str
         return verdicts.untested(text, f"{evidence}: {why}", rule)
     g0, g1 = slo.goodput(before) or 0, slo.goodput(after) or 0
     s0, s1 = slo.met_share(before) or 0, slo.met_share(after) or 0
-    times = f"×{ratio:.2f}" if ratio != float("inf") else "none met the target before"
+    times = tuning.ratio_text(before, after, slo, ratio)
     ev = (f"{evidence}: goodput {g0:.2f} → {g1:.2f} req/s ({times}); within the target {100 * s0:.0f} % → "
           f"{100 * s1:.0f} % of requests (the target asks {100 * slo.share:.0f} %)")
     if g0 == 0 and g1 == 0:

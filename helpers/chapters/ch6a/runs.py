@@ -56,7 +56,7 @@ def walk(config: EngineConfig, load, slo: SLO, steps: list[tuning.Step], *, forc
     best = measure(config, load, force=force, tag="tuning")
     extra("baseline", config)
     records = [{"step": "baseline", "chapter": 1, "change": {}, "row": best, "goodput": slo.goodput(best),
-                "effect": None, "ratio": 1.0, "kept": True, "config": config}]
+                "effect": None, "ratio": 1.0, "kept": True, "config": config, "goodput_ratio": 1.0, "judged_on": None}]
     for step in steps:
         try:
             cfg = best_cfg.replace(**step.change)
@@ -67,8 +67,12 @@ def walk(config: EngineConfig, load, slo: SLO, steps: list[tuning.Step], *, forc
         extra(step.name, cfg)
         judged, ratio = tuning.effect(best, row, slo)
         kept = judged == tuning.HELPED
+        g0, g1 = slo.goodput(best) or 0, slo.goodput(row) or 0
         records.append({"step": step.name, "chapter": step.chapter, "change": step.change, "row": row,
-                        "goodput": slo.goodput(row), "effect": judged, "ratio": ratio, "kept": kept, "config": cfg})
+                        "goodput": slo.goodput(row), "effect": judged, "ratio": ratio, "kept": kept, "config": cfg,
+                        # against the best configuration so far (what the step changed), and what judged it
+                        "goodput_ratio": g1 / g0 if g0 else None,
+                        "judged_on": "pace" if tuning.judged_on_pace(best, row, slo) else "goodput"})
         if kept:
             best_cfg, best = cfg, row
     return records

@@ -108,7 +108,7 @@ def capstone_verdict(mine: dict, baseline: dict, advised: dict, slo: SLO, *, sam
     """Does the learner's row pass? It must be a configuration of their own (neither the baseline
     nor the advisor's change) and beat the better of the two references on goodput at the target
     beyond the run-to-run noise, with no smaller share of requests within the target: chapter 6's
-    "helped" (`tuning.effect`). Where neither reference met the target for any request, a pass needs
+    "helped" (`tuning.effect`), and not "hurt" against the other reference either. Where neither reference met the target for any request, a pass needs
     a minimum share and count of requests within it (`tuning.FROM_NONE_SHARE`, `FROM_NONE_COUNT`)."""
     g = lambda row: slo.goodput(row) or 0.0  # noqa: E731
     m, b, a = g(mine), g(baseline), g(advised)
@@ -126,6 +126,12 @@ def capstone_verdict(mine: dict, baseline: dict, advised: dict, slo: SLO, *, sam
     if judged == tuning.HELPED and mine_share < slo.share <= other_share:  # the other reference kept its promise
         return Verdict(False, m, b, a, f"Not yet: {times} {name} goodput, but {mine_share:.0%} of your requests met "
                        f"the target, which the other reference met ({other_share:.0%}). " + figures)
+    other_name = "the baseline's" if other is baseline else "the advisor's"
+    if judged == tuning.HELPED and tuning.effect(other, mine, slo)[0] == tuning.HURT:  # same rule, both references
+        return Verdict(False, m, b, a, f"Not yet: {times} {name} goodput, but against {other_name} run your change "
+                       f"hurt: {mine_share:.0%} of your requests met the target against {other_share:.0%} of theirs, "
+                       "a smaller share beyond the noise (chapter 6's rule: finishing sooner does not make up for "
+                       "it). " + figures)
     if judged == tuning.HELPED:
         ref_share = slo.met_share(ref) or 0
         if ref_share < slo.share <= mine_share:  # the crossing decides (tuning.effect), at no lower goodput
