@@ -246,5 +246,5 @@ def test_a_gpu_cache_fixed_by_kv_cache_memory_bytes_still_gives_its_size():
     """gpu_worker.Worker.determine_available_memory returns early there and prints no "Available" line."""
     log = ("(EngineCore pid=1) INFO 12-06 10:00:00 [gpu_worker.py:658] Initial free memory 139.50 GiB, reserved "
            "0.05 GiB memory for KV Cache as specified by kv_cache_memory_bytes config and skipped memory profiling.")
-    r = startup_log.parse_startup(log)
+    r = parse_startup(log)
     assert r.kv_cache_gib == 0.05 and r.startup_lines and "reserved 0.05 GiB" in r.startup_lines[0]
