@@ -187,20 +187,27 @@ def floor_claims(sweep: dict, cross: float | None = None) -> list[Claim]:
 
 
 def bytes_sentence(base: dict, int8: dict, isa: str) -> str:
-    """What the INT8 rows say, in one of three cases: faster with the time above the floor kept,
-    faster with it grown, or not faster."""
+    """What the INT8 rows say, read from the two verdicts of `bytes_claims` (so the sentence and the
+    table never disagree): not measured, within the noise, faster as the bytes predict, or not."""
+    claims = bytes_claims(base, int8)
+    if claims[0].verdict == verdicts.UNTESTED:
+        return f"INT8 was not measured here: {claims[0].evidence}."
     said = (f"INT8 reads ×{int8['bytes_per_step_mb'] / base['bytes_per_step_mb']:.2f} of the bytes per step and took "
             f"×{int8['mean_tpot_ms'] / base['mean_tpot_ms']:.2f} of the time per token; the time above the floor went "
             f"from {gap(base):.1f} to {gap(int8):.1f} ms. ")
     own_work = (f"the INT8 path's own work (quantizing every activation on the fly, multiplying integers on "
                 f"`{int8.get('linear_kernel') or '?'}`)")
+    speed, stays = claims[0].verdict, claims[1].verdict
+    if speed == verdicts.NOISE:
+        return said + ("That is within the noise of this run, and so is the time the saved bytes take at the roof: "
+                       "this run cannot tell whether INT8 was faster.")
     if int8["mean_tpot_ms"] >= base["mean_tpot_ms"]:
-        return said + f"It was not faster: on this CPU ({isa}) {own_work} cost more than the bytes it saved."
-    if gap(int8) < 0.75 * gap(base):
-        return said + ("The time above the floor shrank too: part of it grew with the bytes (reading them more "
-                       "slowly than the probe did), not a fixed cost per step.")
-    if gap(int8) <= 1.33 * gap(base):
+        return said + f"It was slower beyond the noise: on this CPU ({isa}) {own_work} cost more than the bytes saved."
+    if speed == verdicts.HELD and stays == verdicts.HELD:
         return said + "The bytes it saved turned into time saved, and the rest of the step stayed."
+    if stays == verdicts.NOT_HELD and gap(int8) < gap(base):
+        return said + ("The time above the floor shrank with the bytes: part of it is paid per byte (reading them "
+                       "more slowly than the probe did), not a fixed cost per step.")
     return said + f"It was faster, but by less than the bytes: {own_work} took back part of what they saved."
 
 
@@ -210,7 +217,6 @@ def bytes_claims(base: dict, int8: dict) -> list[Claim]:
     by_time = int8["mean_tpot_ms"] / base["mean_tpot_ms"]
     noisy = verdicts.within_noise(base, int8, "mean_tpot_ms")
     level = verdicts.noise([base, int8], "mean_tpot_ms")
-    gaps = gap(int8) / gap(base) if gap(base) > 0 else float("inf")
     # "by the bytes they save": the time the saved bytes take at the roof (the floor's fall, in ms), not
     # the bytes' ratio, which the time could match only at an MBU of 1 (the time above the floor stays)
     saved = base["mean_tpot_ms"] - int8["mean_tpot_ms"]
@@ -230,30 +236,37 @@ def bytes_claims(base: dict, int8: dict) -> list[Claim]:
             within_noise=noisy and (by_bytes > 1 - level or floor_saved <= level * base["mean_tpot_ms"]),
             rule="held: faster beyond noise, by at least three quarters of the time the saved bytes take at the roof "
                  "(the floor's fall); partly: faster beyond noise, by less"),
-        stays_claim(gaps, by_bytes, level, f"time above the floor: {gap(base):.1f} ms ({base['config_label']}) vs "
-                                           f"{gap(int8):.1f} ms (INT8), ×{gaps:.2f}; the bytes ×{by_bytes:.2f}"),
+        stays_claim(base, int8, level),
     ]
 
 
 STAYS = "7.3 The time above the floor stays when the bytes shrink (a cost per step, not per byte)"
+STAYS_RULE = ("judged on INT8's time per token against what each reading predicts: a cost per step gives INT8's floor "
+              "plus the base's time above it; a cost per byte gives the base's time × the bytes ratio. Held: nearer "
+              "the per-step time and within the noise of it; partly: nearer it but faster beyond the noise; did not "
+              "hold: nearer the per-byte time, or slower than the per-step time beyond the noise (work of its own); "
+              "not judged where the two predictions lie within the noise of each other")
 
 
-def stays_claim(gaps: float, by_bytes: float, level: float, evidence: str) -> Claim:
-    """Judged against its alternative: a gap that is per byte (reading slower than the probe) shrinks
-    with the bytes, ×by_bytes; one per step stays at ×1. Held: the gap ratio nearer 1 than the bytes
-    ratio (on a log scale), within ×0.75–1.33; did not hold: nearer the bytes ratio, or grown past ×1.33
-    (the smaller weights brought work of their own). Untested where the bytes barely changed."""
-    import math
-    rule = ("held: the gap ratio nearer ×1 than the bytes ratio, not under ×0.75 and not grown beyond noise; partly: "
-            "nearer ×1 but under ×0.75; did not hold: nearer the bytes ratio (a cost per byte), or grown beyond noise")
-    if abs(by_bytes - 1) <= level or gaps <= 0 or by_bytes <= 0:
-        return verdicts.untested(STAYS, f"{evidence}: the bytes changed by no more than the noise, so per step and "
-                                        "per byte predict the same", rule)
-    per_step, per_byte = abs(math.log(gaps)), abs(math.log(gaps / by_bytes))
-    if gaps > 1 + level:  # grew beyond noise: the smaller weights brought work of their own
-        return verdicts.judge(STAYS, False, evidence + "; it grew: the INT8 path brought work of its own", rule=rule)
-    return verdicts.judge(STAYS, per_step < per_byte and gaps >= 0.75, evidence, partly=per_step < per_byte,
-                          rule=rule)
+def stays_claim(base: dict, int8: dict, level: float) -> Claim:
+    """Judged against its alternative on the measured figure itself (INT8's time per token), within the
+    TPOT's own noise: the gap's ratio would magnify that noise by 1 / (1 − MBU)."""
+    t0, t1 = base["mean_tpot_ms"], int8["mean_tpot_ms"]
+    per_step = int8["roofline_tpot_ms"] + gap(base)
+    per_byte = t0 * int8["bytes_per_step_mb"] / base["bytes_per_step_mb"]
+    allowed = level * t0
+    evidence = (f"INT8 took {t1:.1f} ms a token; a cost per step predicts {per_step:.1f} ms (its floor "
+                f"{int8['roofline_tpot_ms']:.1f} + the base's {gap(base):.1f} above the floor), a cost per byte "
+                f"{per_byte:.1f} ms; noise ±{allowed:.1f} ms")
+    if t1 > max(per_step, per_byte) + allowed:
+        return verdicts.judge(STAYS, False, evidence + "; slower than a cost per step allows: the INT8 path brought "
+                                                       "work of its own", rule=STAYS_RULE)
+    if abs(per_step - per_byte) <= allowed:
+        return verdicts.untested(STAYS, f"{evidence}: the two predictions lie within the noise of each other, so "
+                                        "this run cannot tell them apart", STAYS_RULE)
+    nearer_step = abs(t1 - per_step) < abs(t1 - per_byte)
+    return verdicts.judge(STAYS, nearer_step and abs(t1 - per_step) <= allowed, evidence, partly=nearer_step,
+                          rule=STAYS_RULE)
 
 
 def floor_with(row: dict, batch: float | None = None, kv: bool = True) -> float | None:

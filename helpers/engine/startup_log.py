@@ -36,7 +36,7 @@ class StartupReport:
     # Cores rank 0 computes on where vLLM bound its OpenMP threads (the multiprocess executor's
     # OMPProcessManager); None where it did not (the merged layout, "nobind"): then all of them.
     worker_cores: int | None = None
-    # Who computed on which cores ("Worker rank 0 on core(s) [0]") and the cores vLLM kept free for
+    # Who computed on which cores ("worker rank 0 on core(s) [0]") and the cores vLLM kept free for
     # the server and scheduler, as printed at start (core_binding): kept in the row, so a later
     # reader of a stored row needs no log.
     bound_ranks: list[str] | None = None
@@ -259,8 +259,14 @@ def rank_memory(lines: list[str] | str) -> list[dict]:
 
 
 def core_binding(log: str) -> tuple[list[str], list[str]]:
-    """Who computes on which cores ("Worker rank 0 on core(s) [0]"), and the cores kept free for
-    the server and scheduler (VLLM_CPU_NUM_OF_RESERVED_CPU), as vLLM printed them at start."""
-    computes = sorted(f"{proc} rank {rank} on core(s) [{cores}]" for proc, rank, cores in _BIND.findall(log))
+    """Who computes on which cores ("worker rank 0 on core(s) [0]"), and the cores kept free for
+    the server and scheduler (VLLM_CPU_NUM_OF_RESERVED_CPU), as vLLM printed them at start. The line is
+    printed by the engine core (`OMPProcessManager` runs in `MultiprocExecutor._init_executor`) about
+    the workers it is about to start, so the rank is a worker's whoever printed it; a data-parallel
+    engine core (EngineCore_DP1) names its replica."""
+    def who(proc: str, rank: str) -> str:
+        replica = proc.rsplit("_DP", 1)[1] if "_DP" in proc else None
+        return f"worker rank {rank}" + (f" of replica {replica}" if replica else "")
+    computes = sorted(f"{who(proc, rank)} on core(s) [{cores}]" for proc, rank, cores in _BIND.findall(log))
     kept = sorted({c for found in _RESERVED.findall(log) for c in found.replace(" ", "").split(",") if c})
     return computes, kept

@@ -122,7 +122,7 @@ def test_offload_is_judged_on_mean_tpot_on_a_gpu():
 
 
 def test_cores_each_layout_computed_on_come_from_its_log_lines():
-    rows = {"TP=1": {"bound_ranks": ["EngineCore rank 0 on core(s) [0]"], "cores_kept_free": ["1"]},
+    rows = {"TP=1": {"bound_ranks": ["worker rank 0 on core(s) [0]"], "cores_kept_free": ["1"]},
             "TP=2": {"bound_ranks": ["Worker rank 0 on core(s) [0]", "Worker rank 1 on core(s) [1]"]}}
     assert ch5.cores_sentence(rows) == "TP=1 computed on 1 core(s) and kept core(s) 1 free; TP=2 computed on 2 core(s)."
     assert "not known here" in ch5.cores_sentence({"TP=1": {}})

@@ -37,7 +37,7 @@ def test_binding_lines_come_from_the_rows_and_skip_rows_without_them():
     report = parse_startup((DATA / "startup_ok.log").read_text())
     row = {"bound_ranks": report.bound_ranks, "cores_kept_free": report.cores_kept_free}
     assert lab3.binding_lines({"TP=1": row, "TP=2": {}}) == \
-        ["- TP=1: EngineCore rank 0 on core(s) [0]; core(s) 1 kept free for the server and scheduler"]
+        ["- TP=1: worker rank 0 on core(s) [0]; core(s) 1 kept free for the server and scheduler"]
 
 
 # Lab 3's engine rows, as measured on this project's 2-core AMD EPYC (AVX-512, bf16; vLLM 0.32,

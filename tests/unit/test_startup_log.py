@@ -238,7 +238,7 @@ def test_rank_memory_and_core_binding_from_a_recorded_log(ok_log):
     assert rank_memory(ok_log) == [{"kv_gib": 1.16, "node_gib": 8.96, "requested_gib": 2.24, "non_kv_gib": 1.08}]
     assert rank_memory(parse_startup(ok_log).startup_lines) == rank_memory(ok_log)
     assert rank_memory(["GPU KV cache size: 1,000 tokens"]) == []
-    assert core_binding(ok_log) == (["EngineCore rank 0 on core(s) [0]"], ["1"])
+    assert core_binding(ok_log) == (["worker rank 0 on core(s) [0]"], ["1"])
     assert core_binding("") == ([], [])
 
 
