@@ -2,7 +2,8 @@
 
 `random` and `prefix` loads are one benchmark run each. The `mixed` load, for chunked
 prefill, runs two benchmark clients at once on the same server: short requests that start
-decoding first, and long prompts that arrive `long_delay_s` later, each measured on its own.
+decoding first, and long prompts that arrive once every short request is decoding (by the
+server's /metrics; after `long_delay_s` at the latest), each measured on its own.
 Everything runs in a private thread with its own event loop, so it works from inside
 Jupyter's running loop as well as from a script.
 """
@@ -42,7 +43,7 @@ class Load:
     long_prompts: int = 4  # mixed: how many long prompts
     long_input_len: int = 1200  # mixed
     long_output_len: int = 16  # mixed
-    long_delay_s: float = 1.5  # mixed: long prompts arrive after the short ones are decoding
+    long_delay_s: float = 1.5  # mixed: the longest wait for the short ones to be decoding (then the long prompts)
     n: int = 1  # random, prefix: samples per request (vLLM runs each as a sequence of its own)
     temperature: float = 0.0  # 0: greedy; several samples of one prompt differ only above 0
     seed: int = 0
@@ -202,11 +203,16 @@ class _Clients:
         self.tasks: list[tuple[asyncio.AbstractEventLoop, asyncio.Task]] = []
         self._lock = threading.Lock()
 
-    def run(self, args: argparse.Namespace, delay_s: float = 0.0) -> tuple[dict, float]:
-        """One benchmark client; returns (result, monotonic end time)."""
+    def run(self, args: argparse.Namespace, delay_s: float = 0.0, ready=None) -> tuple[dict, float]:
+        """One benchmark client; returns (result, monotonic end time). It starts once `ready()` is true
+        (polled), or after `delay_s` at the latest."""
         from vllm.benchmarks.serve import main_async
 
-        if self.stopped.wait(delay_s):
+        deadline = time.monotonic() + delay_s
+        while not (ready is not None and ready()) and time.monotonic() < deadline:
+            if self.stopped.wait(min(0.05, max(deadline - time.monotonic(), 0))):
+                raise asyncio.CancelledError
+        if self.stopped.is_set():
             raise asyncio.CancelledError
         loop = asyncio.new_event_loop()
         try:
@@ -261,6 +267,41 @@ def _api_key(key: str | None):
             os.environ["OPENAI_API_KEY"] = old
 
 
+def _shorts_decoding(base_url: str, shorts: int, api_key: str | None):
+    """A test for the long prompts' start: true once the server has generated a token for every short
+    request (they are all decoding), by its /metrics counter. None where /metrics does not answer:
+    the long prompts then wait `long_delay_s`, as before. A fixed delay alone let fast devices finish
+    every short answer before the long prompts came, and let slow ones still be prefilling them."""
+    from helpers.load.metrics import scrape
+
+    headers = {"Authorization": f"Bearer {api_key}"} if api_key else None
+    try:
+        before = scrape(base_url, timeout=2, headers=headers)["generation_tokens"]
+    except (OSError, KeyError, ValueError):
+        return None
+
+    def ready() -> bool:
+        try:
+            return scrape(base_url, timeout=2, headers=headers)["generation_tokens"] >= before + shorts
+        except (OSError, KeyError, ValueError):
+            return False
+    return ready
+
+
+def collision(rs: dict, rl: dict, end_s: float, end_l: float) -> dict:
+    """When the long prompts came and how many short answers were still streaming then: what a mixed
+    load is for. `long_start_s`: the first long prompt's send, in seconds after the first short
+    request's; `shorts_in_flight_at_long`: the short requests whose latency ran past it (all shorts are
+    sent at once). 0 means the long prompts met no short answer, and the load tested nothing."""
+    start_s, start_l = end_s - rs["duration"], end_l - rl["duration"]
+    at = start_l - start_s
+    ttfts, latencies = rs.get("ttfts") or [], rs.get("latencies") or []
+    if not latencies and rs.get("itls"):
+        latencies = [t + sum(g) for t, g in zip(ttfts, rs["itls"])]
+    return {"long_start_s": round(at, 3),
+            "shorts_in_flight_at_long": sum(1 for lat in latencies if lat and lat > at) if latencies else None}
+
+
 def run_load(base_url: str, model_path: str, load: Load, progress: bool = True, *, tokenizer: str | None = None,
              api_key: str | None = None) -> dict:
     """Run a load against a healthy server and return its summary figures. `model_path` is
@@ -281,11 +322,12 @@ def run_load(base_url: str, model_path: str, load: Load, progress: bool = True, 
                 [(result, _)] = _results(clients, [pool.submit(clients.run, args(argv_for(load), progress))])
                 return summarize(result)
             greedy = ["--temperature", "0"]
+            decoding = _shorts_decoding(base_url, load.num_prompts, api_key)
             short = pool.submit(clients.run, args(_random_argv(load.num_prompts, load.input_len, load.output_len,
                                                                None, math.inf, load.seed) + greedy, progress))
             long = pool.submit(clients.run, args(_random_argv(load.long_prompts, load.long_input_len,
                                                               load.long_output_len, None, math.inf, load.seed + 1)
-                                                 + greedy, False), load.long_delay_s)
+                                                 + greedy, False), load.long_delay_s, decoding)
             (rs, end_s), (rl, end_l) = _results(clients, [short, long])
     except KeyboardInterrupt:
         print(f"[load] stopped after {time.monotonic() - t0:.0f} s: the requests in flight were cancelled (the "
@@ -307,6 +349,7 @@ def run_load(base_url: str, model_path: str, load: Load, progress: bool = True, 
                total_input_tokens=rs["total_input_tokens"] + rl["total_input_tokens"],
                output_throughput=out_tokens / duration,
                request_throughput=(rs["completed"] + rl["completed"]) / duration)
+    row.update(collision(rs, rl, end_s, end_l))
     for k in [*PERCENTILE_KEYS, "max_itl_ms"]:  # headline latency = the short requests'
         row[k] = row["short_" + k]
     for k in ("request_ttft_ms", "request_tpot_ms"):  # every request, so goodput counts the long ones too

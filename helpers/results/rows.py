@@ -34,6 +34,21 @@ def kv_bytes_per_token(row: dict) -> float:
     return row["kv_cache_gib"] * 2**30 / row["kv_cache_tokens"]
 
 
+def no_collision(*rows) -> str | None:
+    """Why a mixed-load comparison tests nothing here, or None: a run (of any repeat) in which the long
+    prompts came after every short answer had finished (`workloads.collision`) stalled nobody, so its
+    short requests' token gaps say nothing about prefill. Rows measured before the load recorded it: None."""
+    for row in rows:
+        get = row.get if hasattr(row, "get") else (lambda k, d=None: d)  # noqa: E731
+        met = get("shorts_in_flight_at_long_min", get("shorts_in_flight_at_long"))
+        if met is not None and met == met and met == 0:
+            came = get("long_start_s")
+            when = f" at {came:.1f} s" if came is not None and came == came else ""
+            return (f"cannot be judged here: in the run of {get('config_label') or 'one configuration'} the long "
+                    f"prompts came{when}, after every short answer had finished, so they stalled nobody")
+    return None
+
+
 def combine(runs: list[dict]) -> dict:
     """Median of each numeric figure over the repeats, its min and max, and every repeat (a
     measured row's repeats, and an imported sweep's runs of one combination)."""

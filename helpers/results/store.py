@@ -25,7 +25,9 @@ def default_dir() -> Path:
 # 3: warm-up after each start, repeats with fresh prompts; 4: prefix cache emptied before each run;
 # 5: per-request TPOT as vLLM's benchmark computes it ((latency - TTFT) / (tokens - 1)), not the mean chunk gap;
 # 6: a mixed load's duration from its first request, not from the clients' start-up
-MEASUREMENT_VERSION = 6
+# 7: a mixed load's long prompts start once every short request decodes (/metrics), and the row records
+# when they came and how many short answers were still streaming then
+MEASUREMENT_VERSION = 7
 
 
 def result_key(config: dict, load: dict | None, env_id: str, kind: str = "load") -> str:

@@ -17,17 +17,27 @@ def rows(**named) -> pd.DataFrame:
 
 
 def mixed_row(budget, chunking, gap, ttft, repeats=1, throughput=100.0):
-    return {"engine_max_num_batched_tokens": budget, "engine_enable_chunked_prefill": chunking,
-            "short_p99_itl_ms": gap, "short_p99_itl_ms_min": gap, "short_p99_itl_ms_max": gap,
-            "long_mean_ttft_ms": ttft, "long_mean_ttft_ms_min": ttft, "long_mean_ttft_ms_max": ttft,
-            "output_throughput": throughput, "repeats": repeats}
+    return {
+        "engine_max_num_batched_tokens": budget,
+        "engine_enable_chunked_prefill": chunking,
+        "short_p99_itl_ms": gap,
+        "short_p99_itl_ms_min": gap,
+        "short_p99_itl_ms_max": gap,
+        "long_mean_ttft_ms": ttft,
+        "long_mean_ttft_ms_min": ttft,
+        "long_mean_ttft_ms_max": ttft,
+        "output_throughput": throughput,
+        "repeats": repeats,
+    }
 
 
 # Shaped like a 2-core AVX-512 EPYC smoke run (one run each): the default budget stalled answers
 # longer than chunking off.
-RECORDED = {"budget 256": mixed_row(256, True, 547, 5100, throughput=80),
-            "default budget": mixed_row(2048, True, 3596, 3800, throughput=120),
-            "chunking off": mixed_row(2048, False, 2441, 5000, throughput=100)}
+RECORDED = {
+    "budget 256": mixed_row(256, True, 547, 5100, throughput=80),
+    "default budget": mixed_row(2048, True, 3596, 3800, throughput=120),
+    "chunking off": mixed_row(2048, False, 2441, 5000, throughput=100),
+}
 
 
 def test_small_budget_held_default_budget_did_not():
@@ -46,16 +56,25 @@ def test_chunking_that_lowers_throughput_did_not_hold():
 
 
 def test_the_smallest_budget_is_picked_by_the_engine_value():
-    chunked = rows(**{"budget 1024": mixed_row(1024, True, 900, 4000), "budget 256": mixed_row(256, True, 500, 5000),
-                      "default budget": mixed_row(2048, True, 3000, 3800),
-                      "chunking off": mixed_row(2048, False, 2400, 5000)})
+    chunked = rows(
+        **{
+            "budget 1024": mixed_row(1024, True, 900, 4000),
+            "budget 256": mixed_row(256, True, 500, 5000),
+            "default budget": mixed_row(2048, True, 3000, 3800),
+            "chunking off": mixed_row(2048, False, 2400, 5000),
+        }
+    )
     assert ch3.smallest_budget(chunked) == "budget 256"
 
 
 def test_close_gaps_are_within_noise():
-    chunked = rows(**{"budget 256": mixed_row(256, True, 2300, 5000),
-                      "default budget": mixed_row(2048, True, 2500, 3800),
-                      "chunking off": mixed_row(2048, False, 2400, 5000)})
+    chunked = rows(
+        **{
+            "budget 256": mixed_row(256, True, 2300, 5000),
+            "default budget": mixed_row(2048, True, 2500, 3800),
+            "chunking off": mixed_row(2048, False, 2400, 5000),
+        }
+    )
     small, default, _, _ = ch3.chunking_claims(chunked)
     assert small.verdict == default.verdict == verdicts.NOISE
 
@@ -77,27 +96,40 @@ def seqs_row(n, throughput, waiting):
     return {"output_throughput": throughput, "peak_waiting": waiting, "engine_max_num_seqs": n, "repeats": 1}
 
 
-@pytest.mark.parametrize("small, verdict", [
-    (seqs_row(2, 45, 6), verdicts.HELD),        # recorded: 6 waiting, 45 vs 91 tokens/s
-    (seqs_row(2, 88, 6), verdicts.NOISE),       # they waited, throughput within noise
-    (seqs_row(2, 88, 0), verdicts.NOT_HELD),
-])
+@pytest.mark.parametrize(
+    "small, verdict",
+    [
+        (seqs_row(2, 45, 6), verdicts.HELD),  # recorded: 6 waiting, 45 vs 91 tokens/s
+        (seqs_row(2, 88, 6), verdicts.NOISE),  # they waited, throughput within noise
+        (seqs_row(2, 88, 0), verdicts.NOT_HELD),
+    ],
+)
 def test_seqs_claim(small, verdict):
     seqs = pd.DataFrame([seqs_row(128, 91, 0), small], index=["default", 2])
     assert ch3.seqs_claim(seqs).verdict == verdict
 
 
 def tiny(running, waiting, preemptions, usage):
-    return {"peak_running": running, "peak_waiting": waiting, "preemptions": preemptions,
-            "peak_kv_cache_usage_pct": usage, "kv_cache_tokens": 640, "num_blocks": 5, "block_size": 128}
+    return {
+        "peak_running": running,
+        "peak_waiting": waiting,
+        "preemptions": preemptions,
+        "peak_kv_cache_usage_pct": usage,
+        "kv_cache_tokens": 640,
+        "num_blocks": 5,
+        "block_size": 128,
+    }
 
 
-@pytest.mark.parametrize("row, capped, preempted", [
-    (tiny(4, 4, 3, 100), verdicts.HELD, verdicts.HELD),
-    (tiny(4, 4, 0, 60), verdicts.HELD, verdicts.UNTESTED),     # the cache never ran out: not measured
-    (tiny(4, 4, 0, 100), verdicts.HELD, verdicts.NOT_HELD),    # it ran out, yet nothing was preempted
-    (tiny(8, 0, 0, 50), verdicts.NOT_HELD, verdicts.UNTESTED),
-])
+@pytest.mark.parametrize(
+    "row, capped, preempted",
+    [
+        (tiny(4, 4, 3, 100), verdicts.HELD, verdicts.HELD),
+        (tiny(4, 4, 0, 60), verdicts.HELD, verdicts.UNTESTED),  # the cache never ran out: not measured
+        (tiny(4, 4, 0, 100), verdicts.HELD, verdicts.NOT_HELD),  # it ran out, yet nothing was preempted
+        (tiny(8, 0, 0, 50), verdicts.NOT_HELD, verdicts.UNTESTED),
+    ],
+)
 def test_block_claims(row, capped, preempted):
     a, b = ch3.block_claims(row, 8)
     assert (a.verdict, b.verdict) == (capped, preempted)
@@ -108,12 +140,24 @@ def all_claims():
     sweep = pd.DataFrame([sweep_row(1, 30, 30), sweep_row(8, 90, 80)])
     seqs = pd.DataFrame([seqs_row(128, 91, 0), seqs_row(2, 45, 6)], index=["default", 2])
     one = lambda **kw: pd.Series({"repeats": 1, "engine_max_num_batched_tokens": 256, **kw})
-    long_docs = {"small": one(mean_ttft_ms=5000, output_throughput=20),
-                 "default": one(mean_ttft_ms=3000, output_throughput=25)}
-    queue = {"capped": one(failed=12, completed=4, p99_ttft_ms=400, cfg_max_num_queued_reqs=4),
-             "waited": one(failed=0, completed=16, p99_ttft_ms=4000)}
-    return ch3.claims(sweep, pd.DataFrame(RECORDED).T, seqs, {**tiny(4, 4, 3, 100), "engine_max_num_seqs": 128}, 8,
-                      long_docs=long_docs, admitted=4, queue=queue)
+    long_docs = {
+        "small": one(mean_ttft_ms=5000, output_throughput=20),
+        "default": one(mean_ttft_ms=3000, output_throughput=25),
+    }
+    queue = {
+        "capped": one(failed=12, completed=4, p99_ttft_ms=400, cfg_max_num_queued_reqs=4),
+        "waited": one(failed=0, completed=16, p99_ttft_ms=4000),
+    }
+    return ch3.claims(
+        sweep,
+        pd.DataFrame(RECORDED).T,
+        seqs,
+        {**tiny(4, 4, 3, 100), "engine_max_num_seqs": 128},
+        8,
+        long_docs=long_docs,
+        admitted=4,
+        queue=queue,
+    )
 
 
 def test_all_claims_have_rules():
@@ -125,7 +169,7 @@ def test_exercise_answers():
     chunked = pd.DataFrame(RECORDED).T
     assert ch3.smallest_gap(chunked) == "budget 256"
     assert ch3.budget_for(chunked, 1000) == "budget 256"
-    assert ch3.budget_for(chunked, 3000) == "chunking off"   # 2441 ms, and a sooner first token than 256's
+    assert ch3.budget_for(chunked, 3000) == "chunking off"  # 2441 ms, and a sooner first token than 256's
     assert ch3.budget_for(chunked, 100) == "none"
     assert ch3.best_concurrency(pd.DataFrame([sweep_row(1, 30, 30), sweep_row(8, 90, 80)])) == 8
 
@@ -138,8 +182,10 @@ def test_long_documents_and_the_queue_cap():
     capped = one(failed=12, completed=4, p99_ttft_ms=400, cfg_max_num_queued_reqs=4)
     waited = one(failed=0, completed=16, p99_ttft_ms=4000)
     assert ch3.queue_claim(capped, waited).verdict == verdicts.HELD
-    assert ch3.queue_claim(one(failed=0, completed=16, p99_ttft_ms=3900, cfg_max_num_queued_reqs=64),
-                           waited).verdict == verdicts.NOT_HELD
+    assert (
+        ch3.queue_claim(one(failed=0, completed=16, p99_ttft_ms=3900, cfg_max_num_queued_reqs=64), waited).verdict
+        == verdicts.NOT_HELD
+    )
 
 
 def test_blocks_alone_never_decide_in_vllm_032():
@@ -156,13 +202,16 @@ def test_blocks_alone_never_decide_in_vllm_032():
     assert unset.verdict == verdicts.HELD and "no seat cap" in unset.evidence
 
 
-@pytest.mark.parametrize("row, admitted, sent", [
-    ({"peak_running": 4, "engine_max_num_seqs": 128}, 4, 4),   # no more sent than the blocks admit
-    ({"peak_running": 2, "engine_max_num_seqs": 2}, 4, 8),     # the seats bind first
-    ({"engine_max_num_seqs": 128}, 4, 8),                      # no peak recorded
-    ({"peak_running": 4}, 4, 8),                               # which max_num_seqs ran is unknown
-    ({"peak_running": 4, "engine_max_num_seqs": 128}, None, 8),  # no block count
-])
+@pytest.mark.parametrize(
+    "row, admitted, sent",
+    [
+        ({"peak_running": 4, "engine_max_num_seqs": 128}, 4, 4),  # no more sent than the blocks admit
+        ({"peak_running": 2, "engine_max_num_seqs": 2}, 4, 8),  # the seats bind first
+        ({"engine_max_num_seqs": 128}, 4, 8),  # no peak recorded
+        ({"peak_running": 4}, 4, 8),  # which max_num_seqs ran is unknown
+        ({"peak_running": 4, "engine_max_num_seqs": 128}, None, 8),  # no block count
+    ],
+)
 def test_blocks_only_cannot_be_judged_without_its_premise(row, admitted, sent):
     claim = ch3.blocks_only_claim(pd.Series(row), admitted, sent=sent)
     assert claim.verdict == verdicts.UNTESTED and claim.evidence.startswith("cannot be judged here") and claim.rule
@@ -241,6 +290,7 @@ def test_chapter_opening_lists_the_claims_the_verdict_judges():
     import re
 
     from tests.conftest import ROOT
+
     cells = json.loads((ROOT / "notebooks" / "03_batching_and_chunked_prefill.ipynb").read_text())["cells"]
     opening = "".join(cells[0]["source"]).replace("`", "")
     listed = re.findall(r"^- (3\.\d .*?)(?: \[measured in 3\.\d\])?$", opening, flags=re.M)
@@ -267,3 +317,30 @@ def test_at_a_budget_that_holds_the_whole_load_chunking_cannot_be_judged():
     chunked.loc["default budget", "engine_max_num_batched_tokens"] = 8192
     at_default, throughput = ch3.chunking_claims(chunked)[1], ch3.chunking_claims(chunked)[3]
     assert at_default.verdict == throughput.verdict == verdicts.UNTESTED and "same steps" in at_default.evidence
+
+
+def test_a_chunking_claim_is_not_judged_where_the_long_prompts_met_no_short_answer():
+    from helpers.chapters import ch3
+    from helpers import verdicts
+    import pandas as pd
+
+    row = lambda gap, met: {
+        "short_p99_itl_ms": gap,
+        "long_mean_ttft_ms": 500.0,
+        "output_throughput": 100.0,  # noqa: E731
+        "engine_max_num_batched_tokens": 256,
+        "engine_enable_chunked_prefill": True,
+        "shorts_in_flight_at_long": met,
+        "long_start_s": 2.1,
+        "config_label": "x",
+    }
+    chunked = pd.DataFrame(
+        {
+            ch3.OFF: {**row(1800.0, 0), "engine_max_num_batched_tokens": 2048, "engine_enable_chunked_prefill": False},
+            ch3.DEFAULT: {**row(700.0, 8), "engine_max_num_batched_tokens": 2048},
+            "budget 256": row(600.0, 8),
+        }
+    ).T
+    claims = ch3.chunking_claims(chunked)
+    assert claims[0].verdict == verdicts.UNTESTED and "stalled nobody" in claims[0].evidence
+    assert claims[1].verdict == verdicts.UNTESTED

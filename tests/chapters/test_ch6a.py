@@ -1,5 +1,6 @@
 """Chapter 6a's home on recorded rows: the service and its target, the runs (with `measure` handed in), the
 rules, the exercises."""
+
 import math
 
 import pytest
@@ -15,8 +16,16 @@ SLO_ = SLO(1000, 50, share=0.9)
 
 
 def _row(good, total=10, duration=10.0, **extra):
-    return {"runs": [{"request_ttft_ms": [100] * good + [5000] * (total - good), "request_tpot_ms": [20] * total,
-                      "duration": duration}], **extra}
+    return {
+        "runs": [
+            {
+                "request_ttft_ms": [100] * good + [5000] * (total - good),
+                "request_tpot_ms": [20] * total,
+                "duration": duration,
+            }
+        ],
+        **extra,
+    }
 
 
 def test_startup_claims():
@@ -44,11 +53,14 @@ def test_each_band_is_judged_by_what_it_says():
 
 def test_tuning_claims_follow_goodput():
     base, better, same = _row(3), _row(6), _row(3)
-    records = [{"step": "baseline", "row": base, "kept": True},
-               {"step": "budget", "row": better, "kept": True, "effect": "helped"},
-               {"step": "caching off", "row": same, "kept": False, "effect": "within noise"}]
-    c = ch6a.tuning_claims(records, {"baseline": base, "row": same}, "advice", {"baseline": base, "tuned": _row(1)},
-                           SLO_)
+    records = [
+        {"step": "baseline", "row": base, "kept": True},
+        {"step": "budget", "row": better, "kept": True, "effect": "helped"},
+        {"step": "caching off", "row": same, "kept": False, "effect": "within noise"},
+    ]
+    c = ch6a.tuning_claims(
+        records, {"baseline": base, "row": same}, "advice", {"baseline": base, "tuned": _row(1)}, SLO_
+    )
     assert [x.verdict for x in c] == [verdicts.HELD, verdicts.NOISE, verdicts.NOT_HELD]
     assert "1 of 2 steps kept" in c[0].evidence and "within the target 30 % → 60 % of requests" in c[0].evidence
     assert len(ch6a.tuning_claims(records, {"baseline": base, "row": better}, "a", {}, SLO_)) == 2
@@ -57,8 +69,10 @@ def test_tuning_claims_follow_goodput():
 def test_a_tuning_claim_needs_the_share_within_the_target_too():
     base = _row(6)
     sooner = _row(4, duration=4.0)  # goodput 0.6 → 1.0 req/s, but 60 % → 40 % of the requests within the target
-    records = [{"step": "baseline", "row": base, "kept": True}, {"step": "seats", "row": sooner, "kept": False,
-                                                                 "effect": "hurt"}]
+    records = [
+        {"step": "baseline", "row": base, "kept": True},
+        {"step": "seats", "row": sooner, "kept": False, "effect": "hurt"},
+    ]
     advised = {"baseline": base, "row": sooner}
     first, advice = ch6a.tuning_claims(records, advised, "more seats", {}, SLO_, fresh=(base, sooner))
     assert first.verdict == advice.verdict == verdicts.NOT_HELD and "60 % → 40 %" in advice.evidence
@@ -76,8 +90,10 @@ def test_a_tuning_claim_needs_the_share_within_the_target_too():
 
 def test_the_kept_configuration_is_judged_on_fresh_prompts():
     base, lucky, fresh = _row(3), _row(6), _row(3)
-    records = [{"step": "baseline", "row": base, "kept": True},
-               {"step": "budget", "row": lucky, "kept": True, "effect": "helped"}]
+    records = [
+        {"step": "baseline", "row": base, "kept": True},
+        {"step": "budget", "row": lucky, "kept": True, "effect": "helped"},
+    ]
     advised = {"baseline": base, "row": base}
     assert ch6a.tuning_claims(records, advised, "a", {}, SLO_)[0].verdict == verdicts.HELD
     judged = ch6a.tuning_claims(records, advised, "a", {}, SLO_, fresh=(_row(3), fresh))[0]
@@ -86,10 +102,14 @@ def test_the_kept_configuration_is_judged_on_fresh_prompts():
 
 def test_order_claim_compares_the_two_paths():
     base, good, worse = _row(3), _row(6), _row(4)
-    forward = [{"step": "baseline", "row": base, "kept": True, "goodput": 0.75},
-               {"step": "budget", "row": good, "kept": True, "goodput": 1.5}]
-    reverse = [{"step": "baseline", "row": base, "kept": True, "goodput": 0.75},
-               {"step": "INT8 weights", "row": worse, "kept": True, "goodput": 1.0}]
+    forward = [
+        {"step": "baseline", "row": base, "kept": True, "goodput": 0.75},
+        {"step": "budget", "row": good, "kept": True, "goodput": 1.5},
+    ]
+    reverse = [
+        {"step": "baseline", "row": base, "kept": True, "goodput": 0.75},
+        {"step": "INT8 weights", "row": worse, "kept": True, "goodput": 1.0},
+    ]
     assert ch6a.order_claim(forward, reverse, SLO_).verdict == verdicts.HELD
     assert ch6a.order_claim(reverse, forward, SLO_).verdict == verdicts.NOT_HELD
     assert ch6a.order_claim(forward, None, SLO_).verdict == verdicts.UNTESTED
@@ -98,8 +118,11 @@ def test_order_claim_compares_the_two_paths():
 
 
 def _rate_row(rate, ttfts, tpots, duration=10.0):
-    return {"load_request_rate": rate, "median_ttft_ms": sorted(ttfts)[len(ttfts) // 2],
-            "runs": [{"request_ttft_ms": ttfts, "request_tpot_ms": tpots, "duration": duration}]}
+    return {
+        "load_request_rate": rate,
+        "median_ttft_ms": sorted(ttfts)[len(ttfts) // 2],
+        "runs": [{"request_ttft_ms": ttfts, "request_tpot_ms": tpots, "duration": duration}],
+    }
 
 
 def test_the_target_is_a_rounded_multiple_of_the_unloaded_latency():
@@ -183,6 +206,7 @@ def test_capstone_fails_a_smaller_share_against_either_reference():
 
 def test_the_times_beside_goodput_is_the_goodput_ratio_and_names_the_pace():
     from helpers import tuning
+
     slo = SLO(1000, 50, share=0.9)
     before = _rate_row(1, [100] * 5 + [5000] * 3, [20] * 8, duration=4.0)  # 5 of 8
     after = _rate_row(1, [100] * 6 + [5000] * 2, [20] * 8, duration=4.0)  # 6 of 8, same duration
@@ -213,9 +237,12 @@ def test_chapter6a_solutions():
 def test_a_claim_comparing_a_run_with_itself_cannot_be_judged():
     """No step kept, or advice that changes nothing: the baseline against itself is not "within noise"."""
     from helpers.slo import SLO
+
     row = {"run_id": "r1", "runs": [{"request_ttft_ms": [100.0] * 8, "request_tpot_ms": [20.0] * 8, "duration": 4.0}]}
-    records = [{"step": "baseline", "row": row, "kept": True, "effect": None},
-               {"step": "max_num_seqs", "row": {**row, "run_id": "r2"}, "kept": False, "effect": "hurt"}]
+    records = [
+        {"step": "baseline", "row": row, "kept": True, "effect": None},
+        {"step": "max_num_seqs", "row": {**row, "run_id": "r2"}, "kept": False, "effect": "hurt"},
+    ]
     path, advice = ch6a.tuning_claims(records, {"baseline": row, "row": row}, "no change", {}, SLO(1000, 50))
     assert advice.verdict == verdicts.UNTESTED and "same run" in advice.evidence
     assert path.verdict == verdicts.NOT_HELD and "no step raised goodput" in path.evidence  # measured: a step hurt

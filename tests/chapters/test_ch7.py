@@ -1,4 +1,5 @@
 """Chapter 7's rules on recorded rows: each can say "held" and "did not hold"; its solutions pass its checks."""
+
 import pytest
 
 from helpers import models, verdicts
@@ -10,17 +11,37 @@ from tests.solutions import run_solution
 
 
 def _roof(numpy_read=10.0, torch_read=11.0):
-    kernels = lambda read: {k: {"best_gbs": v, "median_gbs": v * 0.95, "min_gbs": v * 0.9}
-                            for k, v in (("read", read), ("copy", 2 * read), ("triad", read))}
-    return {"threads": 2, "numpy": kernels(numpy_read), "torch": kernels(torch_read), "bandwidth_gbs": torch_read,
-            "bandwidth_min_gbs": torch_read * 0.9, "methods_ratio": numpy_read / torch_read, "compute_gflops": 100.0}
+    kernels = lambda read: {
+        k: {"best_gbs": v, "median_gbs": v * 0.95, "min_gbs": v * 0.9}
+        for k, v in (("read", read), ("copy", 2 * read), ("triad", read))
+    }
+    return {
+        "threads": 2,
+        "numpy": kernels(numpy_read),
+        "torch": kernels(torch_read),
+        "bandwidth_gbs": torch_read,
+        "bandwidth_min_gbs": torch_read * 0.9,
+        "methods_ratio": numpy_read / torch_read,
+        "compute_gflops": 100.0,
+    }
 
 
 def _row(tpot, floor, running=1.0, throughput=100.0, label="base", **over):
-    return {"mean_tpot_ms": tpot, "roofline_tpot_ms": floor, "mbu": floor / tpot, "mean_running": running,
-            "bytes_per_step_mb": floor * 11.0, "roof_bandwidth_gbs": 11.0, "roof_threads": 2, "worker_threads": 1,
-            "worker_mbu": floor / tpot * 0.6, "output_throughput": throughput, "config_label": label, "repeats": 1,
-            **over}
+    return {
+        "mean_tpot_ms": tpot,
+        "roofline_tpot_ms": floor,
+        "mbu": floor / tpot,
+        "mean_running": running,
+        "bytes_per_step_mb": floor * 11.0,
+        "roof_bandwidth_gbs": 11.0,
+        "roof_threads": 2,
+        "worker_threads": 1,
+        "worker_mbu": floor / tpot * 0.6,
+        "output_throughput": throughput,
+        "config_label": label,
+        "repeats": 1,
+        **over,
+    }
 
 
 def test_the_probe_claim_holds_when_the_methods_agree_and_fails_when_they_do_not():
@@ -44,8 +65,9 @@ def test_batching_is_judged_per_extra_sequence_and_only_while_memory_bound():
     assert ch7.batching_claim(sweep, cross=3.0).verdict == verdicts.UNTESTED  # 4.26 sequences: past the crossover
     near = {1: _row(20.0, 15.0, running=1.0), 4: _row(23.0, 16.0, running=4.0), 16: _row(90.0, 20.0, running=16.0)}
     assert ch7.batching_claim(near, cross=10.0).verdict == verdicts.HELD  # judged on 4, the largest below 10
-    assert ch7.batching_claim({1: _row(20.0, 15.0), 2: _row(21.0, 15.0, running=1.2)},
-                              None).verdict == verdicts.UNTESTED
+    assert (
+        ch7.batching_claim({1: _row(20.0, 15.0), 2: _row(21.0, 15.0, running=1.2)}, None).verdict == verdicts.UNTESTED
+    )
 
 
 def test_a_floor_above_the_measurement_cannot_be_judged():
@@ -63,8 +85,9 @@ def test_the_bytes_claim_holds_when_time_falls_with_the_bytes_and_not_when_it_ri
 
 def test_layout_and_binding_claims_say_which_way():
     split, merged = _row(50, 20, throughput=100.0, worker_cores=1), _row(35, 20, throughput=143.0)
-    out = ch7.layout_claims({ch7.MERGED: merged, ch7.VLLM: split},
-                            {ch7.AUTO: split, ch7.ALL: _row(90, 20, throughput=60.0)}, 2)
+    out = ch7.layout_claims(
+        {ch7.MERGED: merged, ch7.VLLM: split}, {ch7.AUTO: split, ch7.ALL: _row(90, 20, throughput=60.0)}, 2
+    )
     assert [c.verdict for c in out] == [verdicts.HELD, verdicts.NOT_HELD]
 
 
@@ -78,23 +101,38 @@ def test_floors_grow_only_by_the_kv_term():
 def test_chapter7_solutions_pass_their_checks_in_both_layouts(layout, monkeypatch, tmp_path, capsys):
     folder = models.prepare_embedded()
     loads = {c: Load(num_prompts=max(8, 2 * c), input_len=128, output_len=32, max_concurrency=c) for c in (1, 8)}
-    sweep_rows = with_floors({1: measured(folder, loads[1], 0.97, layout, tpot=60.0),
-                              8: measured(folder, loads[8], 7.4, layout, tpot=75.0)}, monkeypatch, tmp_path)
+    sweep_rows = with_floors(
+        {1: measured(folder, loads[1], 0.97, layout, tpot=60.0), 8: measured(folder, loads[8], 7.4, layout, tpot=75.0)},
+        monkeypatch,
+        tmp_path,
+    )
     env = run_solution("ch07_q1.py", {"sweep_rows": sweep_rows})
     q1 = Question("q1", lambda: sweep_rows[1]["mbu"], 0.25, "", "ch07_q1.py")
     assert q1.check(env["answer1"]) and not q1.check(sweep_rows[1]["worker_mbu"] * 2)
     eight, roof_all = sweep_rows[8], ROOFS[2]  # the notebook's 7.1 roof: every core
-    env = run_solution("ch07_q2.py", {"eight": eight, "folder": folder, "base": type("Cfg", (), {"dtype": "float32"})(),
-                                      "context": 144.0, "roof_all": roof_all})
-    q2 = Question("q2", lambda: eight["roofline_tpot_ms"], 0.05, "", "ch07_q2.py",
-                  known_wrong=ch7.nominal_mistake(eight))
+    env = run_solution(
+        "ch07_q2.py",
+        {
+            "eight": eight,
+            "folder": folder,
+            "base": type("Cfg", (), {"dtype": "float32"})(),
+            "context": 144.0,
+            "roof_all": roof_all,
+        },
+    )
+    q2 = Question(
+        "q2", lambda: eight["roofline_tpot_ms"], 0.05, "", "ch07_q2.py", known_wrong=ch7.nominal_mistake(eight)
+    )
     assert q2.check(env["answer2"]), capsys.readouterr().out
     nominal = ch7.floor_with(eight, batch=8)  # the 8 in flight for the 7.4 the engine ran: ×1.0x the floor
     assert abs(nominal / env["answer2"] - 1) < 0.05  # within the old 5 %: it used to pass
     assert not q2.check(nominal) and "requests the client kept in flight" in capsys.readouterr().out
     assert not q2.check(env["answer2"] * roof_all["bandwidth_gbs"] / ROOFS[1]["bandwidth_gbs"])  # one core's roof
-    binding = {ch7.AUTO: {"output_throughput": 90.0}, ch7.ALL: {"output_throughput": 60.0},
-               "nobind": {"output_throughput": 120.0}}  # the full size's third row may win: not an answer
+    binding = {
+        ch7.AUTO: {"output_throughput": 90.0},
+        ch7.ALL: {"output_throughput": 60.0},
+        "nobind": {"output_throughput": 120.0},
+    }  # the full size's third row may win: not an answer
     env = run_solution("ch07_q3.py", {"binding_rows": binding})
     q3 = Choice("q3", [ch7.AUTO, ch7.ALL], lambda: ch7.faster_binding(binding), "", "ch07_q3.py")
     assert q3.check(env["answer3"]) and not q3.check(ch7.ALL)
@@ -117,15 +155,22 @@ def test_the_int8_sentence_follows_the_verdicts():
 
 def test_the_graph_claim_is_judged_on_a_gpu_and_can_fail():
     assert ch7.gpu_claim("cpu").verdict == verdicts.UNTESTED
-    assert ch7.gpu_claim("cuda", {"no graphs": _row(20.0, 5.0),
-                                  "CUDA graphs": _row(10.0, 5.0)}).verdict == verdicts.HELD
-    assert ch7.gpu_claim("cuda", {"no graphs": _row(10.0, 5.0),
-                                  "CUDA graphs": _row(14.0, 5.0)}).verdict == verdicts.NOT_HELD
+    assert (
+        ch7.gpu_claim("cuda", {"no graphs": _row(20.0, 5.0), "CUDA graphs": _row(10.0, 5.0)}).verdict == verdicts.HELD
+    )
+    assert (
+        ch7.gpu_claim("cuda", {"no graphs": _row(10.0, 5.0), "CUDA graphs": _row(14.0, 5.0)}).verdict
+        == verdicts.NOT_HELD
+    )
 
 
 def test_a_gpu_roof_has_one_method_and_says_so():
-    gpu = {"threads": 0, "cuda": {"copy": {"best_gbs": 4000.0, "median_gbs": 3900.0, "min_gbs": 3800.0}},
-           "methods_ratio": None, "bandwidth_gbs": 4000.0}
+    gpu = {
+        "threads": 0,
+        "cuda": {"copy": {"best_gbs": 4000.0, "median_gbs": 3900.0, "min_gbs": 3800.0}},
+        "methods_ratio": None,
+        "bandwidth_gbs": 4000.0,
+    }
     assert ch7.roof_table(gpu).shape == (1, 3)
     assert ch7.probe_claim(gpu).verdict == verdicts.UNTESTED
 
@@ -142,8 +187,14 @@ def test_the_methods_are_compared_read_with_read_and_the_triad_is_named_beside_t
 
 
 def test_a_gpu_roof_reads_as_a_sentence_without_formatting_a_none():
-    gpu = {"threads": 0, "cuda": {"read": {"best_gbs": 4000.0, "median_gbs": 3900.0, "min_gbs": 3800.0}},
-           "methods_ratio": None, "bandwidth_gbs": 4000.0, "mixed_gbs": 3000.0, "mixed_kernel": "cuda copy"}
+    gpu = {
+        "threads": 0,
+        "cuda": {"read": {"best_gbs": 4000.0, "median_gbs": 3900.0, "min_gbs": 3800.0}},
+        "methods_ratio": None,
+        "bandwidth_gbs": 4000.0,
+        "mixed_gbs": 3000.0,
+        "mixed_kernel": "cuda copy",
+    }
     text = ch7.methods_sentence(gpu, gpu, ch7.probe_claim(gpu))
     assert "cannot be judged" in text or verdicts.UNTESTED in text
 
@@ -206,10 +257,14 @@ def test_int8_is_judged_on_the_time_its_saved_bytes_take_at_the_roof():
     """A fixed gap stays: 12 → 9 ms with a floor 6 → 3 ms saves what the bytes take (held), although the
     time's ratio (×0.75) is far above the bytes' (×0.5)."""
     base = _row(12.0, 6.0, bytes_per_step_mb=400.0, key="a")
-    assert ch7.bytes_claims(base, _row(9.0, 3.0, bytes_per_step_mb=200.0, label="int8", key="b"))[0].verdict == \
-        verdicts.HELD
-    assert ch7.bytes_claims(base, _row(10.5, 3.0, bytes_per_step_mb=200.0, label="int8", key="b"))[0].verdict == \
-        verdicts.PARTLY  # 1.5 ms of the 3 the bytes take
+    assert (
+        ch7.bytes_claims(base, _row(9.0, 3.0, bytes_per_step_mb=200.0, label="int8", key="b"))[0].verdict
+        == verdicts.HELD
+    )
+    assert (
+        ch7.bytes_claims(base, _row(10.5, 3.0, bytes_per_step_mb=200.0, label="int8", key="b"))[0].verdict
+        == verdicts.PARTLY
+    )  # 1.5 ms of the 3 the bytes take
     same = ch7.bytes_claims(base, base)
     assert [c.verdict for c in same] == [verdicts.UNTESTED, verdicts.UNTESTED]
 

@@ -12,6 +12,7 @@ budget, KV blocks, prefix-cache hits by block hash) so the gauges move like an e
 Every figure it produces is made up: the dry run checks that each notebook's GPU path runs, never
 what it measures. Standard library only (plus `tokenizers` where the model folder has one).
 """
+
 from __future__ import annotations
 
 import argparse
@@ -73,7 +74,7 @@ def parse(argv: list[str]) -> argparse.Namespace:
 
 
 def fail(line: str) -> None:
-    print("Traceback (most recent call last):\n  File \"simulated.py\", line 1, in <module>", flush=True)
+    print('Traceback (most recent call last):\n  File "simulated.py", line 1, in <module>', flush=True)
     print(line, flush=True)
     sys.exit(1)
 
@@ -92,12 +93,14 @@ class Model:
         files = list(path.glob("*.safetensors"))
         self.checkpoint_gib = sum(f.stat().st_size for f in files) / GIB if files else 0.25
         dtype = args.dtype if args.dtype != "auto" else "bfloat16"
-        self.kv_bytes = {"fp8": 1, "fp8_e4m3": 1, "fp8_e5m2": 1}.get(args.kv_cache_dtype,
-                                                                   4 if dtype == "float32" else 2)
+        self.kv_bytes = {"fp8": 1, "fp8_e4m3": 1, "fp8_e5m2": 1}.get(
+            args.kv_cache_dtype, 4 if dtype == "float32" else 2
+        )
         self.tokenizer = None
         if (path / "tokenizer.json").exists():
             try:
                 from tokenizers import Tokenizer
+
                 self.tokenizer = Tokenizer.from_file(str(path / "tokenizer.json"))
             except Exception:  # noqa: BLE001 - a rough count does as well here
                 self.tokenizer = None
@@ -153,7 +156,7 @@ class Engine:
     def _hashes(self, ids: list[int]) -> list[str]:
         size, out, h = self.args.block_size, [], ""
         for i in range(0, len(ids) - 1 - (len(ids) - 1) % size, size):  # full blocks, never the last token
-            h = hashlib.sha1((h + ",".join(map(str, ids[i:i + size]))).encode()).hexdigest()
+            h = hashlib.sha1((h + ",".join(map(str, ids[i : i + size]))).encode()).hexdigest()
             out.append(h)
         return out
 
@@ -237,21 +240,35 @@ class Engine:
     def metrics(self) -> str:
         with self.lock:
             running, waiting, used = len(self.running), len(self.waiting), self.used_blocks()
-        labels = {"block_size": self.args.block_size, "num_gpu_blocks": self.num_blocks,
-                  "cache_dtype": self.args.kv_cache_dtype, "enable_prefix_caching": self.args.enable_prefix_caching,
-                  "gpu_memory_utilization": self.args.gpu_memory_utilization,
-                  "kv_cache_size_tokens": self.num_blocks * self.args.block_size,
-                  "kv_cache_max_concurrency": round(self.concurrency(), 2)}
+        labels = {
+            "block_size": self.args.block_size,
+            "num_gpu_blocks": self.num_blocks,
+            "cache_dtype": self.args.kv_cache_dtype,
+            "enable_prefix_caching": self.args.enable_prefix_caching,
+            "gpu_memory_utilization": self.args.gpu_memory_utilization,
+            "kv_cache_size_tokens": self.num_blocks * self.args.block_size,
+            "kv_cache_max_concurrency": round(self.concurrency(), 2),
+        }
         label_text = ",".join(f'{k}="{v}"' for k, v in labels.items())
         name = f'model_name="{self.args.model}",engine="0"'
-        lines = ["# HELP vllm:cache_config_info Information of the LLMEngine CacheConfig",
-                 "# TYPE vllm:cache_config_info gauge", f"vllm:cache_config_info{{{label_text}}} 1.0",
-                 "# TYPE vllm:num_requests_running gauge", f"vllm:num_requests_running{{{name}}} {running}",
-                 "# TYPE vllm:num_requests_waiting gauge", f"vllm:num_requests_waiting{{{name}}} {waiting}",
-                 "# TYPE vllm:kv_cache_usage_perc gauge",
-                 f"vllm:kv_cache_usage_perc{{{name}}} {used / max(self.num_blocks, 1)}"]
-        for counter in ("prefix_cache_queries", "prefix_cache_hits", "num_preemptions", "prompt_tokens",
-                        "generation_tokens"):
+        lines = [
+            "# HELP vllm:cache_config_info Information of the LLMEngine CacheConfig",
+            "# TYPE vllm:cache_config_info gauge",
+            f"vllm:cache_config_info{{{label_text}}} 1.0",
+            "# TYPE vllm:num_requests_running gauge",
+            f"vllm:num_requests_running{{{name}}} {running}",
+            "# TYPE vllm:num_requests_waiting gauge",
+            f"vllm:num_requests_waiting{{{name}}} {waiting}",
+            "# TYPE vllm:kv_cache_usage_perc gauge",
+            f"vllm:kv_cache_usage_perc{{{name}}} {used / max(self.num_blocks, 1)}",
+        ]
+        for counter in (
+            "prefix_cache_queries",
+            "prefix_cache_hits",
+            "num_preemptions",
+            "prompt_tokens",
+            "generation_tokens",
+        ):
             value = self.counters["preemptions" if counter == "num_preemptions" else counter]
             lines += [f"# TYPE vllm:{counter} counter", f"vllm:{counter}_total{{{name}}} {float(value)}"]
         return "\n".join(lines) + "\n"
@@ -268,31 +285,43 @@ def start(args) -> Engine:
     log("APIServer", f"Resolved architecture: {model.architecture}")
     world = args.tensor_parallel_size * args.pipeline_parallel_size
     if world * args.data_parallel_size > GPU_COUNT:
-        fail(f"ValueError: World size ({world * args.data_parallel_size}) is larger than the number of available "
-             f"GPUs ({GPU_COUNT}) in this node. If this is intentional and you are using:")
-    log("EngineCore", f"Initializing a V1 LLM engine (v{VERSION}) with config: model='{args.model}', "
-                      f"max_seq_len={args.max_model_len}, device_config=cuda, kv_cache_dtype={args.kv_cache_dtype}, "
-                      f"enforce_eager={args.enforce_eager}, enable_prefix_caching={args.enable_prefix_caching}")
+        fail(
+            f"ValueError: World size ({world * args.data_parallel_size}) is larger than the number of available "
+            f"GPUs ({GPU_COUNT}) in this node. If this is intentional and you are using:"
+        )
+    log(
+        "EngineCore",
+        f"Initializing a V1 LLM engine (v{VERSION}) with config: model='{args.model}', "
+        f"max_seq_len={args.max_model_len}, device_config=cuda, kv_cache_dtype={args.kv_cache_dtype}, "
+        f"enforce_eager={args.enforce_eager}, enable_prefix_caching={args.enable_prefix_caching}",
+    )
     time.sleep(0.2)
     log("EngineCore", f"Starting to load model {args.model}...")
-    log("EngineCore", f"Filesystem type for checkpoints: EXT4. Checkpoint size: {model.checkpoint_gib:.2f} GiB. "
-                      "Available RAM: 100.00 GiB.")
+    log(
+        "EngineCore",
+        f"Filesystem type for checkpoints: EXT4. Checkpoint size: {model.checkpoint_gib:.2f} GiB. "
+        "Available RAM: 100.00 GiB.",
+    )
     weights = max(model.checkpoint_gib / world - args.cpu_offload_gb, 0.0)
     log("EngineCore", "Loading weights took 0.11 seconds")
     log("EngineCore", f"Model loading took {weights:.2f} GiB memory and 0.512345 seconds")
     graphs = 0.0 if args.enforce_eager else 0.25
     requested = args.gpu_memory_utilization * GPU_GIB
-    available = args.kv_cache_memory_bytes / GIB if args.kv_cache_memory_bytes else \
-        requested - weights - 0.6 - graphs
+    available = args.kv_cache_memory_bytes / GIB if args.kv_cache_memory_bytes else requested - weights - 0.6 - graphs
     if args.kv_cache_memory_bytes and args.num_gpu_blocks_override is None:  # Worker.determine_available_memory
-        log("EngineCore", f"Initial free memory {GPU_GIB - 0.5:.2f} GiB, reserved {available:.2f} GiB memory for KV "
-                          "Cache as specified by kv_cache_memory_bytes config and skipped memory profiling.")
+        log(
+            "EngineCore",
+            f"Initial free memory {GPU_GIB - 0.5:.2f} GiB, reserved {available:.2f} GiB memory for KV "
+            "Cache as specified by kv_cache_memory_bytes config and skipped memory profiling.",
+        )
         num_blocks = int(available * GIB // (model.bytes_per_token() * args.block_size))
     elif args.num_gpu_blocks_override is None:
         log("EngineCore", f"Available KV cache memory: {available:.2f} GiB")
         if available <= 0:
-            fail("ValueError: No available memory for the cache blocks. Try increasing `gpu_memory_utilization` "
-                 "when initializing the engine.")
+            fail(
+                "ValueError: No available memory for the cache blocks. Try increasing `gpu_memory_utilization` "
+                "when initializing the engine."
+            )
         num_blocks = int(available * GIB // (model.bytes_per_token() * args.block_size))
     else:
         num_blocks = args.num_gpu_blocks_override
@@ -300,14 +329,19 @@ def start(args) -> Engine:
     need = -(-args.max_model_len // args.block_size)
     if num_blocks < need:
         needed = need * args.block_size * model.bytes_per_token() / GIB
-        fail(f"ValueError: To serve at least one request with the model's max seq len ({args.max_model_len}), "
-             f"({needed:.2f} GiB KV cache is needed, which is larger than the available KV cache memory "
-             f"({num_blocks * args.block_size * model.bytes_per_token() / GIB:.2f} GiB). Try increasing "
-             "`gpu_memory_utilization` or decreasing `max_model_len` when initializing the engine.")
+        fail(
+            f"ValueError: To serve at least one request with the model's max seq len ({args.max_model_len}), "
+            f"({needed:.2f} GiB KV cache is needed, which is larger than the available KV cache memory "
+            f"({num_blocks * args.block_size * model.bytes_per_token() / GIB:.2f} GiB). Try increasing "
+            "`gpu_memory_utilization` or decreasing `max_model_len` when initializing the engine."
+        )
     engine = Engine(args, model, num_blocks)
     tokens = int(engine.concurrency() * args.max_model_len)
-    log("EngineCore", f"GPU KV cache size: {tokens:,} tokens, Maximum concurrency for {args.max_model_len:,} "
-                      f"tokens per request: {engine.concurrency():.2f}x")
+    log(
+        "EngineCore",
+        f"GPU KV cache size: {tokens:,} tokens, Maximum concurrency for {args.max_model_len:,} "
+        f"tokens per request: {engine.concurrency():.2f}x",
+    )
     log("EngineCore", "init engine (profile, create kv cache, warmup model) took 1.23 s")
     return engine
 
@@ -319,27 +353,43 @@ def server_info(args, engine: Engine) -> dict:
             mode = json.loads(args.compilation_config).get("mode", mode)
         except ValueError:
             pass
-    return {"vllm_config": {
-        "model_config": {"max_model_len": args.max_model_len, "enforce_eager": args.enforce_eager,
-                         "dtype": "torch.bfloat16" if args.dtype == "auto" else f"torch.{args.dtype}",
-                         "quantization": args.quantization, "seed": args.seed},
-        "cache_config": {"gpu_memory_utilization": args.gpu_memory_utilization, "block_size": args.block_size,
-                         "enable_prefix_caching": args.enable_prefix_caching,
-                         "num_gpu_blocks_override": args.num_gpu_blocks_override,
-                         "kv_cache_memory_bytes": args.kv_cache_memory_bytes, "cache_dtype": args.kv_cache_dtype,
-                         "num_gpu_blocks": engine.num_blocks,
-                         "kv_cache_size_tokens": int(engine.concurrency() * args.max_model_len),
-                         "kv_cache_max_concurrency": engine.concurrency()},
-        "scheduler_config": {"max_num_seqs": args.max_num_seqs, "max_num_batched_tokens": args.max_num_batched_tokens,
-                             "enable_chunked_prefill": args.enable_chunked_prefill,
-                             "long_prefill_token_threshold": args.long_prefill_token_threshold,
-                             "max_num_queued_reqs": args.max_num_queued_reqs},
-        "parallel_config": {"tensor_parallel_size": args.tensor_parallel_size,
-                            "pipeline_parallel_size": args.pipeline_parallel_size,
-                            "data_parallel_size": args.data_parallel_size,
-                            "distributed_executor_backend": args.distributed_executor_backend or "uni"},
-        "offload_config": {"uva": {"cpu_offload_gb": args.cpu_offload_gb}},
-        "compilation_config": {"mode": mode}}}
+    return {
+        "vllm_config": {
+            "model_config": {
+                "max_model_len": args.max_model_len,
+                "enforce_eager": args.enforce_eager,
+                "dtype": "torch.bfloat16" if args.dtype == "auto" else f"torch.{args.dtype}",
+                "quantization": args.quantization,
+                "seed": args.seed,
+            },
+            "cache_config": {
+                "gpu_memory_utilization": args.gpu_memory_utilization,
+                "block_size": args.block_size,
+                "enable_prefix_caching": args.enable_prefix_caching,
+                "num_gpu_blocks_override": args.num_gpu_blocks_override,
+                "kv_cache_memory_bytes": args.kv_cache_memory_bytes,
+                "cache_dtype": args.kv_cache_dtype,
+                "num_gpu_blocks": engine.num_blocks,
+                "kv_cache_size_tokens": int(engine.concurrency() * args.max_model_len),
+                "kv_cache_max_concurrency": engine.concurrency(),
+            },
+            "scheduler_config": {
+                "max_num_seqs": args.max_num_seqs,
+                "max_num_batched_tokens": args.max_num_batched_tokens,
+                "enable_chunked_prefill": args.enable_chunked_prefill,
+                "long_prefill_token_threshold": args.long_prefill_token_threshold,
+                "max_num_queued_reqs": args.max_num_queued_reqs,
+            },
+            "parallel_config": {
+                "tensor_parallel_size": args.tensor_parallel_size,
+                "pipeline_parallel_size": args.pipeline_parallel_size,
+                "data_parallel_size": args.data_parallel_size,
+                "distributed_executor_backend": args.distributed_executor_backend or "uni",
+            },
+            "offload_config": {"uva": {"cpu_offload_gb": args.cpu_offload_gb}},
+            "compilation_config": {"mode": mode},
+        }
+    }
 
 
 def make_handler(args, engine: Engine):
@@ -371,8 +421,12 @@ def make_handler(args, engine: Engine):
             if path == "/version":
                 return self._json({"version": VERSION})
             if path == "/v1/models":
-                return self._json({"object": "list", "data": [{"id": args.model, "object": "model",
-                                                               "max_model_len": args.max_model_len}]})
+                return self._json(
+                    {
+                        "object": "list",
+                        "data": [{"id": args.model, "object": "model", "max_model_len": args.max_model_len}],
+                    }
+                )
             if path == "/server_info":
                 return self._json(server_info(args, engine))
             if path == "/metrics":
@@ -398,9 +452,16 @@ def make_handler(args, engine: Engine):
             ids = model.encode(prompt) or [1]
             max_tokens = int(body.get("max_tokens") or 16)
             if len(ids) + max_tokens > args.max_model_len:
-                return self._json({"object": "error", "type": "BadRequestError", "code": 400,
-                                   "message": f"This model's maximum context length is {args.max_model_len} tokens. "
-                                              f"However, you requested {len(ids) + max_tokens} tokens."}, 400)
+                return self._json(
+                    {
+                        "object": "error",
+                        "type": "BadRequestError",
+                        "code": 400,
+                        "message": f"This model's maximum context length is {args.max_model_len} tokens. "
+                        f"However, you requested {len(ids) + max_tokens} tokens.",
+                    },
+                    400,
+                )
             seqs = int(body.get("n") or 1)
             r = Request(ids, max_tokens, seqs)
             engine.submit(r)
@@ -410,35 +471,59 @@ def make_handler(args, engine: Engine):
             while r.out.get() is not None:
                 pass
             text = model.decode(out)
-            usage = {"prompt_tokens": len(ids), "completion_tokens": max_tokens * seqs,
-                     "total_tokens": len(ids) + max_tokens * seqs}
+            usage = {
+                "prompt_tokens": len(ids),
+                "completion_tokens": max_tokens * seqs,
+                "total_tokens": len(ids) + max_tokens * seqs,
+            }
             if chat:
                 logprobs = None
                 if body.get("logprobs"):
-                    logprobs = {"content": [{"token": model.decode([t]), "logprob": -0.5 - (t % 7) / 10}
-                                            for t in out]}
-                choices = [{"index": i, "message": {"role": "assistant", "content": text},
-                            "logprobs": logprobs, "finish_reason": "length"} for i in range(seqs)]
+                    logprobs = {"content": [{"token": model.decode([t]), "logprob": -0.5 - (t % 7) / 10} for t in out]}
+                choices = [
+                    {
+                        "index": i,
+                        "message": {"role": "assistant", "content": text},
+                        "logprobs": logprobs,
+                        "finish_reason": "length",
+                    }
+                    for i in range(seqs)
+                ]
             else:
                 choices = [{"index": i, "text": text, "finish_reason": "length"} for i in range(seqs)]
                 if body.get("prompt_logprobs") is not None:
                     choices[0]["prompt_logprobs"] = [None] + [
                         {str(t): {"logprob": -1.0 - (t % 13) / 10, "rank": 1, "decoded_token": model.decode([t])}}
-                        for t in ids[1:]]
-            self._json({"id": "cmpl-sim", "object": "chat.completion" if chat else "text_completion",
-                        "model": args.model, "choices": choices, "usage": usage})
+                        for t in ids[1:]
+                    ]
+            self._json(
+                {
+                    "id": "cmpl-sim",
+                    "object": "chat.completion" if chat else "text_completion",
+                    "model": args.model,
+                    "choices": choices,
+                    "usage": usage,
+                }
+            )
 
         def _stream(self, r: Request, out: list[int], body: dict):
             self.send_response(200)
             self.send_header("Content-Type", "text/event-stream")
             self.end_headers()
             while (n := r.out.get()) is not None:
-                chunk = {"id": "cmpl-sim", "object": "text_completion", "model": args.model,
-                         "choices": [{"index": 0, "text": model.decode([out[n - 1]]), "finish_reason": None}]}
+                chunk = {
+                    "id": "cmpl-sim",
+                    "object": "text_completion",
+                    "model": args.model,
+                    "choices": [{"index": 0, "text": model.decode([out[n - 1]]), "finish_reason": None}],
+                }
                 self.wfile.write(f"data: {json.dumps(chunk)}\n\n".encode())
                 self.wfile.flush()
-            usage = {"prompt_tokens": len(r.ids), "completion_tokens": r.max_tokens,
-                     "total_tokens": len(r.ids) + r.max_tokens}
+            usage = {
+                "prompt_tokens": len(r.ids),
+                "completion_tokens": r.max_tokens,
+                "total_tokens": len(r.ids) + r.max_tokens,
+            }
             self.wfile.write(f"data: {json.dumps({'choices': [], 'usage': usage})}\n\ndata: [DONE]\n\n".encode())
             self.wfile.flush()
 
@@ -461,9 +546,14 @@ if __name__ == "__main__":
     guard = Path(__file__).resolve().parents[2] / "helpers" / "engine" / "_launch.py"
     namespace: dict = {"__name__": "guide_launch"}
     exec(compile(guard.read_text(), str(guard), "exec"), namespace)  # its guard: gone when its users are
-    threading.Thread(target=namespace["_guard"], daemon=True,
-                     args=(int(os.environ.get("GUIDE_PARENT_PID", os.getppid())),
-                           os.environ.get("GUIDE_ENGINE_RECORD", "/nonexistent"),
-                           os.environ.get("GUIDE_ENGINE_TURN", "/tmp/vllm-guide-engine.turn"),
-                           float(os.environ.get("GUIDE_ENGINE_GRACE", 60)))).start()
+    threading.Thread(
+        target=namespace["_guard"],
+        daemon=True,
+        args=(
+            int(os.environ.get("GUIDE_PARENT_PID", os.getppid())),
+            os.environ.get("GUIDE_ENGINE_RECORD", "/nonexistent"),
+            os.environ.get("GUIDE_ENGINE_TURN", "/tmp/vllm-guide-engine.turn"),
+            float(os.environ.get("GUIDE_ENGINE_GRACE", 60)),
+        ),
+    ).start()
     main(sys.argv[1:])

@@ -7,6 +7,7 @@ store. What is checked is that the GPU path runs: no cell raises, no CPU-only se
 engine's arguments or environment, a two-GPU part is refused before a start and says so. A test
 harness, not something a learner sees; it starts no vLLM engine.
 """
+
 from __future__ import annotations
 
 import json
@@ -17,8 +18,10 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 PAGES = sorted([*ROOT.glob("notebooks/[0-9]*.ipynb"), *ROOT.glob("labs/lab*.ipynb")])
-SETUP = (f"import sys\nsys.path.insert(0, {str(ROOT)!r})\n"
-         "from tests.gpu_dry import in_kernel\nin_kernel.install()\ndel in_kernel")
+SETUP = (
+    f"import sys\nsys.path.insert(0, {str(ROOT)!r})\n"
+    "from tests.gpu_dry import in_kernel\nin_kernel.install()\ndel in_kernel"
+)
 
 pytestmark = pytest.mark.gpu_dry
 
@@ -33,12 +36,31 @@ def gpu_machine(tmp_path_factory):
     real_models = ROOT / ".cache" / "models"
     real_models.mkdir(parents=True, exist_ok=True)
     (cache / "models").symlink_to(real_models)  # the embedded model and its quantized copies: read, not remade
-    env = {"GUIDE_DEVICE": "cuda", "GUIDE_GPUS": "NVIDIA H200", "GUIDE_SIZE": "smoke",
-           "GUIDE_RESULTS": str(base / "results"), "GUIDE_CACHE": str(cache), "GUIDE_LOCK_DIR": str(base),
-           "GUIDE_ENGINE_GRACE": "5", "GUIDE_DRY_STARTS": str(base / "starts.jsonl"), "GUIDE_ZYGOTE": "0",
-           "GUIDE_SIM_GPU_GIB": "140", "GUIDE_TEMPO_LOG": str(base / "tempo.jsonl")}  # not the run's tempo
-    saved = {k: os.environ.get(k) for k in [*env, "GUIDE_ZYGOTE_SOCKET", "GUIDE_ZYGOTE_KEY", "GUIDE_ENDPOINT",
-                                            "GUIDE_ENGINE_LAYOUT", "GUIDE_CPU_ISA", "GUIDE_NOTEBOOK"]}
+    env = {
+        "GUIDE_DEVICE": "cuda",
+        "GUIDE_GPUS": "NVIDIA H200",
+        "GUIDE_SIZE": "smoke",
+        "GUIDE_RESULTS": str(base / "results"),
+        "GUIDE_CACHE": str(cache),
+        "GUIDE_LOCK_DIR": str(base),
+        "GUIDE_ENGINE_GRACE": "5",
+        "GUIDE_DRY_STARTS": str(base / "starts.jsonl"),
+        "GUIDE_ZYGOTE": "0",
+        "GUIDE_SIM_GPU_GIB": "140",
+        "GUIDE_TEMPO_LOG": str(base / "tempo.jsonl"),
+    }  # not the run's tempo
+    saved = {
+        k: os.environ.get(k)
+        for k in [
+            *env,
+            "GUIDE_ZYGOTE_SOCKET",
+            "GUIDE_ZYGOTE_KEY",
+            "GUIDE_ENDPOINT",
+            "GUIDE_ENGINE_LAYOUT",
+            "GUIDE_CPU_ISA",
+            "GUIDE_NOTEBOOK",
+        ]
+    }
     for k in saved:
         os.environ.pop(k, None)
     os.environ.update(env)
@@ -59,19 +81,30 @@ def test_runs_on_one_gpu(page, gpu_machine, monkeypatch):
     monkeypatch.setenv("GUIDE_NOTEBOOK", page.stem)
     nb = nbformat.read(page, as_version=4)
     nb.cells.insert(0, nbformat.v4.new_code_cell(SETUP))
-    client = NotebookClient(nb, timeout=600, kernel_name="python3",
-                            resources={"metadata": {"path": str(page.parent)}})
+    client = NotebookClient(nb, timeout=600, kernel_name="python3", resources={"metadata": {"path": str(page.parent)}})
     try:
         client.execute()
     except CellExecutionError as e:
-        cell = next((i - 1 for i, c in enumerate(nb.cells)
-                     if any(o.get("output_type") == "error" for o in c.get("outputs", []))), None)
-        pytest.fail(f"{page.name} cell {cell} raised on one simulated GPU: {e.ename}: {e.evalue}\n"
-                    f"{str(e)[-3000:]}", pytrace=False)
-    starts = [json.loads(line) for line in (gpu_machine / "starts.jsonl").read_text().splitlines()] \
-        if (gpu_machine / "starts.jsonl").exists() else []
+        cell = next(
+            (
+                i - 1
+                for i, c in enumerate(nb.cells)
+                if any(o.get("output_type") == "error" for o in c.get("outputs", []))
+            ),
+            None,
+        )
+        pytest.fail(
+            f"{page.name} cell {cell} raised on one simulated GPU: {e.ename}: {e.evalue}\n{str(e)[-3000:]}",
+            pytrace=False,
+        )
+    starts = (
+        [json.loads(line) for line in (gpu_machine / "starts.jsonl").read_text().splitlines()]
+        if (gpu_machine / "starts.jsonl").exists()
+        else []
+    )
     mine = [s for s in starts if s["notebook"] == page.stem]
     assert not [s for s in mine if s["cpu_only"]], mine
-    text = "\n".join(str(o.get("text", "")) + json.dumps(o.get("data", {})) for c in nb.cells
-                     for o in c.get("outputs", []))
+    text = "\n".join(
+        str(o.get("text", "")) + json.dumps(o.get("data", {})) for c in nb.cells for o in c.get("outputs", [])
+    )
     assert "Traceback" not in text, f"{page.name} printed a traceback"

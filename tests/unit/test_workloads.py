@@ -1,4 +1,5 @@
 """Load definitions and the benchmark arguments they become."""
+
 import math
 
 import pytest
@@ -7,16 +8,19 @@ from helpers.load import workloads as load_mod
 from helpers.load.workloads import Load, LoadError, argv_for
 
 
-@pytest.mark.parametrize("kwargs", [
-    {"kind": "bogus"},
-    {"num_prompts": 0},
-    {"input_len": 0},
-    {"output_len": -1},
-    {"max_concurrency": 0},
-    {"kind": "prefix", "prefix_len": 0},
-    {"kind": "prefix", "prefix_len": 64, "num_prefixes": 0},
-    {"kind": "prefix", "prefix_len": 64, "num_prompts": 6, "num_prefixes": 8},
-])
+@pytest.mark.parametrize(
+    "kwargs",
+    [
+        {"kind": "bogus"},
+        {"num_prompts": 0},
+        {"input_len": 0},
+        {"output_len": -1},
+        {"max_concurrency": 0},
+        {"kind": "prefix", "prefix_len": 0},
+        {"kind": "prefix", "prefix_len": 64, "num_prefixes": 0},
+        {"kind": "prefix", "prefix_len": 64, "num_prompts": 6, "num_prefixes": 8},
+    ],
+)
 def test_bad_load(kwargs):
     with pytest.raises(LoadError):
         Load(**kwargs)
@@ -35,8 +39,11 @@ def _value(argv, flag):
 
 
 def test_argv_for_prefix():
-    argv = argv_for(Load(kind="prefix", num_prompts=8, prefix_len=512, input_len=32, output_len=16,
-                         num_prefixes=3, max_concurrency=4))
+    argv = argv_for(
+        Load(
+            kind="prefix", num_prompts=8, prefix_len=512, input_len=32, output_len=16, num_prefixes=3, max_concurrency=4
+        )
+    )
     assert _value(argv, "--dataset-name") == "prefix_repetition"
     assert _value(argv, "--prefix-repetition-prefix-len") == "512"
     assert _value(argv, "--prefix-repetition-suffix-len") == "32"
@@ -58,10 +65,14 @@ def test_argv_for_random():
 def test_longest_prompt():
     assert Load(input_len=256, output_len=64).longest_prompt() == 320
     assert Load(kind="prefix", prefix_len=100, input_len=256, output_len=64).longest_prompt() == 420
-    assert Load(kind="mixed", input_len=256, output_len=64, long_input_len=1200,
-                long_output_len=16).longest_prompt() == 1216
-    assert Load(kind="mixed", input_len=2000, output_len=64, long_input_len=100,
-                long_output_len=16).longest_prompt() == 2064
+    assert (
+        Load(kind="mixed", input_len=256, output_len=64, long_input_len=1200, long_output_len=16).longest_prompt()
+        == 1216
+    )
+    assert (
+        Load(kind="mixed", input_len=2000, output_len=64, long_input_len=100, long_output_len=16).longest_prompt()
+        == 2064
+    )
 
 
 def test_as_dict_and_label():
@@ -72,6 +83,7 @@ def test_as_dict_and_label():
 
 
 # -- vLLM's own parser accepts what we build (imports vllm.benchmarks.serve once) -----------
+
 
 @pytest.fixture(scope="module")
 def bench_args():
@@ -92,8 +104,10 @@ def test_bench_args_random(bench_args):
 
 
 def test_bench_args_prefix(bench_args):
-    ns = bench_args(argv_for(Load(kind="prefix", prefix_len=512, input_len=32, output_len=16,
-                                  num_prefixes=3, request_rate=1.5)), progress=True)
+    ns = bench_args(
+        argv_for(Load(kind="prefix", prefix_len=512, input_len=32, output_len=16, num_prefixes=3, request_rate=1.5)),
+        progress=True,
+    )
     assert ns.dataset_name == "prefix_repetition"
     assert ns.prefix_repetition_prefix_len == 512
     assert ns.prefix_repetition_suffix_len == 32
@@ -129,12 +143,15 @@ def test_warmup_is_short_and_never_a_counted_prompt():
     assert big.num_prompts * big.input_len <= 2 * 256  # cheap next to the load it prepares
 
 
-@pytest.mark.parametrize("kwargs, match", [
-    ({"n": 0}, r"Load\.n \(samples per request\).*got 0.*Try: n=1"),
-    ({"n": 2.5}, r"Load\.n"),
-    ({"kind": "mixed", "n": 4}, "random and prefix loads"),
-    ({"temperature": -1}, "temperature"),
-])
+@pytest.mark.parametrize(
+    "kwargs, match",
+    [
+        ({"n": 0}, r"Load\.n \(samples per request\).*got 0.*Try: n=1"),
+        ({"n": 2.5}, r"Load\.n"),
+        ({"kind": "mixed", "n": 4}, "random and prefix loads"),
+        ({"temperature": -1}, "temperature"),
+    ],
+)
 def test_bad_sampling_is_refused_with_a_fix(kwargs, match):
     with pytest.raises(LoadError, match=match):
         Load(**kwargs)
@@ -186,9 +203,24 @@ def test_an_interrupt_cancels_the_clients_at_once(monkeypatch, capsys):
             timer.start()
             t0 = time.monotonic()
             with pytest.raises(KeyboardInterrupt):
-                workloads.run_load("http://127.0.0.1:9", "m", workloads.Load(kind=kind, long_delay_s=0.1),
-                                   progress=False)
+                workloads.run_load(
+                    "http://127.0.0.1:9", "m", workloads.Load(kind=kind, long_delay_s=0.1), progress=False
+                )
             assert cancelled.wait(5) and time.monotonic() - t0 < 30, kind  # 60 s if the client were waited for
             assert "[load] stopped after" in capsys.readouterr().out
     finally:
         signal.signal(signal.SIGINT, previous)
+
+
+def test_a_mixed_load_records_whether_the_long_prompts_met_a_short_answer():
+    from helpers.load.workloads import collision
+    from helpers.results import rows
+
+    shorts = {"duration": 2.0, "ttfts": [0.1, 0.1, 0.1], "latencies": [1.0, 1.9, 2.0]}
+    met = collision(shorts, {"duration": 2.0}, end_s=12.0, end_l=13.5)  # longs sent 1.5 s after the shorts
+    assert met == {"long_start_s": 1.5, "shorts_in_flight_at_long": 2}
+    late = collision(shorts, {"duration": 2.0}, end_s=12.0, end_l=14.1)  # 2.1 s: every short had ended
+    assert late["shorts_in_flight_at_long"] == 0
+    assert rows.no_collision({"config_label": "a", **met}) is None
+    assert "stalled nobody" in rows.no_collision({"config_label": "a", **met}, {"config_label": "b", **late})
+    assert rows.no_collision({"config_label": "old row"}) is None  # measured before it was recorded

@@ -108,7 +108,8 @@ def capstone_verdict(mine: dict, baseline: dict, advised: dict, slo: SLO, *, sam
     """Does the learner's row pass? It must be a configuration of their own (neither the baseline
     nor the advisor's change) and beat the better of the two references on goodput at the target
     beyond the run-to-run noise, with no smaller share of requests within the target: chapter 6's
-    "helped" (`tuning.effect`), and not "hurt" against the other reference either. Where neither reference met the target for any request, a pass needs
+    "helped" (`tuning.effect`), and not "hurt" against the other reference either. Where neither
+    reference met the target for any request, a pass needs
     a minimum share and count of requests within it (`tuning.FROM_NONE_SHARE`, `FROM_NONE_COUNT`)."""
     g = lambda row: slo.goodput(row) or 0.0  # noqa: E731
     m, b, a = g(mine), g(baseline), g(advised)
