@@ -320,9 +320,10 @@ def test_at_a_budget_that_holds_the_whole_load_chunking_cannot_be_judged():
 
 
 def test_a_chunking_claim_is_not_judged_where_the_long_prompts_met_no_short_answer():
-    from helpers.chapters import ch3
-    from helpers import verdicts
     import pandas as pd
+
+    from helpers import verdicts
+    from helpers.chapters import ch3
 
     row = lambda gap, met: {
         "short_p99_itl_ms": gap,
