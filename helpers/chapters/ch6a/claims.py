@@ -148,9 +148,13 @@ def tuning_claims(records: list[dict], advised: dict, advice_text: str, mixed: d
     path_text = "6.2 One setting at a time, from a baseline, raises goodput at the target"
     path_evidence = f"{len(kept)} of {len(records) - 1} steps kept ({steps}){how}"
     effects = [r["effect"] for r in records[1:]]
-    if not kept and effects:  # measured, and nothing helped: a null result, judged from the steps themselves
-        path_claim = Claim(path_text, verdicts.NOT_HELD if tuning.HURT in effects else verdicts.NOISE,
-                           path_evidence + ": no step raised goodput at the target", rule)
+    if not kept and effects:  # measured, and nothing helped: a null result. A step that hurt was dropped and
+        # does not lower the path (the path ends at the baseline either way), so it does not decide the verdict.
+        path_claim = Claim(path_text, verdicts.NOISE,
+                           path_evidence + ": no step raised goodput at the target beyond the noise, so the path "
+                                           "ended at the baseline",
+                           "within noise: no step kept (a step that hurt is dropped and lowers nothing); held / did "
+                           "not hold as for one change: " + rule)
     else:
         path_claim = _goodput_claim(path_text, before, judged_row, slo, path_evidence, rule)
     out = [
@@ -175,11 +179,16 @@ def order_claim(forward: list[dict], reverse: list[dict] | None, slo: SLO) -> Cl
     a, b = best(forward), best(reverse)
     kept = lambda path: ", ".join(r["step"] for r in path[1:] if r["kept"]) or "none"  # noqa: E731
     same = (a.get("config") is not None and a.get("config") == b.get("config")) or a["row"] is b["row"]
+    scheduling = {"max_num_seqs", "max_num_batched_tokens"}
+    if not any(r["kept"] and scheduling & set(r.get("change") or {}) for r in forward[1:]):
+        return verdicts.untested(text, f"the article's order kept no scheduling step (it kept {kept(forward)}), so "
+                                       "there was no scheduling problem for a faster kernel to hide",
+                                 "tested only where the article's order kept a scheduling step")
     if same and (slo.goodput(a["row"]) or 0) > 0:
-        return Claim(text, verdicts.NOT_HELD, f"both orders ended at the same configuration (the article's order "
-                                              f"kept {kept(forward)}; quantization first kept {kept(reverse)}): the "
-                                              "order did not matter here", "did not hold: both orders ended at the "
-                                                                           "same configuration")
+        return Claim(text, verdicts.NOISE, f"both orders ended at the same configuration (the article's order "
+                                           f"kept {kept(forward)}; quantization first kept {kept(reverse)}): the "
+                                           "order did not matter here", "within noise: the order did not matter here "
+                                                                        "(both orders ended at one configuration)")
     return _goodput_claim(text, b["row"], a["row"], slo,
                           f"the article's order kept {kept(forward)}; quantization first kept {kept(reverse)}; "
                           "the opposite order's kept configuration against the article's",
