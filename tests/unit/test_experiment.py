@@ -86,7 +86,7 @@ def test_a_fraction_is_exact_for_a_check_and_rounded_up_for_a_start():
     exact = (1.0 + 15_000 * 2.0 / 100_000) / 200.0  # 0.0065
     assert fraction_for(row, 15_000) == pytest.approx(exact)
     assert Question("q", lambda: fraction_for(row, 15_000), 0.03, "", "x.py").check(exact)
-    assert start_fraction(row, 15_000) == 0.0065 >= exact  # five decimals, up, never down
+    assert start_fraction(row, 15_000) == 0.0065 == pytest.approx(exact)  # five decimals, up, never down
     assert start_fraction(row, 15_001) == 0.00651 > fraction_for(row, 15_001)
     assert start_fraction(row, 100_000) == 0.015  # already five decimals: unchanged
 
