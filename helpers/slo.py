@@ -81,6 +81,27 @@ class SLO:
         return first_repeat_goodput(row, self.ttft_ms, self.tpot_ms)
 
 
+def first_misses(rows: list[dict], slo: SLO) -> str | None:
+    """Which half of the target the first rate that missed it missed on (TTFT, TPOT, failed), in its
+    first repeat, and how many requests waited at the peak: a knee is read as queueing only where
+    requests waited. None where every rate met the target or rows lack per-request latencies."""
+    for row in sorted(rows, key=lambda r: r.get("load_request_rate") or 0):
+        if slo.meets(row) or slo.met_share(row) is None:
+            continue
+        run = (row.get("runs") or [row])[0]
+        pairs = list(zip(run["request_ttft_ms"], run["request_tpot_ms"]))
+        ttft = sum(t > slo.ttft_ms for t, _ in pairs)
+        tpot = sum(p > slo.tpot_ms for _, p in pairs)
+        failed = int(run.get("failed") or 0)
+        waiting = row.get("peak_waiting")
+        waited = (f"{waiting:.0f} request(s) waited for a seat at the peak" if waiting else
+                  "no request waited for a seat: the misses came from the steps' pace, not a queue")
+        return (f"At {row.get('load_request_rate'):g} req/s, the first rate that missed: {ttft} of {len(pairs)} "
+                f"requests over the TTFT limit, {tpot} over the TPOT limit" + (f", {failed} failed" if failed else "")
+                + f" (first repeat); {waited}.")
+    return None
+
+
 def goodput(row: dict, max_ttft_ms: float, max_tpot_ms: float, prefix: str = "") -> float | None:
     """Requests per second whose TTFT and TPOT both stayed within the limits (median over the
     repeats), or None for rows stored before per-request latencies were kept. vLLM's benchmark

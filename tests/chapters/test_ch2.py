@@ -29,8 +29,9 @@ def fixed_row(n, running, waiting=6, thr=90.0, conc=2.06, repeats=1, spread=0.0)
             "peak_running_min": running * (1 - spread), "peak_running_max": running * (1 + spread)}
 
 
-def blocks_table(thr=(95.0, 93.0)):
-    return pd.DataFrame({"block_size": [128, 32], "output_throughput": list(thr), "repeats": [1, 1]})
+def blocks_table(thr=(95.0, 93.0), tpot=(20.0, 20.5)):
+    return pd.DataFrame({"block_size": [128, 32], "output_throughput": list(thr), "mean_tpot_ms": list(tpot),
+                         "p99_itl_ms": [44.0, 133.0], "repeats": [1, 1]})
 
 
 def test_plan_from_the_block_size():
@@ -129,6 +130,7 @@ def test_block_size():
     assert ch2.block_size(blocks_table()).verdict == verdicts.HELD
     assert ch2.block_size(blocks_table((95.0, 80.0))).verdict == verdicts.NOT_HELD  # 16 %: it mattered
     assert ch2.block_size(blocks_table((95.0, 50.0))).verdict == verdicts.NOT_HELD
+    assert ch2.block_size(blocks_table(tpot=(20.0, 30.0))).verdict == verdicts.NOT_HELD  # slower tokens
 
 
 def test_claims_has_every_rule():
@@ -240,3 +242,11 @@ def test_q4_the_free_memory_answer_can_pass():
     too_high = {"fraction": 0.95, "line": line}
     assert ch2.failure_kind(line) == "free memory"
     assert ch2.q_which_check(lambda: too_high).check("free memory on the node")
+
+
+def test_queueing_needs_a_full_cache_and_a_wait_at_the_same_moment():
+    early = [{"kv_cache_usage_pct": 30.0, "waiting": 6}, {"kv_cache_usage_pct": 85.0, "waiting": 0}]
+    fill = {"peak_kv_cache_usage_pct": 85.0, "peak_waiting": 6.0, "preemptions": 0.0, "timeseries": early}
+    assert ch2.queueing(fill).verdict == verdicts.NOT_HELD  # waited only for the budget, early on
+    late = early + [{"kv_cache_usage_pct": 90.0, "waiting": 2}]
+    assert ch2.queueing({**fill, "timeseries": late}).verdict == verdicts.HELD

@@ -103,3 +103,15 @@ def test_a_sweep_whose_lowest_rate_missed_while_a_higher_came_closer_is_flagged(
     slo = SLO(1000, 50, share=0.9)
     assert "does not fall with the rate" in knee([row(0.5, 5), row(1, 6), row(2, 7)], slo).text(slo)
     assert "does not fall" not in knee([row(0.5, 7), row(1, 6), row(2, 3)], slo).text(slo)
+
+
+def test_the_first_miss_names_its_half_and_whether_anything_waited():
+    from helpers.slo import SLO, first_misses
+    slo = SLO(1000, 50, share=0.9)
+    ok = {"load_request_rate": 1.0, "runs": [{"request_ttft_ms": [100] * 8, "request_tpot_ms": [20] * 8}]}
+    tpot = {"load_request_rate": 2.0, "peak_waiting": 0,
+            "runs": [{"request_ttft_ms": [100] * 8, "request_tpot_ms": [20] * 7 + [60]}]}
+    text = first_misses([tpot, ok], slo)
+    assert "At 2 req/s" in text and "0 of 8 requests over the TTFT limit, 1 over the TPOT limit" in text
+    assert "no request waited" in text
+    assert first_misses([ok], slo) is None
