@@ -118,7 +118,7 @@ def streaming_claim() -> Claim:
              "on the same engine")
 
 
-def compile_claims(compiled: pd.DataFrame, device: str = "cpu") -> list[Claim]:
+def compile_claims(compiled: pd.DataFrame, device: str = "cpu", modes: dict | None = None) -> list[Claim]:
     eager, comp = compiled.loc["eager"], compiled.loc["compiled"]
     conc = f"{eager.load_max_concurrency:.0f} request(s) in flight"
     what = "torch.compile" if device == "cpu" else "torch.compile and CUDA graphs"
@@ -131,11 +131,29 @@ def compile_claims(compiled: pd.DataFrame, device: str = "cpu") -> list[Claim]:
             held_at=1.0, evidence=f"mean TPOT at {conc}: {eager.mean_tpot_ms:.1f} ms eager vs "
                                   f"{comp.mean_tpot_ms:.1f} ms compiled"),
     ]
-    if device == "cpu":
-        out.append(verdicts.untested(
-            "4.3 CUDA graphs cut launch overhead for small batches",
-            "no CUDA GPU here: the CPU backend has no CUDA graphs (vllm/platforms/cpu.py empties the capture sizes)"))
+    out.append(graphs_claim(device, modes))
     return out
+
+
+GRAPHS = "4.3 CUDA graphs cut launch overhead for small batches"
+
+
+def graphs_claim(device: str = "cpu", modes: dict | None = None) -> Claim:
+    """On a GPU: the compiled engine with CUDA graphs (vLLM's default, FULL_AND_PIECEWISE) against the same
+    compiled engine with `cudagraph_mode=NONE`, on mean TPOT at one request in flight: what graphs remove is
+    the launch of every kernel of a step, one by one, from Python. Not judged on a CPU, or where a row is
+    missing (the mode did not run)."""
+    rule = "held: mean TPOT at one in flight lower with graphs beyond noise; did not hold: not lower"
+    if device == "cpu":
+        return verdicts.untested(GRAPHS, "no CUDA GPU here: the CPU backend has no CUDA graphs (vllm/platforms/cpu.py "
+                                         "empties the capture sizes)", rule)
+    none, graphs = (modes or {}).get("cudagraph_mode=NONE"), (modes or {}).get("default (vLLM's)")
+    if none is None or graphs is None:
+        return verdicts.untested(GRAPHS, "the compiled engine without CUDA graphs (cudagraph_mode=NONE) did not run "
+                                         "here", rule)
+    return verdicts.judge_change(GRAPHS, none, graphs, "mean_tpot_ms", better="lower", held_at=1.0,
+                                 evidence=f"mean TPOT at one in flight: {none['mean_tpot_ms']:.2f} ms compiled without "
+                                          f"graphs vs {graphs['mean_tpot_ms']:.2f} ms with them (vLLM's default)")
 
 
 def logging_claim(logging: pd.DataFrame) -> Claim:
@@ -146,13 +164,14 @@ def logging_claim(logging: pd.DataFrame) -> Claim:
                               f"with debug level and per-request logs ({info.load_max_concurrency:.0f} in flight)")
 
 
-def claims(compiled, logging, device: str = "cpu") -> list[Claim]:
-    """The notebook's verdict table (section 4.3): compiling, logging, and the output advice it cannot judge."""
-    return [*compile_claims(compiled, device), logging_claim(logging), streaming_claim()]
+def claims(compiled, logging, device: str = "cpu", modes: dict | None = None) -> list[Claim]:
+    """The notebook's verdict table (section 4.3): compiling, CUDA graphs (a GPU's `modes` rows), logging, and
+    the output advice it cannot judge."""
+    return [*compile_claims(compiled, device, modes), logging_claim(logging), streaming_claim()]
 
 
 # The template every home follows (helpers/chapters/__init__.py says what each part is).
 DESIGNS = ("CONCURRENCIES", "client_loads")
 PANELS = ("eager_or_compiled_panel",)
 CHECKS = ("break_even_tokens", "NEVER_BEHIND", "THROUGHPUTS", "break_even_mistakes", "q_break_even", "catch_up_lines")
-CLAIMS = ("streaming_claim", "compile_claims", "logging_claim", "claims")
+CLAIMS = ("streaming_claim", "compile_claims", "GRAPHS", "graphs_claim", "logging_claim", "claims")

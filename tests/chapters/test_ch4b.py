@@ -35,7 +35,7 @@ def test_compile_break_even_and_claims():
                     "compiled": _row(start_seconds=75, mean_tpot_ms=20)})
     start, tpot, graphs = ch4b.compile_claims(frame)
     assert start.verdict == HELD and tpot.verdict == HELD and graphs.verdict == UNTESTED
-    assert len(ch4b.compile_claims(frame, device="cuda")) == 2
+    assert len(ch4b.compile_claims(frame, device="cuda")) == 3  # the graphs claim: not run, says why
 
 
 def test_logging_claim():
@@ -67,7 +67,7 @@ def test_the_verdict_table_holds_every_claim_of_43_once():
     compiling = ch4b.claims(stages, logs)
     assert [c.text[:3] for c in compiling] == ["4.3"] * 5 and compiling[-1].text == ch4b.streaming_claim().text
     assert [c.verdict for c in compiling] == [HELD, HELD, UNTESTED, HELD, UNTESTED]
-    assert len(ch4b.claims(stages, logs, device="cuda")) == 4  # no "no CUDA GPU here" row
+    assert len(ch4b.claims(stages, logs, device="cuda")) == 5  # the graphs claim stays, judged or why not
     texts = [c.text for c in compiling]
     assert len(set(texts)) == len(texts)
 
@@ -83,3 +83,15 @@ def test_chapter4b_solution():
     compiled_rows[1]["output_throughput"] = 20.0  # slower: it never catches up
     env = run_solution("ch04_q3.py", {"eager_rows": eager_rows, "compiled_rows": compiled_rows})
     assert math.isinf(env["answer3"]) and q3.check(env["answer3"])
+
+
+def test_the_graphs_claim_is_judged_on_a_gpu_and_can_fail():
+    from helpers import verdicts
+    from helpers.chapters import ch4b
+    assert ch4b.graphs_claim("cpu").verdict == verdicts.UNTESTED
+    assert ch4b.graphs_claim("cuda", {}).verdict == verdicts.UNTESTED  # the NONE mode did not run
+    row = lambda tpot: {"mean_tpot_ms": tpot, "repeats": 1}  # noqa: E731
+    faster = {"cudagraph_mode=NONE": row(4.0), "default (vLLM's)": row(2.0)}
+    assert ch4b.graphs_claim("cuda", faster).verdict == verdicts.HELD
+    slower = {"cudagraph_mode=NONE": row(2.0), "default (vLLM's)": row(2.1)}
+    assert ch4b.graphs_claim("cuda", slower).verdict in (verdicts.NOT_HELD, verdicts.NOISE)
