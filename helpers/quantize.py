@@ -89,8 +89,9 @@ def dequantize(q, scale, group: int | None = None):
 
 def write_copy(src: Path, out: Path, scheme: str, force: bool = False) -> Path:
     """Write a quantized copy of the bf16 folder `src` into `out` once (a few seconds) and return
-    it. `scheme`: "int8" or "int4". Takes its folders as arguments, so this module needs nothing
-    else of the guide's (helpers.models.prepare_quantized names them for the embedded model)."""
+    it, as one safetensors file whether `src` has one or several (a sharded checkpoint). Linear layers
+    are found by Llama-style names (`_LINEAR`: q/k/v/o and gate/up/down projections). `scheme`: "int8"
+    or "int4". Takes its folders as arguments, so this module needs nothing else of the guide's (helpers.models.prepare_quantized names them for the embedded model)."""
     import torch
     from compressed_tensors.compressors.pack_quantized.helpers import pack_to_int32
     from safetensors.torch import load_file, save_file
@@ -99,7 +100,10 @@ def write_copy(src: Path, out: Path, scheme: str, force: bool = False) -> Path:
         return out
     t0 = time.time()
     _say(f"making the {scheme.upper()} copy of {src.name} (one time, a few seconds)")
-    tensors, written = load_file(str(src / "model.safetensors")), {}
+    shards = sorted(src.glob("*.safetensors"))  # one file, or a sharded checkpoint (model-0000k-of-0000n)
+    if not shards:
+        raise FileNotFoundError(f"{src} has no .safetensors file: the recipe reads safetensors checkpoints only")
+    tensors, written = {k: v for f in shards for k, v in load_file(str(f)).items()}, {}
     for key, value in tensors.items():
         if not key.endswith(tuple(f"{p}.weight" for p in _LINEAR)):
             written[key] = value.contiguous()
@@ -117,8 +121,8 @@ def write_copy(src: Path, out: Path, scheme: str, force: bool = False) -> Path:
     shutil.rmtree(tmp, ignore_errors=True)
     tmp.mkdir(parents=True)
     save_file(written, str(tmp / "model.safetensors"), metadata={"format": "pt"})
-    for f in src.iterdir():
-        if f.name not in ("model.safetensors", "config.json") and f.is_file():
+    for f in src.iterdir():  # the tokenizer and the rest; not the weights, nor a sharded checkpoint's index
+        if f.suffix != ".safetensors" and f.name not in ("config.json", "model.safetensors.index.json") and f.is_file():
             shutil.copy2(f, tmp / f.name)
     config = json.loads((src / "config.json").read_text())
     config["quantization_config"] = scheme_config(scheme)
