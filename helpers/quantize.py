@@ -91,7 +91,8 @@ def write_copy(src: Path, out: Path, scheme: str, force: bool = False) -> Path:
     """Write a quantized copy of the bf16 folder `src` into `out` once (a few seconds) and return
     it, as one safetensors file whether `src` has one or several (a sharded checkpoint). Linear layers
     are found by Llama-style names (`_LINEAR`: q/k/v/o and gate/up/down projections). `scheme`: "int8"
-    or "int4". Takes its folders as arguments, so this module needs nothing else of the guide's (helpers.models.prepare_quantized names them for the embedded model)."""
+    or "int4". Takes its folders as arguments, so this module needs nothing else of the guide's
+    (helpers.models.prepare_quantized names them for the embedded model)."""
     import torch
     from compressed_tensors.compressors.pack_quantized.helpers import pack_to_int32
     from safetensors.torch import load_file, save_file
