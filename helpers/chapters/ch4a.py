@@ -269,7 +269,8 @@ def stale_claim(stale: pd.DataFrame) -> Claim:
     counts = (f"peak running {g(on, 'peak_running') or 0:.0f} vs {g(off, 'peak_running') or 0:.0f}, preemptions "
               f"{g(on, 'preemptions') or 0:.0f} vs {g(off, 'preemptions') or 0:.0f}, peak waiting "
               f"{g(on, 'peak_waiting') or 0:.0f} vs {g(off, 'peak_waiting') or 0:.0f}")
-    size = f"{g(on, 'num_blocks') or 0:.0f}-block cache, churning prefixes"
+    usable = max((g(on, "num_blocks") or 1) - 1, 0)  # one of them is vLLM's null block
+    size = f"{usable:.0f}-block cache (usable blocks), churning prefixes"
     if not waited and (not usage or max(usage) < FULL_CACHE_PCT):
         return verdicts.untested(
             text, f"cannot be judged here: the {size} never filled (peak KV usage "
