@@ -95,12 +95,16 @@ def weight_claims(weights: pd.DataFrame) -> list[Claim]:
 def _memory_claim(weights: pd.DataFrame, quant: list[str], each, more_kv: dict) -> Claim:
     """5.1's memory half, judged on what the engine holds: its non-KV memory (the weights live there,
     beside the runtime), which must fall by at least half of what the checkpoint saves; the checkpoint
-    sizes are shown beside it. Without non-KV figures (a GPU's log prints none): the checkpoints."""
+    sizes are shown beside it. A GPU's log prints no non-KV figure but the memory the loaded weights took
+    ("Model loading took", `weights_gib`): judged on that there. Without either: the checkpoints."""
     ref, text = weights.loc[BF16], "5.1 Quantized weights take less memory"
     checkpoints = f"checkpoint {ref.checkpoint_gib:.2f} GiB in bf16; " + each(
         {n: weights.loc[n].checkpoint_gib for n in quant}, lambda v: f"{v:.2f} GiB")
     kv_line = "; KV tokens at the same memory fraction: " + each(more_kv, lambda v: f"×{v:.2f}")
     held_mem = {n: verdicts.number(weights.loc[n], "non_kv_gib") for n in [BF16, *quant]}
+    what = "non-KV memory"
+    if any(v is None for v in held_mem.values()):  # a GPU: its log's "Model loading took X GiB" is the weights'
+        held_mem, what = {n: verdicts.number(weights.loc[n], "weights_gib") for n in [BF16, *quant]}, "weights memory"
     if any(v is None for v in held_mem.values()):
         smaller = {n: ref.checkpoint_gib / weights.loc[n].checkpoint_gib for n in quant}
         return verdicts.judge(text, all(v >= 1.5 for v in smaller.values()),
@@ -113,11 +117,11 @@ def _memory_claim(weights: pd.DataFrame, quant: list[str], each, more_kv: dict) 
     ok = {n: expected[n] > 0 and saved[n] >= 0.5 * expected[n] for n in quant}
     return verdicts.judge(
         text, all(ok.values()),
-        f"the engine's non-KV memory {held_mem[BF16]:.2f} GiB in bf16; " + each(
+        f"the engine's {what} {held_mem[BF16]:.2f} GiB in bf16; " + each(
             {n: held_mem[n] for n in quant}, lambda v: f"{v:.2f} GiB") + "; " + checkpoints + kv_line,
         partly=any(saved[n] > 0 for n in quant),
-        rule="held: each quantized engine's non-KV memory lower than bf16's by at least half of what its checkpoint "
-             "saves; partly: one of them lower at all")
+        rule=f"held: each quantized engine's {what} (as its start-up log reports it) lower than bf16's by at least "
+             "half of what its checkpoint saves; partly: one of them lower at all")
 
 
 def kv_claims(kv: pd.DataFrame, drift: pd.DataFrame) -> list[Claim]:
@@ -275,10 +279,14 @@ def claims(weights, kv, drift, parallel, device: str = "cpu", offload: dict | No
 def tokens_per_mib_saved(weights: pd.DataFrame, small: str) -> float | None:
     """Exercise 2: the KV tokens the `small` engine gained over bf16 per MiB of non-KV memory it saved
     (both engines at the same memory fraction). None where it saved nothing (nothing to share out) or
-    where a row has no non-KV figure (a GPU's start-up log prints none)."""
+    where a row has neither a non-KV figure nor (a GPU's) the weights' memory."""
     bf, q = weights.loc[BF16], weights.loc[small]
-    saved_mib = (verdicts.number(bf, "non_kv_gib") or 0) - (verdicts.number(q, "non_kv_gib") or 0)
-    if verdicts.number(bf, "non_kv_gib") is None or verdicts.number(q, "non_kv_gib") is None or saved_mib <= 0:
+    # a GPU's log has no non-KV figure, but the weights' memory ("Model loading took"), which is what shrank
+    key = "non_kv_gib" if verdicts.number(bf, "non_kv_gib") is not None else "weights_gib"
+    if verdicts.number(bf, key) is None or verdicts.number(q, key) is None:
+        return None
+    saved_mib = verdicts.number(bf, key) - verdicts.number(q, key)
+    if saved_mib <= 0:
         return None
     saved_mib *= 1024
     return float((q.kv_cache_tokens - bf.kv_cache_tokens) / saved_mib)
