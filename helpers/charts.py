@@ -220,7 +220,10 @@ def requests(row: dict, max_ttft_ms: float, max_tpot_ms: float, chart_title: str
         tooltip=["request_ttft_ms", "request_tpot_ms"])
     ttft = alt.Chart(pd.DataFrame({"x": [max_ttft_ms]})).mark_rule(strokeDash=[4, 4]).encode(x="x:Q")
     tpot = alt.Chart(pd.DataFrame({"y": [max_tpot_ms]})).mark_rule(strokeDash=[4, 4]).encode(y="y:Q")
-    return (points + ttft + tpot).properties(title=chart_title or "Each request against the latency targets (dashed)")
+    repeats = len(row.get("runs") or [row])
+    where = " (first repeat of " + str(repeats) + ")" if repeats > 1 else ""
+    return (points + ttft + tpot).properties(
+        title=(chart_title or "Each request against the latency targets (dashed)") + where)
 
 
 def tradeoff(df: pd.DataFrame, x: str, y: str, label: str = COLOR, chart_title: str | None = None) -> alt.Chart:

@@ -142,11 +142,12 @@ class Engine:
         self.lock = threading.Condition()
         self.cached: collections.OrderedDict[str, None] = collections.OrderedDict()
         self.counters = collections.Counter()
+        self.used = 0  # KV blocks held by the running requests
         self.graphs = not args.enforce_eager
         threading.Thread(target=self.loop, daemon=True).start()
 
     def used_blocks(self) -> int:
-        return sum(r.blocks for r in self.running)
+        return self.used
 
     def submit(self, r: Request) -> None:
         with self.lock:
@@ -156,7 +157,7 @@ class Engine:
     def _hashes(self, ids: list[int]) -> list[str]:
         size, out, h = self.args.block_size, [], ""
         for i in range(0, len(ids) - 1 - (len(ids) - 1) % size, size):  # full blocks, never the last token
-            h = hashlib.sha1((h + ",".join(map(str, ids[i : i + size]))).encode()).hexdigest()
+            h = hashlib.sha1((h + ",".join(map(str, ids[i:i + size]))).encode()).hexdigest()
             out.append(h)
         return out
 
@@ -165,27 +166,35 @@ class Engine:
             self.cached.clear()
 
     def _step(self) -> tuple[int, list[Request]]:
+        """One step, linear in the running requests (thousands run at once on a GPU's default seats)."""
         a, budget, tokens, done = self.args, self.args.max_num_batched_tokens, 0, []
         size = a.block_size
-        for r in list(self.running):
+        keep: list[Request] = []
+        queue = collections.deque(self.running)
+        while queue:
+            r = queue.popleft()
             if r.computed < len(r.ids):
                 chunk = min(len(r.ids) - r.computed, budget)
-                if not a.enable_chunked_prefill and chunk < len(r.ids) - r.computed:
-                    continue
-                r.computed += chunk
-                budget -= chunk
-                tokens += chunk
+                if a.enable_chunked_prefill or chunk == len(r.ids) - r.computed:
+                    r.computed += chunk
+                    budget -= chunk
+                    tokens += chunk
+                keep.append(r)
                 continue
             need = -(-(len(r.ids) + r.generated + 1) // size) * r.seqs
-            while need > r.blocks and self.used_blocks() + (need - r.blocks) > self.num_blocks and self.running:
-                victim = self.running.pop()  # preempt the newest (recompute)
+            while need > r.blocks and self.used + (need - r.blocks) > self.num_blocks and (queue or keep):
+                victim = queue.pop() if queue else keep.pop()  # preempt the newest (recompute)
+                self.used -= victim.blocks
                 victim.blocks, victim.computed, victim.admitted = 0, 0, False
                 self.waiting.appendleft(victim)
                 self.counters["preemptions"] += 1
-                if victim is r:
-                    break
-            if r not in self.running:
+            if need > r.blocks and self.used + (need - r.blocks) > self.num_blocks:
+                self.used -= r.blocks  # nothing left to preempt but itself
+                r.blocks, r.computed, r.admitted = 0, 0, False
+                self.waiting.appendleft(r)
+                self.counters["preemptions"] += 1
                 continue
+            self.used += max(need - r.blocks, 0)
             r.blocks = max(r.blocks, need)
             r.generated += 1
             budget -= r.seqs
@@ -193,12 +202,15 @@ class Engine:
             self.counters["generation_tokens"] += r.seqs
             r.out.put(r.generated)
             if r.generated >= r.max_tokens:
-                self.running.remove(r)
+                self.used -= r.blocks
                 done.append(r)
+            else:
+                keep.append(r)
+        self.running = keep
         while self.waiting and len(self.running) < a.max_num_seqs and budget > 0:
             r = self.waiting[0]
             blocks = -(-len(r.ids) // size) * r.seqs
-            if self.used_blocks() + blocks > self.num_blocks:
+            if self.used + blocks > self.num_blocks:
                 break
             self.waiting.popleft()
             hashes = self._hashes(r.ids)
@@ -217,6 +229,7 @@ class Engine:
             self.counters["prefix_cache_hits"] += hits * size
             self.counters["prompt_tokens"] += len(r.ids)
             r.computed, r.blocks, r.admitted = hits * size, blocks, True
+            self.used += blocks
             chunk = min(len(r.ids) - r.computed, budget)
             if not a.enable_chunked_prefill and chunk < len(r.ids) - r.computed:
                 chunk = 0
