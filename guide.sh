@@ -2,7 +2,8 @@
 # The guide's entry point.
 #   bash guide.sh lab      install what is missing, then open the guide in JupyterLab
 #   bash guide.sh test     install what is missing (test tools too), then run every test
-#   bash guide.sh test --quick   lint + every test that starts no engine and no browser (a few minutes)
+#   bash guide.sh test --quick   lint + every test that starts no engine and no browser (a few minutes; the
+#                                GPU dry run of every notebook, tests/gpu_dry, runs in the full suite only)
 #   bash guide.sh setup    install only;  bash guide.sh doctor   check this machine
 #   bash guide.sh pack     this machine's results in one file, to hand to a workshop leader
 #                          (--as vllm-bench: as vllm bench serve result files instead)
@@ -194,7 +195,7 @@ case "${1:-lab}" in
       setup test
       say "quick tier: lint, then every test that starts no engine (the whole suite: bash guide.sh test)"
       export GUIDE_QUICK=1
-      exec "$PY" -m pytest -m "not engine and not browser and not after_notebooks" tests "${@:3}"
+      exec "$PY" -m pytest -m "not engine and not browser and not after_notebooks and not gpu_dry" tests "${@:3}"
     fi
     t0=$SECONDS
     # GuideLLM's and AIPerf's venvs install on the other core while the main one does (pip is mostly one core).
