@@ -546,6 +546,7 @@ def make_handler(args, engine: Engine):
 def main(argv: list[str]) -> None:
     args = parse(argv)
     engine = start(args)
+    ThreadingHTTPServer.request_queue_size = 4096  # a GPU's load sends a thousand requests at once (default: 5)
     httpd = ThreadingHTTPServer((args.host, args.port), make_handler(args, engine))
     httpd.daemon_threads = True
     log("APIServer", f"Starting vLLM API server 0 on http://{args.host}:{args.port}")
