@@ -357,5 +357,5 @@ DESIGNS = ("BASE", "INT8", "MERGED", "VLLM", "AUTO", "ALL", "roof_table", "floor
 PANELS = ()
 CHECKS = ("NO_BINDING", "NO_LAYOUT", "floor_with", "nominal_mistake")
 CLAIMS = ("methods_sentence", "AGREE", "NEAR_FLOOR", "allowed_mbu", "probe_claim", "crossover", "gap",
-          "near_floor_claim", "batching_claim", "floor_claims", "bytes_sentence", "bytes_claims", "STAYS",
+          "near_floor_claim", "batching_claim", "floor_claims", "bytes_sentence", "bytes_claims", "STAYS", "STAYS_RULE",
           "stays_claim", "faster_binding", "layout_claims", "gpu_claim")
