@@ -222,8 +222,8 @@ class Capstone:
     def solution(self) -> None:
         from helpers.exercises import solution_path
         print(f"One good path, measured on the same service: {solution_path(SOLUTION)}. It starts from the "
-              "advisor's change, then follows the advisor's reading of the changed run; its verdict is computed from "
-              "its own run, so on your machine it may read differently.")
+              "advisor's change, prints the advisor's reading of the changed run and takes INT8 weights; its "
+              "verdict is computed from its own run, so on your machine it may read differently.")
 
     # -- your own target ----------------------------------------------------------------------
     def try_target(self, slo: SLO) -> str:

@@ -119,7 +119,7 @@ def test_order_claim_compares_the_two_paths():
     assert ch6a.order_claim(reverse, forward, SLO_).verdict == verdicts.UNTESTED
     assert ch6a.order_claim(forward, None, SLO_).verdict == verdicts.UNTESTED
     same = ch6a.order_claim(forward, [reverse[0], {**forward[1]}], SLO_)  # both ended at one configuration
-    assert same.verdict == verdicts.NOISE
+    assert same.verdict == verdicts.NOT_HELD  # quantizing first hid nothing
     nothing = [{"step": "baseline", "row": _row(0), "kept": True, "goodput": 0.0}]
     assert ch6a.order_claim(nothing, nothing, SLO_).verdict == verdicts.UNTESTED  # nothing kept at all
 
@@ -209,6 +209,15 @@ def test_capstone_fails_a_smaller_share_against_either_reference():
     mine = _rate_row(1, [100] * 4 + [5000] * 4, [20] * 8, duration=2.0)  # 4 of 8: 2.0 req/s, 50 %
     v = ch6a.capstone_verdict(mine, base, advised, slo)
     assert not v.passed and "the baseline's run your change hurt" in v.text
+
+
+def test_capstone_does_not_pass_a_match_of_a_reference_that_met_the_target():
+    slo = SLO(1000, 50, share=0.9)
+    base = _rate_row(1, [100] * 9 + [5000], [20] * 10, duration=10.0)  # 9 of 10: met, 0.9 req/s
+    advised = _rate_row(1, [100] * 8 + [5000] * 2, [20] * 10, duration=8.0)  # 8 of 10: missed, 1.0 req/s
+    mine = _rate_row(1, [100] * 9 + [5000], [20] * 10, duration=10.0)  # the baseline's own figures
+    v = ch6a.capstone_verdict(mine, base, advised, slo)
+    assert not v.passed and "met it too" in v.text
 
 
 def test_the_times_beside_goodput_is_the_goodput_ratio_and_names_the_pace():

@@ -107,7 +107,9 @@ def band_claim(share: float | None, non_kv_share: float | None, loaded: dict) ->
 GOODPUT_RULE = ("held: goodput at the target higher beyond noise and the share of requests within the target not "
                 "lower beyond noise, or the share rising to the target's where it was missed (the step helped); did "
                 "not hold: either one lower beyond noise, or the share falling below the target's (a failed request "
-                "is a miss); from a reference "
+                "is a miss); a change of fewer than "
+                f"{tuning.MIN_COUNT_CHANGE} requests within the target, with no crossing, counts as none, and then "
+                "only the pace (the run's duration) is judged; from a reference "
                 f"that met the target for no request, held needs {tuning.FROM_NONE_SHARE:.0%} of the requests (and "
                 f"{tuning.FROM_NONE_COUNT}) within it; cannot be judged: no request met it on either side, or the rows "
                 "lack per-request latencies, or both sides are the same run")
@@ -185,10 +187,10 @@ def order_claim(forward: list[dict], reverse: list[dict] | None, slo: SLO) -> Cl
                                        "there was no scheduling problem for a faster kernel to hide",
                                  "tested only where the article's order kept a scheduling step")
     if same and (slo.goodput(a["row"]) or 0) > 0:
-        return Claim(text, verdicts.NOISE, f"both orders ended at the same configuration (the article's order "
-                                           f"kept {kept(forward)}; quantization first kept {kept(reverse)}): the "
-                                           "order did not matter here", "within noise: the order did not matter here "
-                                                                        "(both orders ended at one configuration)")
+        return Claim(text, verdicts.NOT_HELD, f"both orders ended at the same configuration (the article's order "
+                                              f"kept {kept(forward)}; quantization first kept {kept(reverse)}): "
+                                              "quantizing first did not hide the scheduling step",
+                     "did not hold: both orders ended at one configuration, so quantizing first hid nothing")
     return _goodput_claim(text, b["row"], a["row"], slo,
                           f"the article's order kept {kept(forward)}; quantization first kept {kept(reverse)}; "
                           "the opposite order's kept configuration against the article's",

@@ -135,6 +135,11 @@ def capstone_verdict(mine: dict, baseline: dict, advised: dict, slo: SLO, *, sam
                        "it). " + figures)
     if judged == tuning.HELPED:
         ref_share = slo.met_share(ref) or 0
+        if ref_share < slo.share <= mine_share and other_share >= slo.share and \
+                tuning.effect(other, mine, slo)[0] != tuning.HELPED:  # matching a reference that met it is no gain
+            return Verdict(False, m, b, a, f"Not yet: your configuration meets the target where {name} run did not, "
+                           f"but {other_name} run met it too ({other_share:.0%}), and you did not beat it beyond the "
+                           "noise. " + figures)
         if ref_share < slo.share <= mine_share:  # the crossing decides (tuning.effect), at no lower goodput
             return Verdict(True, m, b, a, f"Passed: your configuration keeps the target's promise ({mine_share:.0%} "
                            f"of requests within it) where {name} did not ({ref_share:.0%}), at {times} its goodput "
