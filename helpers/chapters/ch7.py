@@ -186,29 +186,40 @@ def floor_claims(sweep: dict, cross: float | None = None) -> list[Claim]:
     return [near_floor_claim(sweep[min(sweep)]), batching_claim(sweep, cross)]
 
 
-def bytes_sentence(base: dict, int8: dict, isa: str) -> str:
-    """What the INT8 rows say, read from the two verdicts of `bytes_claims` (so the sentence and the
-    table never disagree): not measured, within the noise, faster as the bytes predict, or not."""
+def bytes_sentence(base: dict, int8: dict, isa: str, device: str = "cpu") -> str:
+    """What the INT8 rows say, from the figures `bytes_claims` judges (so the sentence and the table never
+    disagree): not measured; within the noise (with or without a saving the bytes predicted outside it);
+    slower beyond the noise; faster by at least what the bytes predict, or by less."""
     claims = bytes_claims(base, int8)
     if claims[0].verdict == verdicts.UNTESTED:
         return f"INT8 was not measured here: {claims[0].evidence}."
     said = (f"INT8 reads ×{int8['bytes_per_step_mb'] / base['bytes_per_step_mb']:.2f} of the bytes per step and took "
             f"×{int8['mean_tpot_ms'] / base['mean_tpot_ms']:.2f} of the time per token; the time above the floor went "
             f"from {gap(base):.1f} to {gap(int8):.1f} ms. ")
+    where = f"this CPU ({isa})" if device == "cpu" else "this GPU"
     own_work = (f"the INT8 path's own work (quantizing every activation on the fly, multiplying integers on "
                 f"`{int8.get('linear_kernel') or '?'}`)")
-    speed, stays = claims[0].verdict, claims[1].verdict
-    if speed == verdicts.NOISE:
+    saved = base["mean_tpot_ms"] - int8["mean_tpot_ms"]
+    floor_saved = base["roofline_tpot_ms"] - int8["roofline_tpot_ms"]
+    level = verdicts.noise([base, int8], "mean_tpot_ms")
+    if verdicts.within_noise(base, int8, "mean_tpot_ms"):
+        if floor_saved > level * base["mean_tpot_ms"]:
+            return said + (f"That is within the noise of this run, though the saved bytes predicted {floor_saved:.1f} "
+                           "ms a token, outside it: the saving did not show.")
         return said + ("That is within the noise of this run, and so is the time the saved bytes take at the roof: "
                        "this run cannot tell whether INT8 was faster.")
-    if int8["mean_tpot_ms"] >= base["mean_tpot_ms"]:
-        return said + f"It was slower beyond the noise: on this CPU ({isa}) {own_work} cost more than the bytes saved."
-    if speed == verdicts.HELD and stays == verdicts.HELD:
-        return said + "The bytes it saved turned into time saved, and the rest of the step stayed."
-    if stays == verdicts.NOT_HELD and gap(int8) < gap(base):
-        return said + ("The time above the floor shrank with the bytes: part of it is paid per byte (reading them "
-                       "more slowly than the probe did), not a fixed cost per step.")
-    return said + f"It was faster, but by less than the bytes: {own_work} took back part of what they saved."
+    if saved < 0:
+        return said + f"It was slower beyond the noise: on {where} {own_work} cost more than the bytes saved."
+    stays = claims[1].verdict
+    if saved >= floor_saved:
+        tail = {verdicts.HELD: " and the rest of the step stayed.",
+                verdicts.NOT_HELD: (": the time above the floor shrank too, so part of it is paid per byte (reading "
+                                    "more slowly than the probe), not a fixed cost per step." if gap(int8) < gap(base)
+                                    else ".")}.get(stays, ".")
+        return said + (f"It was faster beyond the noise by at least what the bytes predict ({saved:.1f} ms a token "
+                       f"against {floor_saved:.1f} ms)" + tail)
+    return said + (f"It was faster beyond the noise, but by less than the bytes ({saved:.1f} ms a token against "
+                   f"{floor_saved:.1f} ms): {own_work} took back part of what they saved.")
 
 
 def bytes_claims(base: dict, int8: dict) -> list[Claim]:

@@ -142,15 +142,26 @@ def test_the_int8_sentence_follows_the_verdicts():
     base = _row(50.0, 20.0, bytes_per_step_mb=500.0, key="b")
     int8 = lambda tpot: _row(tpot, 10.0, bytes_per_step_mb=250.0, key="i")  # noqa: E731  per step 40 ms, per byte 25
     kept = ch7.bytes_sentence(base, int8(40.0), "AVX512")
-    grew = ch7.bytes_sentence(base, int8(44.0), "AVX512")  # faster beyond noise, by less than the floor's fall
+    less = ch7.bytes_sentence(base, int8(44.0), "AVX512")  # faster beyond noise, by less than the floor's fall
     slower = ch7.bytes_sentence(base, int8(60.0), "AVX2")
     shrank = ch7.bytes_sentence(base, int8(26.0), "AVX512")
-    assert "turned into time saved" in kept and "less than the bytes" in grew and "slower beyond the noise" in slower
-    assert "shrank with the bytes" in shrank
+    assert "at least what the bytes predict" in kept and "rest of the step stayed" in kept
+    assert "by less than the bytes" in less and "slower beyond the noise" in slower and "this CPU (AVX2)" in slower
+    assert "shrank too" in shrank
+    assert "this GPU" in ch7.bytes_sentence(base, int8(60.0), "AVX512", "cuda")
     assert "not measured" in ch7.bytes_sentence(base, base, "AVX512")  # a model of your own: one row twice
     small = _row(24.6, 5.5, bytes_per_step_mb=500.0, key="b")  # bytes save 2 ms of 24.6: inside the noise
     assert "cannot tell" in ch7.bytes_sentence(small, _row(24.3, 3.5, bytes_per_step_mb=320.0, key="i"), "AVX512")
     assert "cannot tell" in ch7.bytes_sentence(small, _row(25.5, 3.5, bytes_per_step_mb=320.0, key="i"), "AVX512")
+    # a saving the bytes predicted outside the noise, a time within it: the saving did not show, neither way
+    wide = _row(10.0, 8.0, bytes_per_step_mb=300.0, key="b")
+    for tpot in (10.3, 9.6):
+        text = ch7.bytes_sentence(wide, _row(tpot, 4.0, bytes_per_step_mb=150.0, key="i"), "AVX512")
+        assert "did not show" in text and "beyond the noise" not in text
+    # saved more than the bytes allow (4.5 ms against 2.0): not "by less than the bytes"
+    more = ch7.bytes_sentence(_row(20.0, 5.0, bytes_per_step_mb=300.0, key="b"),
+                              _row(15.5, 3.0, bytes_per_step_mb=180.0, key="i"), "AVX512")
+    assert "at least what the bytes predict" in more
 
 
 def test_the_graph_claim_is_judged_on_a_gpu_and_can_fail():
