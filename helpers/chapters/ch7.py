@@ -159,7 +159,7 @@ def allowed_mbu(row: dict) -> float:
 def batching_claim(sweep: dict, cross: float | None) -> Claim:
     """Compares the time each extra sequence adds to a step with a solo step: (t − 1) / (B − 1) for a
     step ×t longer at ×B the sequences. Judged on the largest row still below the crossover batch."""
-    title = "7.2 While decode is memory-bound, more sequences per step cost little more time per step"
+    title = "7.2 Below the crossover batch, more sequences per step cost little more time per step"
     one = sweep[min(sweep)]
     below = [c for c in sweep if cross is None or roofline.decode_batch(sweep[c]) <= cross]
     many = sweep[max(below)] if below else None
