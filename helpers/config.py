@@ -273,8 +273,9 @@ class EngineConfig:
             raise ConfigError("block_size", f"must be a power of two, got {block}.",
                               "block_size=16, 32, 64 or 128.")
         if self.device == "cpu" and block is not None and block % 32:
-            raise ConfigError("block_size", f"({block}) must be a multiple of 32 on the CPU backend "
-                              "(its attention kernel works in 32-token tiles).",
+            raise ConfigError("block_size", f"({block}) is not a multiple of 32: vLLM's CPU backend only warns "
+                              "and falls back to its slower vec16 attention kernel; the guide keeps to multiples "
+                              "of 32.",
                               "block_size=32, 64 or 128 (CPU default).")
         self._check_compilation()
         cap = self.long_prefill_token_threshold

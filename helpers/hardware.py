@@ -62,9 +62,9 @@ def native_bf16() -> bool:
 
 def has_avx512() -> bool:
     """vLLM's CPU fp8 KV cache needs AVX-512 or AMX (`_get_attn_isa`, v1/attention/backends/cpu_attn.py):
-    torch's `_is_avx512_supported` (avx512f with bw, vl and dq) or `_is_amx_tile_supported` (amx_tile).
-    Read here from the flags the fingerprint records: `avx512f` (every x86 CPU with it since Skylake-SP and
-    Zen 4 has bw, vl and dq too) or `amx_bf16` (which comes with amx_tile)."""
+    torch's `_is_avx512_supported` (torch/cpu/__init__.py: avx512f alone) or `_is_amx_tile_supported`
+    (amx_tile). Read here from the flags the fingerprint records: `avx512f` or `amx_bf16` (which comes
+    with amx_tile)."""
     return bool(cpu_isa() & {"avx512f", "amx_bf16"})
 
 

@@ -190,10 +190,12 @@ def how_to_read() -> str:
     n = run_size.repeats()
     if n < 2:
         return ("*These runs are short: each load ran once (the smoke size), so every verdict allowed the default "
-                f"±{100 * DEFAULT_NOISE:.0f} % noise. Trust the ratios more than the absolute milliseconds, "
+                f"±{100 * DEFAULT_NOISE:.0f} % noise (±{100 * TAIL_NOISE:.0f} % for a P99 or a worst gap). Trust the "
+                "ratios more than the absolute milliseconds, "
                 "and run the full size (`GUIDE_SIZE=full`, each load three times) before you draw a conclusion.*")
     return (f"*Each load ran {n} times at this size, and the verdicts on load figures allowed for the spread "
-            f"measured between the runs where it was wider than the default ±{100 * DEFAULT_NOISE:.0f} % (the repeats "
+            f"measured between the runs where it was wider than the default ±{100 * DEFAULT_NOISE:.0f} % "
+            f"(±{100 * TAIL_NOISE:.0f} % for a P99 or a worst gap; the repeats "
             "share one engine start; two configurations come from two starts); a figure read once (a start's "
             "capacity or start time) was judged against the default. Trust the ratios more than the absolute "
             "milliseconds: another machine gives other milliseconds.*")

@@ -267,22 +267,37 @@ def _api_key(key: str | None):
             os.environ["OPENAI_API_KEY"] = old
 
 
-def _shorts_decoding(base_url: str, shorts: int, api_key: str | None):
-    """A test for the long prompts' start: true once the server has generated a token for every short
-    request (they are all decoding), by its /metrics counter. None where /metrics does not answer:
-    the long prompts then wait `long_delay_s`, as before. A fixed delay alone let fast devices finish
-    every short answer before the long prompts came, and let slow ones still be prefilling them."""
-    from helpers.load.metrics import scrape
+def _first_tokens(base_url: str, headers: dict | None) -> float:
+    """How many requests the server has given a first token: the count of its TTFT histogram
+    (`vllm:time_to_first_token_seconds`, v1/metrics/loggers.py), one per request."""
+    import urllib.request
 
+    from prometheus_client.parser import text_string_to_metric_families
+
+    req = urllib.request.Request(base_url + "/metrics", headers=headers or {})
+    with urllib.request.urlopen(req, timeout=2) as r:
+        text = r.read().decode()
+    for family in text_string_to_metric_families(text):
+        if family.name == "vllm:time_to_first_token_seconds":
+            return sum(x.value for x in family.samples if x.name.endswith("_count"))
+    raise KeyError("vllm:time_to_first_token_seconds")
+
+
+def _shorts_decoding(base_url: str, shorts: int, api_key: str | None):
+    """A test for the long prompts' start: true once every short request has had its first token (the
+    server's TTFT histogram counted `shorts` more requests), so all of them are decoding. None where
+    /metrics does not answer: the long prompts then wait `long_delay_s`, as before. A fixed delay alone
+    let fast devices finish every short answer before the long prompts came, and let slow ones still be
+    prefilling them."""
     headers = {"Authorization": f"Bearer {api_key}"} if api_key else None
     try:
-        before = scrape(base_url, timeout=2, headers=headers)["generation_tokens"]
+        before = _first_tokens(base_url, headers)
     except (OSError, KeyError, ValueError):
         return None
 
     def ready() -> bool:
         try:
-            return scrape(base_url, timeout=2, headers=headers)["generation_tokens"] >= before + shorts
+            return _first_tokens(base_url, headers) >= before + shorts
         except (OSError, KeyError, ValueError):
             return False
     return ready

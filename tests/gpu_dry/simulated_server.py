@@ -197,6 +197,8 @@ class Engine:
             self.used += max(need - r.blocks, 0)
             r.blocks = max(r.blocks, need)
             r.generated += 1
+            if r.generated == 1:
+                self.counters["first_tokens"] += 1
             budget -= r.seqs
             tokens += r.seqs
             self.counters["generation_tokens"] += r.seqs
@@ -284,6 +286,10 @@ class Engine:
         ):
             value = self.counters["preemptions" if counter == "num_preemptions" else counter]
             lines += [f"# TYPE vllm:{counter} counter", f"vllm:{counter}_total{{{name}}} {float(value)}"]
+        lines += ["# TYPE vllm:time_to_first_token_seconds histogram",
+                  f'vllm:time_to_first_token_seconds_bucket{{{name},le="+Inf"}} {float(self.counters["first_tokens"])}',
+                  f"vllm:time_to_first_token_seconds_count{{{name}}} {float(self.counters['first_tokens'])}",
+                  f"vllm:time_to_first_token_seconds_sum{{{name}}} 0.0"]
         return "\n".join(lines) + "\n"
 
     def concurrency(self) -> float:

@@ -224,3 +224,32 @@ def test_a_mixed_load_records_whether_the_long_prompts_met_a_short_answer():
     assert rows.no_collision({"config_label": "a", **met}) is None
     assert "stalled nobody" in rows.no_collision({"config_label": "a", **met}, {"config_label": "b", **late})
     assert rows.no_collision({"config_label": "old row"}) is None  # measured before it was recorded
+
+
+def test_the_long_prompts_wait_for_every_short_requests_first_token(monkeypatch):
+    """The trigger counts requests with a first token (the TTFT histogram), read from a recorded page."""
+    import urllib.request
+    from pathlib import Path
+
+    from helpers.load import workloads
+    page = (Path(__file__).parents[1] / "data" / "metrics_idle.txt").read_text()
+    counts = iter([0.0, 3.0, 8.0])
+
+    class Reply:
+        def __init__(self, n):
+            self.text = "\n".join(
+                (ln.rsplit(" ", 1)[0] + f" {n}") if ln.startswith("vllm:time_to_first_token_seconds_count") else ln
+                for ln in page.splitlines()) + "\n"
+
+        def __enter__(self):
+            return self
+
+        def __exit__(self, *a):
+            return False
+
+        def read(self):
+            return self.text.encode()
+
+    monkeypatch.setattr(urllib.request, "urlopen", lambda req, timeout=2: Reply(next(counts)))
+    ready = workloads._shorts_decoding("http://127.0.0.1:1", 8, None)
+    assert ready is not None and not ready() and ready()  # 3 of 8 shorts, then all 8, have a first token
