@@ -125,6 +125,10 @@ def judge_change(text: str, before, after, metric: str, better: str, held_at: fl
     if x is None or y is None:  # an imported file may not record every figure: say so, don't guess
         if why := (missing(before, metric) or missing(after, metric)):
             return untested(text, why, rule or change_rule(better, held_at, DEFAULT_NOISE))
+    if x == 0 or y == 0:  # a ratio with a zero is no measurement: a gauge that sampled no request reads 0
+        return untested(text, (evidence or f"{metric}: {x:,.1f} → {y:,.1f}") + ": a figure of 0 on one side cannot be "
+                        "compared as a ratio (a sampled gauge that saw no request, a run too short for its sampling)",
+                        rule or change_rule(better, held_at, default_noise(metric)))
     gain = ratio(y, x) if better == "higher" else ratio(x, y)
     ev = evidence or f"{metric}: {x:,.1f} → {y:,.1f}{(' ' + unit) if unit else ''} (×{gain:.2f} the claimed way)"
     level = noise([before, after], metric)

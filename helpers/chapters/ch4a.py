@@ -132,6 +132,27 @@ def share_saved(row) -> float:
     return (verdicts.number(row, "prefix_cache_hits") or 0.0) / prompt if prompt else 0.0
 
 
+def share_by_shape(load, block: int) -> float:
+    """Exercise 2's answer from the load's shape and the three rules: every request after the first
+    finds the prefix's full blocks. The measured share can fall short of it by up to one block per
+    request: vLLM's benchmark decodes each prompt to text (`PrefixRepetitionRandomDataset.sample`) and
+    the server tokenizes it again, so the prefix's last token can merge with the text after it."""
+    cached = (load.prefix_len // block) * block
+    return (load.num_prompts - 1) * cached / (load.num_prompts * (load.prefix_len + load.input_len))
+
+
+def junction_note(load, block: int, row) -> str:
+    """What the engine found against what the shape allows (exercise 2's evidence)."""
+    shape, measured = share_by_shape(load, block), share_saved(row)
+    lost = max(0.0, shape - measured) * load.num_prompts * (load.prefix_len + load.input_len) / block
+    note = (f"measured: {measured:.3f} of the prompt tokens came from the cache; the load's shape allows "
+            f"{shape:.3f}")
+    if lost >= 0.5:
+        note += (f" (about {lost:.0f} block(s) fewer: where the tokenizer merged a prefix's last token with the text "
+                 "after it, that request's last prefix block differs and is computed again)")
+    return note
+
+
 def _close(a, b, metric: str) -> bool:
     x, y = verdicts.number(a, metric), verdicts.number(b, metric)
     return bool(x and y) and abs(y / x - 1) <= max(CLOSE, verdicts.noise([a, b], metric))
@@ -311,6 +332,6 @@ def claims(samples, beam, prefix, stale, one_token: dict | None = None,
 DESIGNS = ("N1", "N4", "MANY", "FIXED", "CHURN", "REUSE", "SHORT", "OFF", "ORIGINAL", "LATE", "EARLY", "AGAIN", "FIRST",
            "OTHER", "FIRST_AGAIN", "one_token_changes", "eviction_prompts", "timed", "prefix_hits")
 PANELS = ("prefix_caching_panel",)
-CHECKS = ()
+CHECKS = ("share_by_shape", "junction_note")
 CLAIMS = ("CLOSE", "FULL_CACHE_PCT", "share_saved", "sample_claims", "beam_claim", "prefix_claims",
           "repeat_hits", "churn_claim", "one_token_claim", "eviction_claim", "STALE_RULE", "stale_claim", "claims")

@@ -158,4 +158,11 @@ def test_chapter4a_solutions():
     fixed = Load(kind="prefix", num_prompts=6, prefix_len=512, input_len=64, output_len=16, max_concurrency=4)
     measured = {"prefix_cache_hits": 2560.0, "total_input_tokens": 3456.0}  # this project's smoke run
     env = run_solution("ch04_q2.py", {"fixed": fixed, "block": 128})
-    assert Question("q2", lambda: ch4a.share_saved(measured), 0.05, "", "ch04_q2.py").check(env["answer"])
+    assert Question("q2", lambda: ch4a.share_by_shape(fixed, 128), 0.05, "", "ch04_q2.py").check(env["answer"])
+    assert abs(ch4a.share_saved(measured) - ch4a.share_by_shape(fixed, 128)) < 1e-9  # a CPU run found them all
+    # a GPU's 16-token blocks at smoke size: two requests lost their last prefix block to the re-tokenized junction
+    gpu = Load(kind="prefix", num_prompts=6, prefix_len=64, input_len=64, output_len=16, max_concurrency=4)
+    env = run_solution("ch04_q2.py", {"fixed": gpu, "block": 16})
+    assert Question("q2", lambda: ch4a.share_by_shape(gpu, 16), 0.05, "", "ch04_q2.py").check(env["answer"])
+    note = ch4a.junction_note(gpu, 16, {"prefix_cache_hits": 288.0, "total_input_tokens": 768.0})
+    assert "2 block(s) fewer" in note

@@ -146,7 +146,11 @@ def test_chapter5_solutions():
     assert not q2.check(182912 - 174976) and not q2.check(env["answer"] * 1024)
     same = weights.assign(non_kv_gib=[1.08, 1.08])  # nothing saved: nothing to share out
     assert ch5.tokens_per_mib_saved(same, "int4") is None
-    assert ch5.tokens_per_mib_saved(weights.assign(non_kv_gib=[None, None]), "int4") is None  # a GPU log has none
+    assert ch5.tokens_per_mib_saved(weights.assign(non_kv_gib=[None, None]), "int4") is None  # neither figure
+    gpu = weights.assign(non_kv_gib=[None, None], weights_gib=[0.25, 0.08])  # a GPU: the weights' memory
+    env = run_solution("ch05_q2.py", {"weights": gpu, "small": "int4"})
+    expected = ch5.tokens_per_mib_saved(gpu, "int4")
+    assert expected and Question("q2", lambda: expected, 0.15, "", "ch05_q2.py").check(env["answer"])
     parallel = pd.DataFrame({"mean_tpot_ms": [13.7, 29.2], "repeats": [1, 1]}, index=["TP=1", "TP=2"])
     env = run_solution("ch05_q3.py", {"parallel": parallel})
     q3 = Choice("q3", ["TP=1", "TP=2", ch5.TOO_CLOSE], lambda: ch5.faster_split(parallel), "", "ch05_q3.py")

@@ -161,3 +161,11 @@ def test_a_tail_figure_has_a_wider_floor():
     assert verdicts.within_noise(one(671, "p99_itl_ms"), one(577, "p99_itl_ms"), "p99_itl_ms")
     assert verdicts.noise([one(100, "output_throughput")], "output_throughput") == verdicts.DEFAULT_NOISE
     assert verdicts.default_noise("short_max_itl_ms") == verdicts.TAIL_NOISE
+
+
+def test_a_zero_on_either_side_is_not_an_infinite_gain():
+    before, after = {"peak_running": 0.0, "repeats": 1}, {"peak_running": 0.0, "repeats": 1}
+    claim = verdicts.judge_change("each sample runs alone", before, after, "peak_running", "higher", 2.0)
+    assert claim.verdict == verdicts.UNTESTED and "figure of 0" in claim.evidence
+    assert verdicts.judge_change("x", before, {"peak_running": 2.0}, "peak_running", "higher", 2.0).verdict == \
+        verdicts.UNTESTED
