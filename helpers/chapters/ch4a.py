@@ -111,8 +111,14 @@ def prefix_caching_panel(base: EngineConfig, fixed: Load, block: int, tag: str =
     prefixes or number of requests."""
     def run(enable_prefix_caching=None, prefix_blocks=4.0, prefixes=1, requests=fixed.num_prompts, force=False,
             progress=True) -> dict:
-        load = dataclasses.replace(fixed, num_prompts=requests, prefix_len=max(1, int(prefix_blocks * block)),
-                                   num_prefixes=min(prefixes, requests))
+        # vLLM's prefix_repetition dataset sends requests // prefixes prompts per prefix: send a whole
+        # multiple, so the run's label says what was sent
+        prefixes = min(prefixes, requests)
+        load = dataclasses.replace(fixed, num_prompts=requests - requests % prefixes,
+                                   prefix_len=max(1, int(prefix_blocks * block)), num_prefixes=prefixes)
+        if load.num_prompts != requests:
+            print(f"{load.num_prompts} requests sent, not {requests}: each of the {prefixes} prefixes is used "
+                  f"{load.num_prompts // prefixes} time(s) (vLLM's prefix_repetition dataset)")
         return experiment.measure(base.replace(enable_prefix_caching=enable_prefix_caching), load, force=force,
                                   progress=progress, tag=tag)
     return run
@@ -196,13 +202,15 @@ def prefix_claims(prefix: pd.DataFrame) -> list[Claim]:
     share = share_saved(fixed)
     return [
         verdicts.judge_change(
-            "4.2 A fixed system prompt saves 30–40 % of prefill time (time to first token)", off, fixed,
+            "4.2 A fixed system prompt saves at least 30 % of prefill time (time to first token; the article: "
+            "30–40 %)", off, fixed,
             "median_ttft_ms", better="lower", held_at=1 / (1 - 0.30),
             evidence=f"median TTFT {off.median_ttft_ms:,.0f} ms with caching off → {fixed.median_ttft_ms:,.0f} ms on "
                      f"({100 * (1 - fixed.median_ttft_ms / off.median_ttft_ms):.0f} % less); the design shares "
                      f"{100 * share:.0f} % of the prompt tokens (hit rate {100 * fixed.prefix_cache_hit_rate:.0f} "
                      "%), so it could save up to about that share of the prefill; the article's 30–40 % fits "
-                     "prompts of which about that share is the system prompt",
+                     "prompts of which about that share is the system prompt, so a saving above 40 % here says "
+                     "this design shares more, not that the article's figure is wrong",
             rule="held: median TTFT at least 30 % lower than with caching off (×1.43); partly: lower beyond noise"),
         churn_claim(churn, fixed),
         verdicts.judge(

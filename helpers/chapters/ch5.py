@@ -245,7 +245,9 @@ def parallel_claims(parallel: pd.DataFrame, device: str = "cpu", offload: dict |
             slower_text,
             two.mean_tpot_ms > one.mean_tpot_ms and not verdicts.within_noise(one, two, "mean_tpot_ms"),
             f"mean TPOT {one.mean_tpot_ms:.1f} ms with one rank, {two.mean_tpot_ms:.1f} ms with two; "
-            f"{one.output_throughput:.0f} vs {two.output_throughput:.0f} output tokens/s",
+            f"{one.output_throughput:.0f} vs {two.output_throughput:.0f} output tokens/s; "
+            f"{cores_sentence({TP1: one, TP2: two}).rstrip('.')} (the run shows that more ranks were not faster, "
+            "not that communication was the cause: the cores each layout computes on differ too)",
             within_noise=verdicts.within_noise(one, two, "mean_tpot_ms"),
             rule="held: two ranks slower per token than one, beyond noise (here, more ranks did not help)"),
     ]
