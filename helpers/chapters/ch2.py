@@ -270,6 +270,14 @@ def q_peak_running(short: Callable[[], dict], plan: dict | None = None, block_si
             return math.nan
         return min(plan["num_prompts"], int(r["num_blocks"]) // blocks_for(plan["input_len"], int(size)))
 
+    def whole_length():  # the prompt and its answer counted at admission: vLLM admits on the prompt's blocks
+        r = short()
+        size = verdicts.number(r, "block_size")
+        if plan is None or not size or not verdicts.number(r, "num_blocks"):
+            return math.nan
+        usable = int(r["num_blocks"]) - 1
+        return min(plan["num_prompts"], usable // blocks_for(plan["input_len"] + plan["output_len"], int(size)))
+
     reported = ("you used the engine's reported maximum concurrency, which counts full-length sequences, not these "
                 "short ones")
     return Question(
@@ -277,6 +285,8 @@ def q_peak_running(short: Callable[[], dict], plan: dict | None = None, block_si
         lambda: admitted(short(), plan) if plan is not None else short()["peak_running"], 0.0,
         peak_running_hint(plan, block_size), "ch02_q1.py", unit="requests",
         known_wrong={"you counted the block vLLM keeps back (the null block)": null_block,
+                     "you counted the answer's blocks too: vLLM admits a request on its prompt's blocks "
+                     "(allocate_slots), and the answer's come as it is written": whole_length,
                      reported: lambda: short()["max_concurrency"],
                      reported + " (rounded down)": lambda: math.floor(short()["max_concurrency"])})
 
