@@ -55,6 +55,12 @@ class Question:
             print(f"✓ {self.name}: {_num(value)} {self.unit} — within {tolerance:.1%} of {_num(want)}.")
             return True
         matched = [why for why, w in wrongs.items() if value == w or abs(value - w) <= max(0.01, tolerance) * abs(w)]
+        step = _last_digit(answer)
+        if matched and step and math.isfinite(want) and \
+                all(abs(wrongs[why] - want) < step for why in matched):  # too few digits to tell them apart
+            print(f"✗ {self.name}: {_num(value)} has too few digits to tell the right answer from a known mistake "
+                  f"(they differ by less than {step:g}): give more significant digits.")
+            return False
         if matched:  # two mistakes can give the same number: name each
             print(f"✗ {self.name}: {_num(value)} is what you get if {', or if '.join(matched)}.")
             return False
@@ -86,6 +92,16 @@ class Question:
 
     def solution(self) -> None:
         print(solution_path(self.solution_file).read_text())
+
+
+def _last_digit(answer) -> float | None:
+    """The step of the last digit the answer was given with (0.048 → 0.001), None for an int or inf."""
+    if not isinstance(answer, float) or not math.isfinite(answer) or answer == int(answer):
+        return None
+    text = repr(answer)
+    if "e" in text:
+        return None
+    return 10.0 ** -len(text.split(".")[1])
 
 
 class Choice(Question):

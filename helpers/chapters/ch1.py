@@ -229,16 +229,25 @@ def q_fits_at(design: Callable[[], ChainDesign], ref: Callable[[], dict]) -> Que
         return (None if d.fits_at is None
                 else d.need_tokens * r["kv_cache_gib"] / r["kv_cache_tokens"] / r["node_memory_gib"])
 
+    def gigabytes():
+        d, r = design(), ref()
+        if d.fits_at is None:
+            return None
+        per_token = r["kv_cache_gib"] * 2**30 / r["kv_cache_tokens"]
+        return (r["non_kv_gib"] + d.need_tokens * per_token / 1e9) / r["node_memory_gib"]
+
     # Most of the fraction is non-KV memory, so 3 % of it would hide a KV term 20 % off: the check allows
-    # 1.5 % (a cache 15 % short is about 2.3 % of the fraction here; a third decimal rounds by up to 1 %).
-    # A GB-for-GiB slip moves it by under 1 %, less than the start-to-start spread of the non-KV memory,
-    # so it is not named: a rounded right answer would be blamed on it.
+    # 1.5 % (a cache 15 % short is about 2.3 % of the fraction here), narrowed to half the distance to a
+    # GB-for-GiB slip (under 1 %). An answer given with too few digits to tell the two apart is told so
+    # instead of being blamed on the slip (`Question.check`).
     return Question("the fraction where the chain load fits", lambda: design().fits_at, 0.015,
                     "fraction = (non-KV memory + need_tokens × bytes per token) / the memory the fraction applies to "
                     "(need_tokens already counts the block vLLM keeps back; GiB are 2**30 bytes). Give four "
                     "significant digits (0.04735, not 0.05).",
                     "ch01_q3.py", unit="of memory",
-                    known_wrong={"you left out the memory that is not KV cache (weights, runtime)": forgot_non_kv})
+                    known_wrong={"you left out the memory that is not KV cache (weights, runtime)": forgot_non_kv,
+                                 "you turned the KV bytes into GB (10**9) where the report's figures are GiB (2**30)":
+                                 gigabytes})
 
 
 def confirming_fraction(answer: float, design: ChainDesign, tolerance: float = 0.03) -> float:

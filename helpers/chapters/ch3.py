@@ -216,9 +216,10 @@ def blocks_only_claim(tiny, admitted: int | None, sent: int | None = None) -> Cl
             "vLLM set a seat cap of its own (EngineArgs._set_default_max_num_seqs_and_batched_tokens_args); "
             "did not hold: more ran than the blocks admit")
     peak, seats = verdicts.number(tiny, "peak_running"), verdicts.number(tiny, "engine_max_num_seqs")
-    if peak is None or admitted is None:
+    if not peak or admitted is None:
         return verdicts.untested(text, "cannot be judged here: the row has no " + (
-            "peak of running requests" if peak is None else "block count"), rule)
+            "peak of running requests (or a peak of 0: the gauge saw no request)" if not peak else "block count"),
+            rule)
     if seats is None:
         return verdicts.untested(text, "cannot be judged here: the row does not say which max_num_seqs the engine "
                                        "used", rule)

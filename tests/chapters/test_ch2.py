@@ -36,10 +36,10 @@ def blocks_table(thr=(95.0, 93.0), tpot=(20.0, 20.5)):
 
 def test_plan_from_the_block_size():
     p = ch2.fixed_cache_plan(128, 4096, 16, 64)
-    assert p == {"override": 33, "usable_blocks": 32, "blocks_per_request": 3, "input_len": 320, "output_len": 64,
-                 "num_prompts": 16, "fit_at_once": 10}
+    assert p == {"override": 33, "usable_blocks": 32, "blocks_per_request": 3, "input_len": 352, "output_len": 64,
+                 "num_prompts": 16, "fit_at_once": 10}  # 3 prompt blocks; the answer spills into a 4th
     g = ch2.fixed_cache_plan(16, 4096, 16, 64)  # CUDA's default block
-    assert g["override"] == 257 and g["input_len"] + g["output_len"] == 25 * 16 and g["fit_at_once"] == 10
+    assert g["override"] == 257 and g["input_len"] == 25 * 16 - 32 and g["fit_at_once"] == 10
 
 
 PORT_LINE = "OSError: [Errno 98] Address already in use"
@@ -172,9 +172,9 @@ def test_q1_peak_running(fixed_env, capsys):
     assert not q.check(2) and "rounded down" in capsys.readouterr().out
     # 33 // 3 = 11 with the null block counted: the hint warns of it, and a 20 % tolerance used to pass it
     assert not q.check(env["answer_running"] + 1) and "null block" in capsys.readouterr().out
-    assert not q.check(8)
+    assert not q.check(8) and "answer's blocks too" in capsys.readouterr().out  # the whole request: 32 // 4
     q.hint()
-    assert "fits in the room left in the prompt's last block" in capsys.readouterr().out
+    assert "needs 1 more block(s)" in capsys.readouterr().out
 
 
 def test_q1_at_a_gpus_block_size_the_hint_counts_the_answers_blocks(capsys):
@@ -182,11 +182,11 @@ def test_q1_at_a_gpus_block_size_the_hint_counts_the_answers_blocks(capsys):
     solution counts the prompt's blocks, which is what admission counts."""
     plan = ch2.fixed_cache_plan(16, 4096, 16, 64)
     assert ch2.answer_blocks(plan, 16) == 4
-    short = {"peak_running": 12.0, "max_concurrency": 2.01, "repeats": 1, "num_blocks": plan["override"],
-             "block_size": 16}  # 256 usable blocks // 21 per prompt
+    short = {"peak_running": 11.0, "max_concurrency": 2.01, "repeats": 1, "num_blocks": plan["override"],
+             "block_size": 16}  # 256 usable blocks // 23 per prompt
     env = run_solution("ch02_q1.py", {"plan": plan, "block": 16})
     q = ch2.q_peak_running(lambda: short, plan, 16)
-    assert env["answer_running"] == 12 and q.check(env["answer_running"])
+    assert env["answer_running"] == 11 and q.check(env["answer_running"])
     assert not q.check(2.01)
     q.hint()
     out = capsys.readouterr().out
@@ -204,10 +204,13 @@ def test_q3_kv_tokens_at_another_fraction(capsys):
     q3_fraction = 0.3
     kv_gib = q3_fraction * REF["node_memory_gib"] - REF["non_kv_gib"]  # what the engine would report
     q3_row = {"kv_cache_tokens": int(kv_gib * 2**30 / FULL_BYTES) // 128 * 128, "kv_cache_gib": round(kv_gib, 2),
-              "node_memory_gib": REF["node_memory_gib"], "non_kv_gib": REF["non_kv_gib"]}  # a CPU's report
+              "node_memory_gib": REF["node_memory_gib"], "non_kv_gib": REF["non_kv_gib"],
+              "cfg_gpu_memory_utilization": q3_fraction}  # a CPU's report
+    ref = {**REF, "cfg_gpu_memory_utilization": 0.25}
     env = run_solution("ch02_q3.py", {"q3_fraction": q3_fraction, "ref": REF, "full": FULL_BYTES})
-    q = ch2.q_kv_tokens(lambda: q3_row, lambda: 30 * 9 * 2)
+    q = ch2.q_kv_tokens(lambda: q3_row, lambda: 30 * 9 * 2, lambda: ref)
     assert q.check(env["answer"])
+    assert not q.check(ref["kv_cache_tokens"] * 0.3 / 0.25) and "fractions' ratio" in capsys.readouterr().out
     assert not q.check(...) and "replace the ..." in capsys.readouterr().out
     gpu_row = {"kv_cache_tokens": 500_000, "kv_cache_gib": 60.0}  # no node or non-KV memory in a GPU's log
     assert not ch2.q_kv_tokens(lambda: gpu_row, lambda: 540).check(123.0)
