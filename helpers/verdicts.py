@@ -137,9 +137,13 @@ def judge_change(text: str, before, after, metric: str, better: str, held_at: fl
         rule += _OUTSIDE_CLAUSE.format(100 * level, held_at)
     rule = rule or change_rule(better, held_at, level)
     if within_noise(before, after, metric):
-        if claim_outside_noise(better, held_at, level) and gain * (1 + level) < held_at:
-            return Claim(text, NOT_HELD, ev + f"; the claimed ×{held_at:g} lies outside that band, so this run "
-                                              "would have seen it", rule)
+        # The claimed ratio (after ÷ before) must lie within the noise of the measured one, or this run would
+        # have seen it: a move the wrong way, or none against a claim beyond the band, did not hold.
+        measured, claimed = y / x, (held_at if better == "higher" else 1 / held_at)
+        reached = gain >= held_at  # as far as claimed, only inside the noise
+        if not reached and abs(claimed - measured) > level + 1e-9:
+            return Claim(text, NOT_HELD, ev + f"; the claimed ×{held_at:g} lies outside the noise of what was "
+                                              "measured, so this run would have seen it", rule)
         return Claim(text, NOISE, ev, rule)
     return judge(text, gain >= held_at, ev, partly=gain > 1, rule=rule)
 

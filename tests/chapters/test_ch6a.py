@@ -118,8 +118,12 @@ def test_order_claim_compares_the_two_paths():
     # the article's order kept no scheduling step: no scheduling problem for a kernel to hide
     assert ch6a.order_claim(reverse, forward, SLO_).verdict == verdicts.UNTESTED
     assert ch6a.order_claim(forward, None, SLO_).verdict == verdicts.UNTESTED
-    same = ch6a.order_claim(forward, [reverse[0], {**forward[1]}], SLO_)  # both ended at one configuration
-    assert same.verdict == verdicts.NOT_HELD  # quantizing first hid nothing
+    # quantization first kept INT8 and the same scheduling step: the faster kernel hid nothing
+    both = [reverse[0], reverse[1], {**forward[1], "row": good}]
+    assert ch6a.order_claim(forward, both, SLO_).verdict == verdicts.NOT_HELD
+    # quantization first kept no quantization step: nothing could hide anything
+    no_quant = [reverse[0], {**reverse[1], "kept": False}, {**forward[1], "row": worse}]
+    assert ch6a.order_claim(forward, no_quant, SLO_).verdict == verdicts.UNTESTED
     nothing = [{"step": "baseline", "row": _row(0), "kept": True, "goodput": 0.0}]
     assert ch6a.order_claim(nothing, nothing, SLO_).verdict == verdicts.UNTESTED  # nothing kept at all
 
@@ -209,6 +213,22 @@ def test_capstone_fails_a_smaller_share_against_either_reference():
     mine = _rate_row(1, [100] * 4 + [5000] * 4, [20] * 8, duration=2.0)  # 4 of 8: 2.0 req/s, 50 %
     v = ch6a.capstone_verdict(mine, base, advised, slo)
     assert not v.passed and "the baseline's run your change hurt" in v.text
+
+
+def test_the_opposite_order_starts_with_quantization_on_a_gpu_too():
+    from helpers.chapters.ch6a.claims import Step
+    steps = [Step("max_num_seqs", {"max_num_seqs": 4}, 3), Step("INT8 weights", {"model": "embedded-int8"}, 5),
+             Step("fp8 KV cache", {"kv_cache_dtype": "fp8"}, 5), Step("CUDA graphs", {"enforce_eager": False}, 4)]
+    assert [s.name for s in ch6a.opposite_order(steps)] == ["INT8 weights", "fp8 KV cache", "CUDA graphs",
+                                                           "max_num_seqs"]
+
+
+def test_raised_by_a_tenth_says_no_when_ttft_fell():
+    from helpers.chapters import ch6b
+    row = lambda ms: {"median_ttft_ms": ms, "repeats": 1}  # noqa: E731
+    assert ch6b.raised_by_a_tenth(row(1000.0), row(920.0)) == "no"  # fell 8 %: ×1.1 is out of reach
+    assert ch6b.raised_by_a_tenth(row(1000.0), row(1050.0)) == {"yes", "no"}  # ×1.1 within the noise of ×1.05
+    assert ch6b.raised_by_a_tenth(row(1000.0), row(1300.0)) == "yes"
 
 
 def test_capstone_does_not_pass_a_match_of_a_reference_that_met_the_target():

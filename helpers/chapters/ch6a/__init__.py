@@ -18,6 +18,7 @@ from helpers.chapters.ch6a.claims import (
     explain,
     kv_share_band,
     kv_shares,
+    opposite_order,
     order_claim,
     parallel_step,
     share_text,
@@ -47,7 +48,7 @@ from helpers.chapters.ch6a.service import (
 
 # The template every home follows (helpers/chapters/__init__.py says what each part is).
 DESIGNS = ("SYSTEM_PROMPT", "QUESTION", "ANSWER", "service_load", "unloaded_load", "one_at_a_time_rate",
-           "rates_for", "RATE_STEPS", "tuning_rate", "Service", "tuning_steps", "parallel_step",
+           "rates_for", "RATE_STEPS", "tuning_rate", "Service", "tuning_steps", "parallel_step", "opposite_order",
            "rate_sweep", "walk", "prepare_service")
 PANELS = ()
 CHECKS = ("TTFT_HEADROOM", "TPOT_HEADROOM", "SHARE", "slo_for", "Verdict", "capstone_verdict")

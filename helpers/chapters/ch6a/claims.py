@@ -45,6 +45,18 @@ def tuning_steps(base: EngineConfig, seats: int, engine_max_num_seqs: int, longe
     return steps
 
 
+QUANTIZING = {"model", "kv_cache_dtype"}  # the steps that make a faster kernel (fewer bytes a step)
+SCHEDULING = {"max_num_seqs", "max_num_batched_tokens"}
+
+
+def opposite_order(steps: list[Step]) -> list[Step]:
+    """The order the article warns against: the quantization steps first, then the others in reverse
+    (on a GPU the CUDA-graph and parallel steps come last in `tuning_steps`: a plain reversal would start
+    with them, not with quantization)."""
+    quant = [s for s in steps if QUANTIZING & set(s.change)]
+    return [*quant, *reversed([s for s in steps if s not in quant])]
+
+
 def parallel_step(base: EngineConfig, gpu_count: int) -> Step | None:
     """The largest tensor-parallel size the GPUs and the model's heads allow (the embedded model's
     9 heads and 3 KV heads take 3, not 2), else two data-parallel replicas, else None."""
@@ -181,11 +193,21 @@ def order_claim(forward: list[dict], reverse: list[dict] | None, slo: SLO) -> Cl
     a, b = best(forward), best(reverse)
     kept = lambda path: ", ".join(r["step"] for r in path[1:] if r["kept"]) or "none"  # noqa: E731
     same = (a.get("config") is not None and a.get("config") == b.get("config")) or a["row"] is b["row"]
-    scheduling = {"max_num_seqs", "max_num_batched_tokens"}
-    if not any(r["kept"] and scheduling & set(r.get("change") or {}) for r in forward[1:]):
+    tested = ("tested only where the article's order kept a scheduling step and quantization first kept a "
+              "quantization step")
+    kept_keys = lambda path, keys: {k for r in path[1:] if r["kept"] for k in (r.get("change") or {}) if k in keys}  # noqa: E731
+    fwd_sched = kept_keys(forward, SCHEDULING)
+    if not fwd_sched:
         return verdicts.untested(text, f"the article's order kept no scheduling step (it kept {kept(forward)}), so "
-                                       "there was no scheduling problem for a faster kernel to hide",
-                                 "tested only where the article's order kept a scheduling step")
+                                       "there was no scheduling problem for a faster kernel to hide", tested)
+    if not kept_keys(reverse, QUANTIZING):
+        return verdicts.untested(text, f"quantization first kept no quantization step (it kept {kept(reverse)}), so "
+                                       "no faster kernel was there to hide anything", tested)
+    if fwd_sched <= kept_keys(reverse, SCHEDULING):
+        return Claim(text, verdicts.NOT_HELD, f"quantization first kept the scheduling step(s) the article's order "
+                                              f"kept too (the article's order kept {kept(forward)}; quantization "
+                                              f"first kept {kept(reverse)}): the faster kernel hid nothing",
+                     "did not hold: quantizing first still kept the scheduling step, so it hid nothing")
     if same and (slo.goodput(a["row"]) or 0) > 0:
         return Claim(text, verdicts.NOT_HELD, f"both orders ended at the same configuration (the article's order "
                                               f"kept {kept(forward)}; quantization first kept {kept(reverse)}): "
