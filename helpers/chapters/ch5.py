@@ -278,13 +278,14 @@ def claims(weights, kv, drift, parallel, device: str = "cpu", offload: dict | No
 
 # -- exercise 2 and the cores each split computed on ---------------------------------------------
 
-def tokens_per_mib_saved(weights: pd.DataFrame, small: str) -> float | None:
+def tokens_per_mib_saved(weights: pd.DataFrame, small: str, key: str | None = None) -> float | None:
     """Exercise 2: the KV tokens the `small` engine gained over bf16 per MiB of non-KV memory it saved
     (both engines at the same memory fraction). None where it saved nothing (nothing to share out) or
-    where a row has neither a non-KV figure nor (a GPU's) the weights' memory."""
+    where a row has neither a non-KV figure nor (a GPU's) the weights' memory. `key`: another memory
+    figure (the checkpoint sizes: exercise 2's named mistake)."""
     bf, q = weights.loc[BF16], weights.loc[small]
     # a GPU's log has no non-KV figure, but the weights' memory ("Model loading took"), which is what shrank
-    key = "non_kv_gib" if verdicts.number(bf, "non_kv_gib") is not None else "weights_gib"
+    key = key or ("non_kv_gib" if verdicts.number(bf, "non_kv_gib") is not None else "weights_gib")
     if verdicts.number(bf, key) is None or verdicts.number(q, key) is None:
         return None
     saved_mib = verdicts.number(bf, key) - verdicts.number(q, key)

@@ -78,12 +78,22 @@ def rank_memory_lines(tp1: dict, tp2: dict) -> list[str]:
             "the fraction is per rank on the CPU backend, so the whole engine takes the fraction times the ranks.",
             f"- KV tokens: {tp1['kv_cache_tokens']:,} at TP=1, {tp2['kv_cache_tokens']:,} at TP=2 "
             f"(×{tp2['kv_cache_tokens'] / tp1['kv_cache_tokens']:.2f}). Each rank's non-KV memory was "
-            f"{tp2['non_kv_gib']} GiB against {tp1['non_kv_gib']} GiB for the single rank (it holds half of "
-            f"the weights), so each rank had {tp2['kv_cache_gib']} GiB for KV against {tp1['kv_cache_gib']}."]
+            f"{tp2['non_kv_gib']} GiB against {tp1['non_kv_gib']} GiB for the single rank" + half_weights(tp1)
+            + f", so each rank had {tp2['kv_cache_gib']} GiB for KV against {tp1['kv_cache_gib']}."]
+
+
+def half_weights(tp1) -> str:
+    """What half of the weights accounts for, beside the drop in a rank's non-KV memory: the rest of the
+    drop is the rank's runtime, not weights."""
+    checkpoint = tp1.get("checkpoint_gib") if hasattr(tp1, "get") else None
+    if not checkpoint or checkpoint != checkpoint:
+        return " (it holds half of the weights, among other things)"
+    return (f" (half of the {checkpoint:.2f} GiB of weights is {checkpoint / 2:.2f} GiB; the rest of the drop is "
+            "the rank's own runtime, not weights)")
 
 
 # The template every home follows (helpers/chapters/__init__.py says what each part is).
-DESIGNS = ("binding_lines", "loads", "rank_memory_lines")
+DESIGNS = ("binding_lines", "loads", "rank_memory_lines", "half_weights")
 PANELS = ()
 CHECKS = ("TOO_CLOSE", "TARGETS", "kv_heads_per_rank", "ranked", "winner", "why")
 CLAIMS = ()

@@ -166,3 +166,15 @@ def test_a_quantized_copy_slower_than_bf16_is_said_to_be_slower():
     assert ch5.time_against_bytes(1.29, 0.4).startswith("the time rose although the bytes fell")
     assert ch5.time_against_bytes(0.8, 0.5) == "the time fell, but less than the bytes."
     assert ch5.time_against_bytes(0.5, 0.6) == "the time fell at least as much as the bytes."
+
+
+def test_exercise2_names_the_checkpoint_and_mb_slips(capsys):
+    import pandas as pd
+    weights = pd.DataFrame({"non_kv_gib": [0.96, 0.81], "kv_cache_tokens": [216_000, 222_912],
+                            "checkpoint_gib": [0.25, 0.11]}, index=["bf16", "int4"])
+    want = ch5.tokens_per_mib_saved(weights, "int4")
+    ckpt = ch5.tokens_per_mib_saved(weights, "int4", key="checkpoint_gib")
+    q2 = Question("q2", lambda: want, 0.15, "", "ch05_q2.py",
+                  known_wrong={"checkpoint": lambda: ckpt, "MB": lambda: want * 2**20 / 10**6})
+    assert q2.check(want) and not q2.check(ckpt) and "checkpoint" in capsys.readouterr().out
+    assert not q2.check(want * 2**20 / 10**6)
