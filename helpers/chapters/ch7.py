@@ -44,7 +44,8 @@ def probe_claim(roof: dict, one: dict | None = None) -> Claim:
         return verdicts.untested("7.1 Two ways of measuring bandwidth agree", "a GPU's roof is measured one way here "
                                "(torch on the device)")
     reads = {m: roof[m]["read"]["best_gbs"] for m in ("numpy", "torch")}
-    if one is not None and one is not roof and one.get("numpy") and roof["threads"] == 2 * one["threads"]:
+    if one is not None and one is not roof and one.get("numpy") and roof["threads"] == 2 * one["threads"] \
+            and reads["numpy"] < reads["torch"]:  # a cap holds numpy down, never above torch
         # numpy's read is one Python thread per core, each summing at most about 20 GB/s: where it still grew
         # from half the threads to all (×1.3 or more), it has not saturated the memory, so it measures its kernel
         grew = reads["numpy"] / one["numpy"]["read"]["best_gbs"]
@@ -102,10 +103,29 @@ def flops_per_token(folder, context: float) -> float:
     return 2 * roofline.linear_params(folder) + attention
 
 
-def crossover(folder, dtype, kv_per_token: float, roof: dict, context: float) -> float | None:
-    """The batch past which this machine's decode would be compute-bound (None: never)."""
-    return roofline.crossover_batch(roofline.weight_bytes(folder, dtype), flops_per_token(folder, context),
+def crossover(folder, dtype, kv_per_token: float, roof: dict, context: float, flops: float | None = None
+              ) -> float | None:
+    """The batch past which this machine's decode would be compute-bound (None: never). `flops`: another
+    count of operations per token (lab 5's named mistakes)."""
+    return roofline.crossover_batch(roofline.weight_bytes(folder, dtype),
+                                    flops if flops is not None else flops_per_token(folder, context),
                                     context * kv_per_token, roof["bandwidth_gbs"], roof["compute_gflops"])
+
+
+def crossover_mistakes(folder, dtype, kv_per_token: float, roof: dict, context: float) -> dict:
+    """Lab 5 Q4's named mistakes: the KV read left out, the attention over the context left out, and the
+    attention counted with the KV heads instead of the query heads."""
+    cfg = json.loads((Path(folder) / "config.json").read_text())
+    head_dim = cfg.get("head_dim") or cfg["hidden_size"] // cfg["num_attention_heads"]
+    linear = 2 * roofline.linear_params(folder)
+    kv_heads = 4 * context * cfg["num_hidden_layers"] * cfg["num_key_value_heads"] * head_dim
+    never = float("inf")
+    return {"you left out each sequence's KV read (memory time grows with B too)":
+            lambda: crossover(folder, dtype, 0, roof, context) or never,
+            "you left out the attention over the context (q·k and p·v, 4 × context × layers × heads × head_dim)":
+            lambda: crossover(folder, dtype, kv_per_token, roof, context, flops=linear) or never,
+            "you counted the attention with the KV heads; every query head attends":
+            lambda: crossover(folder, dtype, kv_per_token, roof, context, flops=linear + kv_heads) or never}
 
 
 def sweep_frame(rows: dict, roof: dict, folder) -> pd.DataFrame:
@@ -175,8 +195,10 @@ def batching_claim(sweep: dict, cross: float | None) -> Claim:
     t_ratio = many[metric] / one[metric]
     share = (t_ratio - 1) / (b - 1)
     f1, f2 = verdicts.number(one, "roofline_tpot_ms"), verdicts.number(many, "roofline_tpot_ms")
-    predicted = (f"; the bytes alone predict {(f2 / f1 - 1) / (b - 1):.3f} of a solo step (the floor "
-                 f"{f1:.2f} → {f2:.2f} ms), so the rest is per-step work the batch shares" if f1 and f2 else "")
+    by_bytes = (f2 / f1 - 1) / (b - 1) if f1 and f2 else None
+    predicted = (f"; the bytes alone predict {by_bytes:.3f} of a solo step (the floor {f1:.2f} → {f2:.2f} ms): the "
+                 f"other {share - by_bytes:.2f} is work each added sequence brings (arithmetic, sampling, "
+                 "bookkeeping), and what the batch shares is the rest of the solo step" if by_bytes is not None else "")
     return verdicts.judge(
         title, share <= 0.25, f"{roofline.decode_batch(one):.2f} → {roofline.decode_batch(many):.2f} sequences a step "
         f"(×{b:.2f}), {name} {one[metric]:.1f} → {many[metric]:.1f} ms (×{t_ratio:.2f}): each extra "
@@ -260,8 +282,9 @@ STAYS = "7.3 The time above the floor stays when the bytes shrink (a cost per st
 STAYS_RULE = ("judged on INT8's time per token against what each reading predicts: a cost per step gives INT8's floor "
               "plus the base's time above it; a cost per byte gives the base's time × the bytes ratio. Held: nearer "
               "the per-step time and within the noise of it; partly: nearer it but faster beyond the noise; did not "
-              "hold: nearer the per-byte time, or slower than the per-step time beyond the noise (work of its own); "
-              "not judged where the two predictions lie within the noise of each other")
+              "hold: nearer the per-byte time; not judged where INT8 is slower than the per-step time beyond the "
+              "noise (work of its own: the test's premise failed) or where the two predictions lie within the "
+              "noise of each other")
 
 
 def stays_claim(base: dict, int8: dict, level: float) -> Claim:
@@ -372,7 +395,7 @@ def gpu_claim(device: str, rows: dict | None = None) -> Claim:
 DESIGNS = ("BASE", "INT8", "MERGED", "VLLM", "AUTO", "ALL", "roof_table", "floors", "flops_per_token", "sweep_frame",
            "GRAPHS")
 PANELS = ()
-CHECKS = ("NO_BINDING", "NO_LAYOUT", "floor_with", "nominal_mistake")
+CHECKS = ("crossover_mistakes", "NO_BINDING", "NO_LAYOUT", "floor_with", "nominal_mistake")
 CLAIMS = ("methods_sentence", "AGREE", "NEAR_FLOOR", "allowed_mbu", "probe_claim", "crossover", "gap",
           "near_floor_claim", "batching_claim", "floor_claims", "bytes_sentence", "bytes_claims", "STAYS", "STAYS_RULE",
           "stays_claim", "faster_binding", "layout_claims", "gpu_claim")

@@ -259,6 +259,8 @@ def test_the_methods_are_not_judged_where_numpys_read_did_not_grow_with_the_thre
     one["threads"] = 1
     assert ch7.probe_claim(both, one).verdict == verdicts.UNTESTED  # ×1.8 from one thread to two: not saturated
     assert ch7.probe_claim(both).verdict == verdicts.NOT_HELD  # without the one-thread probe: judged as before
+    above = {**_roof(75.0, 51.4), "threads": 2}  # numpy above torch: a cap cannot explain it, so it is judged
+    assert ch7.probe_claim(above, one).verdict == verdicts.NOT_HELD
     flat = {**_roof(52.0, 54.0), "threads": 2}
     one["numpy"]["read"]["best_gbs"] = 45.0  # numpy 45 → 52: saturated, so the two methods are compared
     assert ch7.probe_claim(flat, one).verdict == verdicts.HELD

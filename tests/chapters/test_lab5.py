@@ -36,6 +36,12 @@ def test_lab5_solutions_pass_their_checks_in_both_layouts(layout, monkeypatch, t
     env.update(context=144.0, kv_token=46_080)
     run_solution("lab05_q4.py", env)
     assert env["crossover"] == pytest.approx(ch7.crossover(folder, "float32", 46_080, roof, 144.0), rel=0.01)
+    mistakes = ch7.crossover_mistakes(folder, "float32", 46_080, roof, 144.0)
+    q4 = Question("q4", lambda: ch7.crossover(folder, "float32", 46_080, roof, 144.0), 0.1, "", "lab05_q4.py",
+                  known_wrong=mistakes)
+    assert q4.check(env["crossover"])
+    for why, wrong in mistakes.items():  # no attention, attention on KV heads, no KV read: each named
+        assert not q4.check(wrong()) and why.split(";")[0] in capsys.readouterr().out
     run_solution("lab05_q5.py", env)
     need = ch7.NEAR_FLOOR * ch7.allowed_mbu(rows[1])  # the lab's threshold: chapter 7's, scaled by the layout
     q5 = Choice("q5", ["yes", "no"], lambda: "yes" if rows[1]["mbu"] >= need else "no", "", "lab05_q5.py")
