@@ -54,7 +54,10 @@ class Question:
             self.passed = True
             print(f"✓ {self.name}: {_num(value)} {self.unit} — within {tolerance:.1%} of {_num(want)}.")
             return True
-        matched = [why for why, w in wrongs.items() if value == w or abs(value - w) <= max(0.01, tolerance) * abs(w)]
+        near = {why: abs(value - w) for why, w in wrongs.items()
+                if value == w or abs(value - w) <= max(0.01, tolerance) * abs(w)}
+        # only the nearest named mistake(s): a slip that lands near another's figure is not that other slip
+        matched = [why for why, d in near.items() if d <= min(near.values()) * (1 + 1e-6) + 1e-12]
         step = _last_digit(answer)
         if matched and step and math.isfinite(want) and \
                 all(abs(wrongs[why] - want) < step for why in matched):  # too few digits to tell them apart

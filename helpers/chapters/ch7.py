@@ -309,7 +309,7 @@ def stays_claim(base: dict, int8: dict, level: float) -> Claim:
                           rule=STAYS_RULE)
 
 
-def floor_with(row: dict, batch: float | None = None, kv: bool = True) -> float | None:
+def floor_with(row: dict, batch: float | None = None, kv: bool | float = True, gib: bool = False) -> float | None:
     """A row's floor TPOT (ms) recomputed with another batch or without the KV term: the exercises'
     known mistakes (the nominal requests in flight for the measured sequences per step; the weights
     alone). From the row's own roofline columns (`H.with_floor`); None where it has none."""
@@ -317,21 +317,27 @@ def floor_with(row: dict, batch: float | None = None, kv: bool = True) -> float 
     weights, context, bw = g("weights_read_mb"), g("decode_context"), g("roof_bandwidth_gbs")
     if weights is None or context is None or not bw or not g("kv_cache_tokens"):
         return None
-    per_token = rows.kv_bytes_per_token(row) if kv else 0.0
+    # kv: True, False (left out) or a factor on its bytes (a slip in bytes per number); gib: the roof read as GiB/s
+    per_token = rows.kv_bytes_per_token(row) * (kv if not isinstance(kv, bool) else 1.0) if kv else 0.0
     nbytes = roofline.step_bytes(weights * 1e6, roofline.decode_batch(row) if batch is None else batch, context,
                                  per_token)
-    return roofline.floor_ms(nbytes, bw)
+    return roofline.floor_ms(nbytes, bw * (2**30 / 1e9 if gib else 1.0))
 
 
 def nominal_mistake(row: dict) -> dict:
     """Exercise 2's and lab 5's known mistakes: the requests the client kept in flight taken for the
-    sequences the engine ran per step (the mean running count /metrics saw), and the KV term left out."""
+    sequences the engine ran per step (the mean running count /metrics saw), the KV term left out, the KV
+    cache counted in 4 bytes a number on a 16-bit engine, and the roof read as GiB/s."""
     nominal = verdicts.number(row, "load_max_concurrency")
     out = {"you left out the KV term (each sequence reads its context's KV cache every step)":
            lambda: floor_with(row, kv=False)}
     if nominal:
         out["you used the requests the client kept in flight, not the sequences the engine ran per step "
             "(decode_batch, the mean running count)"] = lambda: floor_with(row, batch=nominal)
+    if rows.kv_bytes_per_number(row) == 2:
+        out["you counted the KV cache in 4 bytes a number; the engine keeps it in the compute dtype (2 here)"] = \
+            lambda: floor_with(row, kv=2.0)
+    out["you took the roof as GiB/s; the probe reports GB/s (10**9 bytes)"] = lambda: floor_with(row, gib=True)
     return out
 
 
