@@ -83,13 +83,15 @@ def rank_memory_lines(tp1: dict, tp2: dict) -> list[str]:
 
 
 def half_weights(tp1) -> str:
-    """What half of the weights accounts for, beside the drop in a rank's non-KV memory: the rest of the
-    drop is the rank's runtime, not weights."""
+    """Half the checkpoint, beside the drop in a rank's non-KV memory: what a rank holds differs from its
+    share of the files (`dispatch_cpu_unquantized_gemm` keeps a packed copy of a tied table for the output
+    layer on the CPU backend), so the drop is not split into weights and runtime here."""
     checkpoint = tp1.get("checkpoint_gib") if hasattr(tp1, "get") else None
     if not checkpoint or checkpoint != checkpoint:
         return " (it holds half of the weights, among other things)"
-    return (f" (half of the {checkpoint:.2f} GiB of weights is {checkpoint / 2:.2f} GiB; the rest of the drop is "
-            "the rank's own runtime, not weights)")
+    return (f" (half of the {checkpoint:.2f} GiB checkpoint is {checkpoint / 2:.2f} GiB; a rank can hold more "
+            "weight data than its share of the checkpoint, such as a CPU backend's packed copy of a tied embedding "
+            "table for its output layer, and its own runtime besides)")
 
 
 # The template every home follows (helpers/chapters/__init__.py says what each part is).

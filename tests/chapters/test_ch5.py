@@ -175,6 +175,7 @@ def test_exercise2_names_the_checkpoint_and_mb_slips(capsys):
     want = ch5.tokens_per_mib_saved(weights, "int4")
     ckpt = ch5.tokens_per_mib_saved(weights, "int4", key="checkpoint_gib")
     q2 = Question("q2", lambda: want, 0.15, "", "ch05_q2.py",
-                  known_wrong={"checkpoint": lambda: ckpt, "MB": lambda: want * 2**20 / 10**6})
+                  known_wrong={"checkpoint": lambda: ckpt, "MB": lambda: want * 10**6 / 2**20})
     assert q2.check(want) and not q2.check(ckpt) and "checkpoint" in capsys.readouterr().out
-    assert not q2.check(want * 2**20 / 10**6)
+    mb = 6_912 / ((0.96 - 0.81) * 2**30 / 1e6)  # divided by the megabytes saved: fewer tokens per unit
+    assert not q2.check(mb) and "MB" in capsys.readouterr().out
