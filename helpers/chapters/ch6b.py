@@ -132,6 +132,10 @@ def claims(rows: dict) -> list[Claim]:
                     f"requests/s; peak running {verdicts.number(few, 'peak_running') or 0:.0f} vs {ran:.0f}")
         if ran <= seats:
             out.append(verdicts.untested(text, f"{evidence}: the flood never ran more at once than the default allows"))
+        elif ran < 2 * seats:  # "very high" means many times the default: a batch a quarter larger cannot show it
+            out.append(verdicts.untested(text, f"{evidence}: the high cap ran only ×{ran / seats:.2f} the default's "
+                                               "sequences at once, far from the thousands of seats the claim is about "
+                                               "(the full size sends a flood for 1,024 seats or more)"))
         else:
             out.append(verdicts.judge_change(text, few, many, "request_throughput", better="lower", held_at=1.1,
                                            unit="req/s", evidence=evidence))

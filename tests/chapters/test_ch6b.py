@@ -18,7 +18,7 @@ def test_backfire_claims():
             ch6b.TIGHT: {"prefix_cache_hit_rate": 0.1, "median_ttft_ms": 300, "kv_cache_tokens": 3200, **CHURN},
             ch6b.HIGH_FRACTION: {"prefix_cache_hit_rate": 0.6, "cfg_gpu_memory_utilization": 0.5,
                                  "kv_cache_tokens": 2000},
-            ch6b.SEATS_HIGH: {"request_throughput": 10.0, "peak_running": 200, "engine_max_num_seqs": 256},
+            ch6b.SEATS_HIGH: {"request_throughput": 10.0, "peak_running": 400, "engine_max_num_seqs": 1024},
             ch6b.SEATS_DEFAULT: {"request_throughput": 8.0, "peak_running": 128, "engine_max_num_seqs": 128},
             ch6b.BUDGET: {"median_ttft_ms": 1000.0}, ch6b.TINY: {"median_ttft_ms": 1600.0}}
     # the tight cache loses its hits; the high fraction does not; more seats were faster; tiny chunks slower
@@ -27,6 +27,8 @@ def test_backfire_claims():
     assert len(ch6b.claims({ch6b.BUDGET: rows[ch6b.BUDGET]})) == 0  # a pair is needed
     rows[ch6b.SEATS_HIGH]["peak_running"] = 128  # the flood never used the extra seats
     assert ch6b.claims(rows)[2].verdict == verdicts.UNTESTED
+    rows[ch6b.SEATS_HIGH]["peak_running"] = 160  # a quarter more than the default: far from "very high"
+    assert ch6b.claims(rows)[2].verdict == verdicts.UNTESTED and "×1.25" in ch6b.claims(rows)[2].evidence
     assert ch6b.very_many_seats(128, full=False) == 256 and ch6b.very_many_seats(1024, full=True) == 2048
 
 
