@@ -125,7 +125,8 @@ class Choice(Question):
             return False
         want = self._expected()
         reason = f" ({self._why()})" if self._why else ""
-        if want is None:
+        if want is None or (isinstance(want, str) and want not in self.options) or \
+                (isinstance(want, (set, frozenset)) and not want & set(self.options)):  # "not measured", "no data"
             print(f"– {self.name}: cannot be checked here{reason}: the measurement cannot be judged.")
             return False
         tied = sorted(want) if isinstance(want, (set, frozenset)) else [want]

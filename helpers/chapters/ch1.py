@@ -267,8 +267,9 @@ def fit_claim(fit, load: Load) -> verdicts.Claim:
     running, waiting = verdicts.number(fit, "peak_running"), verdicts.number(fit, "peak_waiting")
     preempted = verdicts.number(fit, "preemptions") or 0
     rule = f"held: peak running reached {want} with no preemption"
-    if running is None:
-        return verdicts.untested(text, "this row has no /metrics samples (peak running), so it cannot be judged", rule)
+    if not running:  # none, or 0: a sampled gauge that saw no request
+        return verdicts.untested(text, "this row has no /metrics reading of running requests (none, or a peak of 0: "
+                                       "a gauge that sampled no request), so it cannot be judged", rule)
     evidence = (f"peak running {running:.0f} of {want}, peak waiting {waiting or 0:.0f}, "
                 f"{preempted:.0f} preemption(s), "
                 f"peak KV usage {verdicts.number(fit, 'peak_kv_cache_usage_pct') or 0:.0f} %")

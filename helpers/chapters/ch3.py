@@ -280,11 +280,12 @@ def seqs_claim(seqs: pd.DataFrame) -> Claim:
 def block_claims(tiny, flood_requests: int) -> list[Claim]:
     capped = tiny["peak_running"] < flood_requests and tiny["peak_waiting"] > 0
     cache = f"{tiny['kv_cache_tokens']:.0f}-token cache ({tiny['num_blocks']:.0f} blocks of {tiny['block_size']:.0f})"
-    out = [verdicts.judge(
-        "3.3 KV blocks cap real concurrency; the excess waits", capped,
-        f"{cache}: at most {tiny['peak_running']:.0f} of {flood_requests} ran at once, "
-        f"up to {tiny['peak_waiting']:.0f} waited",
-        rule="held: fewer ran at once than were sent, and some waited")]
+    cap_text, cap_rule = "3.3 KV blocks cap real concurrency; the excess waits", \
+        "held: fewer ran at once than were sent, and some waited"
+    seen = f"{cache}: at most {tiny['peak_running']:.0f} of {flood_requests} ran at once, " \
+           f"up to {tiny['peak_waiting']:.0f} waited"
+    out = [verdicts.untested(cap_text, seen + ": a peak of 0 running is a gauge that sampled no request", cap_rule)
+           if not tiny["peak_running"] else verdicts.judge(cap_text, capped, seen, rule=cap_rule)]
     text = "3.3 When the cache runs out, running sequences are preempted (and recomputed later)"
     rule = (f"held: the engine counted a preemption; not measured: KV usage stayed under "
             f"{FULL_CACHE_PCT:.0f} %; else did not hold")

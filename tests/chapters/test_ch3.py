@@ -345,3 +345,11 @@ def test_a_chunking_claim_is_not_judged_where_the_long_prompts_met_no_short_answ
     claims = ch3.chunking_claims(chunked)
     assert claims[0].verdict == verdicts.UNTESTED and "stalled nobody" in claims[0].evidence
     assert claims[1].verdict == verdicts.UNTESTED
+
+
+def test_a_zero_peak_is_not_judged_by_the_block_cap_claim():
+    from helpers import verdicts
+    from helpers.chapters import ch3
+    tiny = {"peak_running": 0.0, "peak_waiting": 0.0, "kv_cache_tokens": 1024, "num_blocks": 9, "block_size": 128,
+            "preemptions": 0.0, "peak_kv_cache_usage_pct": 0.0}
+    assert ch3.block_claims(tiny, 8)[0].verdict == verdicts.UNTESTED

@@ -67,3 +67,10 @@ def test_two_mistakes_that_give_the_same_number_are_both_named(capsys):
     assert not q.check(4)
     out = capsys.readouterr().out
     assert "you split the attention heads, or if you kept every KV head" in out
+
+
+def test_a_choice_whose_expectation_cannot_be_judged_rejects_no_answer_as_wrong(capsys):
+    from helpers.exercises import Choice
+    for want in ("not measured here", "no data"):  # a verdict or a reading outside the options
+        q = Choice("c", ["held", "did not hold"], lambda w=want: w, "", "x.py")
+        assert not q.check("held") and "cannot be checked here" in capsys.readouterr().out
