@@ -12,6 +12,7 @@ from typing import Callable
 
 from helpers import verdicts
 from helpers.exercises import Choice, Question
+from helpers.results import rows
 
 # The engine lines that name each start-up failure, as vLLM words them.
 # Free memory: "… on startup is less than desired CPU/GPU memory utilization" (CPUWorker.__init__
@@ -62,7 +63,7 @@ def failure_kind(line: str | None) -> str | None:
 def same_or_half(short, long, metric: str = "peak_running") -> str:
     """What the engine did to `metric` when max_model_len doubled on the same blocks."""
     a, b = verdicts.number(short, metric), verdicts.number(long, metric)
-    if not a or not b:  # a peak of 0: the gauge saw no request
+    if not a or not b or rows.too_few_samples(short, long):  # a peak of 0, or too few readings to trust one
         return "no data"
     r = b / a
     if abs(r - 1) <= verdicts.noise([short, long], metric):
@@ -157,6 +158,8 @@ def reported_concurrency(lens) -> verdicts.Claim:
 def smaller_len_more_running(short, long) -> verdicts.Claim:
     """The article's claim, on real requests: does a smaller max_model_len let more short ones run?"""
     a, b = verdicts.number(short, "peak_running"), verdicts.number(long, "peak_running")
+    if few := rows.too_few_samples(short, long):
+        return verdicts.untested("2.2 A smaller max_model_len lets more short requests run at once", few)
     if not a or not b:  # a sampled gauge that saw no request reads 0: no ratio to judge
         return verdicts.untested("2.2 A smaller max_model_len lets more short requests run at once",
                                  f"peak running {a or 0:.0f} vs {b or 0:.0f}: a figure of 0 on one side (a sampled "
@@ -203,6 +206,8 @@ def queueing(fill) -> verdicts.Claim:
     evidence = f"peak KV usage {usage:.0f} %, up to {waiting:.0f} waiting, {fill['preemptions']:.0f} preemption(s)"
     rule = (f"held: peak KV usage of {NEAR_CEILING:.0f} % or more with requests waiting; did not hold: that usage and "
             "none waiting; usage below it: cannot be judged (any waiting was for the token budget, not memory)")
+    if few := rows.too_few_samples(fill):
+        return verdicts.untested(text, f"{evidence}; {few}", rule)
     if usage < NEAR_CEILING:
         return verdicts.untested(text, f"{evidence}: the cache never came near its ceiling", rule)
     # The peaks can come from different moments (requests wait for the token budget in the first steps too):
@@ -219,14 +224,14 @@ def queueing(fill) -> verdicts.Claim:
 
 
 def block_size(blocks) -> verdicts.Claim:
-    rows = [r for _, r in blocks.iterrows()]
+    measured = [r for _, r in blocks.iterrows()]
     thr = blocks.output_throughput
     spread = (thr.max() - thr.min()) / thr.max()
-    level = verdicts.noise(rows, "output_throughput")
+    level = verdicts.noise(measured, "output_throughput")
     sizes = ", ".join(str(int(b)) for b in blocks.block_size)
     tpot = blocks.mean_tpot_ms
     tpot_spread = (tpot.max() - tpot.min()) / tpot.max()
-    tpot_level = verdicts.noise(rows, "mean_tpot_ms")
+    tpot_level = verdicts.noise(measured, "mean_tpot_ms")
     itl = ", ".join(f"{v:.0f}" for v in blocks.p99_itl_ms) if "p99_itl_ms" in blocks else "?"
     # "barely matters" is a null claim: held only inside the default band; inside a wider measured band the
     # run cannot tell (the difference could hide in it); beyond it, did not hold

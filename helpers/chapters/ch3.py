@@ -284,8 +284,10 @@ def block_claims(tiny, flood_requests: int) -> list[Claim]:
         "held: fewer ran at once than were sent, and some waited"
     seen = f"{cache}: at most {tiny['peak_running']:.0f} of {flood_requests} ran at once, " \
            f"up to {tiny['peak_waiting']:.0f} waited"
+    few = rows.too_few_samples(tiny)
     out = [verdicts.untested(cap_text, seen + ": a peak of 0 running is a gauge that sampled no request", cap_rule)
-           if not tiny["peak_running"] else verdicts.judge(cap_text, capped, seen, rule=cap_rule)]
+           if not tiny["peak_running"] else verdicts.untested(cap_text, f"{seen}; {few}", cap_rule) if few
+           else verdicts.judge(cap_text, capped, seen, rule=cap_rule)]
     text = "3.3 When the cache runs out, running sequences are preempted (and recomputed later)"
     rule = (f"held: the engine counted a preemption; not measured: KV usage stayed under "
             f"{FULL_CACHE_PCT:.0f} %; else did not hold")

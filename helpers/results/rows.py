@@ -49,6 +49,24 @@ def no_collision(*rows) -> str | None:
     return None
 
 
+MIN_SAMPLES = 3  # /metrics readings while requests ran, below which a sampled peak is a draw, not a reading
+
+
+def too_few_samples(*rows) -> str | None:
+    """Why a sampled peak (running, waiting, KV usage) cannot be judged, or None: the first repeat's
+    /metrics series (sampled every half second) saw requests running fewer than MIN_SAMPLES times, as on
+    a sub-second run (a small model on a GPU). Rows without a series: None (nothing to say)."""
+    for row in rows:
+        series = row.get("timeseries") if hasattr(row, "get") else None
+        if not isinstance(series, list) or not series:
+            continue
+        seen = sum(1 for x in series if (x.get("running") or 0) > 0)
+        if seen < MIN_SAMPLES:
+            return (f"cannot be judged here: the run was sampled only {seen} time(s) while requests ran (a run "
+                    "shorter than a few /metrics readings), so its peaks are a draw, not a reading")
+    return None
+
+
 def combine(runs: list[dict]) -> dict:
     """Median of each numeric figure over the repeats, its min and max, and every repeat (a
     measured row's repeats, and an imported sweep's runs of one combination)."""

@@ -248,8 +248,11 @@ def test_q4_the_free_memory_answer_can_pass():
 
 
 def test_queueing_needs_a_full_cache_and_a_wait_at_the_same_moment():
-    early = [{"kv_cache_usage_pct": 30.0, "waiting": 6}, {"kv_cache_usage_pct": 85.0, "waiting": 0}]
+    early = [{"kv_cache_usage_pct": 30.0, "waiting": 6, "running": 4}, {"kv_cache_usage_pct": 85.0, "waiting": 0,
+             "running": 8}, {"kv_cache_usage_pct": 60.0, "waiting": 0, "running": 6}]
     fill = {"peak_kv_cache_usage_pct": 85.0, "peak_waiting": 6.0, "preemptions": 0.0, "timeseries": early}
     assert ch2.queueing(fill).verdict == verdicts.NOT_HELD  # waited only for the budget, early on
-    late = early + [{"kv_cache_usage_pct": 90.0, "waiting": 2}]
+    late = early + [{"kv_cache_usage_pct": 90.0, "waiting": 2, "running": 8}]
     assert ch2.queueing({**fill, "timeseries": late}).verdict == verdicts.HELD
+    brief = {**fill, "timeseries": early[:2]}  # two readings while requests ran: a draw, not a reading
+    assert ch2.queueing(brief).verdict == verdicts.UNTESTED and "sampled only 2" in ch2.queueing(brief).evidence
