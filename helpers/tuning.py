@@ -11,7 +11,8 @@ A step is judged on two figures of the same requests: goodput (requests per seco
 target) and the share of requests within it, which is what the target promises. On one load the
 two move together unless the run's length changes: goodput = share × requests ÷ duration. So
 goodput can rise while the share falls only when the load finishes sooner; such a change counts as
-hurt, not helped.
+hurt, not helped, when the share fell beyond the noise (by at least MIN_COUNT_CHANGE requests) or below
+the target's where the reference met it.
 """
 from __future__ import annotations
 

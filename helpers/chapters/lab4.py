@@ -157,8 +157,9 @@ class Capstone:
             f"Advised ({self.advice.apply(self.base).label()}): goodput {a:.2f} req/s, "
             f"{self.slo.met_share(self.advised) or 0:.0%} within the target{_how(self.advised)}.",
             f"To pass: a configuration of your own (not the baseline, not the advisor's change) whose goodput beats "
-            f"the better of the two ({max(a, b):.2f} req/s) by more than the run-to-run noise, with no smaller share "
-            "of its requests within the target." + (
+            f"the better of the two ({max(a, b):.2f} req/s) by more than the run-to-run noise, with no share of its "
+            "requests within the target smaller beyond the noise (nor below the target's where a reference met it)."
+            + (
                 f" Neither reference met the target for any request, so a pass also needs at least "
                 f"{tuning.FROM_NONE_SHARE:.0%} of your requests (and {tuning.FROM_NONE_COUNT}) within it."
                 if max(a, b) == 0 else ""),
