@@ -40,6 +40,9 @@ COMPILATION_MODES = (0, 1, 2, 3)
 CUDAGRAPH_MODES = ("NONE", "PIECEWISE", "FULL", "FULL_DECODE_ONLY", "FULL_AND_PIECEWISE")
 
 
+# The largest default max_num_seqs vLLM gives a GPU server (H100/H200 class; EngineArgs.get_batch_defaults).
+GPU_MAX_NUM_SEQS = 1024
+
 @dataclass(frozen=True)
 class EngineConfig:
     """Every setting the guide toggles. `None` means "vLLM's own default".
@@ -359,6 +362,12 @@ class EngineConfig:
     def server_args(self, model_path: str, port: int) -> list[str]:
         """The api_server command-line arguments for this config (one rule: Setting.flags)."""
         sent = {**dataclasses.asdict(self), "model": model_path, "gpu_memory_utilization": self.memory_fraction}
+        if self.device != "cpu" and self.max_num_seqs is None and self.max_num_batched_tokens is not None \
+                and self.max_num_batched_tokens < GPU_MAX_NUM_SEQS:
+            # A GPU's default seat count is 1024 on 70 GiB and more, 256 below (EngineArgs.get_batch_defaults), and
+            # vLLM refuses a budget below it (SchedulerConfig.verify_max_model_len): a small budget brings the
+            # seats down with it, as the engine's own report (engine_max_num_seqs) then shows.
+            sent["max_num_seqs"] = self.max_num_batched_tokens
         args = [word for s in SETTINGS if self.device in s.devices for word in s.flags(sent[s.name])]
         return args + ["--host", "127.0.0.1", "--port", str(port)]
 

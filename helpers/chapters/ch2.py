@@ -248,8 +248,8 @@ def block_size(blocks) -> verdicts.Claim:
 
 # -- exercises --------------------------------------------------------------------------------
 def answer_blocks(plan: dict, block_size: int) -> int:
-    """Blocks a request's answer adds after its prompt's: 0 where the answer fits in the room left in
-    the prompt's last block (the CPU's 128-token blocks here), more with small blocks (a GPU's 16)."""
+    """Blocks a request's answer adds after its prompt's (`fixed_cache_plan` makes it spill into at least
+    one more at any block size): admission does not count them, so they can preempt, not refuse."""
     return (blocks_for(plan["input_len"] + plan["output_len"], block_size)
             - blocks_for(plan["input_len"], block_size))
 

@@ -3,9 +3,9 @@
 # scheduler admits a waiting request when the blocks for its whole prompt are free
 # (scheduler_reserve_full_isl, on by default in vLLM 0.32: KVCacheManager.allocate_slots checks the
 # prompt's length, not the answer's); its answer gets blocks later, as it is produced. So the
-# prompt's blocks decide how many are admitted. With the CPU's 128-token blocks the answer fits in
-# the room left in the prompt's last block; with a GPU's 16-token blocks it needs a few more blocks
-# later, which can preempt a request but not stop the admission.
+# prompt's blocks decide how many are admitted. With this plan the answer spills into one more
+# block or more at either block size; admission does not count it, so it can preempt a running
+# request later but does not stop its admission.
 usable_blocks = plan["override"] - 1  # vLLM keeps one block back (the null block)
 prompt_blocks = -(-plan["input_len"] // block)  # whole blocks
 answer_blocks = -(-(plan["input_len"] + plan["output_len"]) // block) - prompt_blocks

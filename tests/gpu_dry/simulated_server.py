@@ -302,6 +302,9 @@ def start(args) -> Engine:
     log("APIServer", f"vLLM API server version {VERSION} (simulated CUDA GPU: the guide's GPU dry run)")
     model = Model(args.model, args)
     log("APIServer", f"Resolved architecture: {model.architecture}")
+    if args.max_num_batched_tokens < args.max_num_seqs:  # SchedulerConfig.verify_max_model_len
+        fail(f"ValueError: max_num_batched_tokens ({args.max_num_batched_tokens}) must be greater than or equal to "
+             f"max_num_seqs ({args.max_num_seqs}).")
     world = args.tensor_parallel_size * args.pipeline_parallel_size
     if world * args.data_parallel_size > GPU_COUNT:
         fail(
