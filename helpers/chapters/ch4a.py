@@ -24,7 +24,7 @@ from helpers.experiment import base_row, engine_for, turn_for
 from helpers.load import Load
 from helpers.load.metrics import scrape
 from helpers.load.sequential import cached_tokens_each, timed_completions
-from helpers.results import ResultStore, reuse_or_measure
+from helpers.results import ResultStore, reuse_or_measure, rows
 from helpers.verdicts import Claim
 
 # -- designs: the prompts and plain-request runs it measures -----------------------------------------
@@ -167,7 +167,9 @@ def _close(a, b, metric: str) -> bool:
 def sample_claims(samples: pd.DataFrame) -> list[Claim]:
     one, four, many = samples.loc[N1], samples.loc[N4], samples.loc[MANY]
     same_thr, same_lat = _close(many, four, "output_throughput"), _close(many, four, "mean_e2el_ms")
+    few = rows.too_few_samples(one, four)
     return [
+        verdicts.untested("4.1 Each of n samples runs as a sequence of its own", few) if few else
         verdicts.judge_change(
             "4.1 Each of n samples runs as a sequence of its own", one, four, "peak_running", better="higher",
             held_at=3.0, evidence=f"peak running: {one.peak_running:.0f} with n=1, {four.peak_running:.0f} with n=4 "
@@ -287,6 +289,8 @@ def stale_claim(stale: pd.DataFrame) -> Claim:
     small cache filled in at least one run, or nobody needed the space stale blocks might hold."""
     text = "4.2 Stale cached blocks only take space"
     on, off = stale.loc["caching on"], stale.loc["caching off"]
+    if few := rows.too_few_samples(on, off):  # its premise and its counts are sampled peaks
+        return verdicts.untested(text, few, STALE_RULE)
     g = lambda row, key: verdicts.number(row, key)
     usage = [u for u in (g(on, "peak_kv_cache_usage_pct"), g(off, "peak_kv_cache_usage_pct")) if u is not None]
     waited = any((g(r, "peak_waiting") or 0) > 0 for r in (on, off))

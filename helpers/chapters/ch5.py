@@ -143,7 +143,8 @@ def kv_claims(kv: pd.DataFrame, drift: pd.DataFrame) -> list[Claim]:
             f"×{want} is expected); max concurrency {auto.max_concurrency:.1f} → {fp8.max_concurrency:.1f}",
             partly=gain > 1.2, rule="held: the KV tokens at equal KV memory grow by the ratio of bytes per number "
                                     "(×2 from a 16-bit cache, ×4 from float32), within 10 %; partly: over ×1.2"),
-        verdicts.judge_change(
+        verdicts.untested("5.2 …so more requests run at once when the cache is the limit", few)
+        if (few := rows.too_few_samples(auto, fp8)) else verdicts.judge_change(
             "5.2 …so more requests run at once when the cache is the limit", auto, fp8, "peak_running",
             better="higher", held_at=1.5,
             evidence=f"peak running {auto.peak_running:.0f} → {fp8.peak_running:.0f}, peak waiting "
