@@ -99,7 +99,8 @@ def _stalls(row: dict, config: EngineConfig) -> Advice | None:
         return Advice("Long prefills stall decoding", evidence, {"enable_chunked_prefill": True},
                       "with chunking on, a long prompt is cut into pieces that share steps with running decodes", 3)
     seats = rows.setting(row, "max_num_seqs") or config.effective("max_num_seqs") or 0  # as the engine ran it
-    small = max(SMALL_BUDGET, int(seats))  # vLLM refuses a budget below max_num_seqs
+    # not below the seats the engine ran: a smaller budget would lower them too (vLLM does for an unset cap)
+    small = max(SMALL_BUDGET, int(seats))
     if budget is None or budget > small:
         return Advice("Long prefills stall decoding", evidence, {"max_num_batched_tokens": small},
                       "a smaller token budget per step caps how much prefill rides along with each decode step", 3)

@@ -40,9 +40,6 @@ COMPILATION_MODES = (0, 1, 2, 3)
 CUDAGRAPH_MODES = ("NONE", "PIECEWISE", "FULL", "FULL_DECODE_ONLY", "FULL_AND_PIECEWISE")
 
 
-# The largest default max_num_seqs vLLM gives a GPU server (H100/H200 class; EngineArgs.get_batch_defaults).
-GPU_MAX_NUM_SEQS = 1024
-
 @dataclass(frozen=True)
 class EngineConfig:
     """Every setting the guide toggles. `None` means "vLLM's own default".
@@ -228,7 +225,14 @@ class EngineConfig:
         """The setting's value, or what vLLM turns None into here where that is declared
         (None where neither is known: a GPU's defaults)."""
         value = getattr(self, name)
-        return value if value is not None else BY_NAME[name].default_for(self)
+        if value is not None:
+            return value
+        default = BY_NAME[name].default_for(self)
+        if name == "max_num_seqs" and default is not None and self.max_num_batched_tokens is not None:
+            # EngineArgs._set_default_max_num_seqs_and_batched_tokens_args: an unset seat count is lowered to the
+            # token budget (each running sequence needs a token of it every step)
+            return min(default, self.max_num_batched_tokens)
+        return default
 
     def as_dict(self) -> dict:
         """Plain settings, for result rows and store keys (device is part of the environment).
@@ -290,7 +294,8 @@ class EngineConfig:
         if budget is None:
             return
         said = str(budget) if self.max_num_batched_tokens is not None else f"vLLM's default here, {budget}"
-        if seqs is not None and budget < seqs:
+        # an unset seat count is lowered to the budget by vLLM itself (`effective`): only a cap set here can clash
+        if self.max_num_seqs is not None and seqs is not None and budget < seqs:
             raise ConfigError("max_num_batched_tokens",
                               f"({said}) is smaller than max_num_seqs ({seqs}); "
                               "every running sequence needs at least one token per step.",
@@ -362,12 +367,6 @@ class EngineConfig:
     def server_args(self, model_path: str, port: int) -> list[str]:
         """The api_server command-line arguments for this config (one rule: Setting.flags)."""
         sent = {**dataclasses.asdict(self), "model": model_path, "gpu_memory_utilization": self.memory_fraction}
-        if self.device != "cpu" and self.max_num_seqs is None and self.max_num_batched_tokens is not None \
-                and self.max_num_batched_tokens < GPU_MAX_NUM_SEQS:
-            # A GPU's default seat count is 1024 on 70 GiB and more, 256 below (EngineArgs.get_batch_defaults), and
-            # vLLM refuses a budget below it (SchedulerConfig.verify_max_model_len): a small budget brings the
-            # seats down with it, as the engine's own report (engine_max_num_seqs) then shows.
-            sent["max_num_seqs"] = self.max_num_batched_tokens
         args = [word for s in SETTINGS if self.device in s.devices for word in s.flags(sent[s.name])]
         return args + ["--host", "127.0.0.1", "--port", str(port)]
 

@@ -98,9 +98,11 @@ class Question:
 
 
 def _last_digit(answer) -> float | None:
-    """The step of the last digit the answer was given with (0.048 → 0.001), None for an int or inf."""
-    if not isinstance(answer, float) or not math.isfinite(answer) or answer == int(answer):
+    """The step of the last digit the answer was given with (0.048 → 0.001, 23 → 1), None for inf."""
+    if isinstance(answer, bool) or not isinstance(answer, (int, float)) or not math.isfinite(answer):
         return None
+    if isinstance(answer, int) or answer == int(answer):
+        return 1.0
     text = repr(answer)
     if "e" in text:
         return None

@@ -232,9 +232,9 @@ def bytes_sentence(base: dict, int8: dict, isa: str, device: str = "cpu") -> str
     floor_saved = base["roofline_tpot_ms"] - int8["roofline_tpot_ms"]
     level = verdicts.noise([base, int8], "mean_tpot_ms")
     if verdicts.within_noise(base, int8, "mean_tpot_ms"):
-        if floor_saved > level * base["mean_tpot_ms"]:
+        if abs(int8["mean_tpot_ms"] - (base["mean_tpot_ms"] - floor_saved)) > level * base["mean_tpot_ms"]:
             return said + (f"That is within the noise of this run, though the saved bytes predicted {floor_saved:.1f} "
-                           "ms a token, outside it: the saving did not show.")
+                           "ms a token less, a time outside the noise of what was measured: the saving did not show.")
         return said + ("That is within the noise of this run, and so is the time the saved bytes take at the roof: "
                        "this run cannot tell whether INT8 was faster.")
     if saved < 0:
@@ -274,11 +274,14 @@ def bytes_claims(base: dict, int8: dict) -> list[Claim]:
             f"{base['mbu']:.2f} → {int8['mbu']:.2f})",
             # where the saving the bytes predict is itself within the noise, a run cannot see it either way
             partly=by_time < 1 and not noisy,
-            within_noise=noisy and (by_bytes > 1 - level or floor_saved <= level * base["mean_tpot_ms"]),
+            # noise only where the time the bytes predict also lies within the noise of what was measured;
+            # a prediction outside it that the run did not show did not hold
+            within_noise=noisy and abs(int8["mean_tpot_ms"] - (base["mean_tpot_ms"] - floor_saved))
+            <= level * base["mean_tpot_ms"],
             rule="held: faster beyond noise, by at least three quarters of the time the saved bytes take at the roof "
                  "(the floor's fall); partly: faster beyond noise, by less; within noise here where the time moved "
-                 "within the noise and so did the saving the bytes predict; did not hold where that saving lies "
-                 "outside the noise and the run saw none"),
+                 "within the noise and the time the bytes predict lies within the noise of it too; did not hold where "
+                 "that predicted time lies outside the noise of what was measured"),
         stays_claim(base, int8, level),
     ]
 

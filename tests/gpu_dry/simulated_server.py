@@ -45,7 +45,7 @@ def parse(argv: list[str]) -> argparse.Namespace:
     p.add_argument("--max-model-len", type=int, default=2048)
     p.add_argument("--gpu-memory-utilization", type=float, default=0.9)
     p.add_argument("--block-size", type=int, default=16)
-    p.add_argument("--max-num-seqs", type=int, default=1024)  # arg_utils.get_batch_defaults: H100/H200
+    p.add_argument("--max-num-seqs", type=int, default=None)  # unset: 1024 on an H100/H200, lowered to the budget
     p.add_argument("--max-num-batched-tokens", type=int, default=8192)
     p.add_argument("--enable-chunked-prefill", action=argparse.BooleanOptionalAction, default=True)
     p.add_argument("--long-prefill-token-threshold", type=int, default=0)
@@ -302,6 +302,8 @@ def start(args) -> Engine:
     log("APIServer", f"vLLM API server version {VERSION} (simulated CUDA GPU: the guide's GPU dry run)")
     model = Model(args.model, args)
     log("APIServer", f"Resolved architecture: {model.architecture}")
+    if args.max_num_seqs is None:  # EngineArgs._set_default_max_num_seqs_and_batched_tokens_args
+        args.max_num_seqs = min(1024, args.max_num_batched_tokens)
     if args.max_num_batched_tokens < args.max_num_seqs:  # SchedulerConfig.verify_max_model_len
         fail(f"ValueError: max_num_batched_tokens ({args.max_num_batched_tokens}) must be greater than or equal to "
              f"max_num_seqs ({args.max_num_seqs}).")

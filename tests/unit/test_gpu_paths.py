@@ -89,16 +89,3 @@ def test_int8_per_token_head_kv_is_refused_on_cpu_only(gpus):
     assert why is not None and why.setting == "kv_cache_dtype" and "Triton" in str(why)
     preflight.check(gpus(1).replace(kv_cache_dtype="int8_per_token_head"))
 
-
-def test_a_small_budget_brings_a_gpus_seats_down_with_it(monkeypatch):
-    """vLLM refuses max_num_batched_tokens below max_num_seqs, whose GPU default is 1024 on an H100/H200."""
-    monkeypatch.setenv("GUIDE_DEVICE", "cuda")
-    monkeypatch.setenv("GUIDE_GPUS", "NVIDIA H200")
-    from helpers import hardware
-    from helpers.config import EngineConfig
-    hardware._gpus.cache_clear()
-    args = EngineConfig(device="cuda", max_num_batched_tokens=256).server_args("/m", 1)
-    assert args[args.index("--max-num-seqs") + 1] == "256"
-    args = EngineConfig(device="cuda", max_num_batched_tokens=256, max_num_seqs=64).server_args("/m", 1)
-    assert args[args.index("--max-num-seqs") + 1] == "64"
-    hardware._gpus.cache_clear()

@@ -217,10 +217,11 @@ def test_range_messages():
         EngineConfig(device="cpu", max_model_len=8)
 
 
-def test_budget_below_vllms_default_max_num_seqs_is_caught_early():
-    # vLLM refuses max_num_batched_tokens < max_num_seqs; on CPU their defaults are known.
+def test_a_budget_below_the_default_seats_lowers_them_as_vllm_does():
+    # EngineArgs lowers an unset max_num_seqs to the budget; it refuses only a cap set above the budget.
+    assert EngineConfig(device="cpu", max_num_batched_tokens=64).effective("max_num_seqs") == 64
     with pytest.raises(ConfigError) as err:
-        EngineConfig(device="cpu", max_num_batched_tokens=64)
+        EngineConfig(device="cpu", max_num_batched_tokens=64, max_num_seqs=128)
     assert err.value.setting == "max_num_batched_tokens" and "max_num_seqs (128)" in err.value.problem
     with pytest.raises(ConfigError) as err:
         EngineConfig(device="cpu", max_num_seqs=4096)
