@@ -353,3 +353,13 @@ def test_a_zero_peak_is_not_judged_by_the_block_cap_claim():
     tiny = {"peak_running": 0.0, "peak_waiting": 0.0, "kv_cache_tokens": 1024, "num_blocks": 9, "block_size": 128,
             "preemptions": 0.0, "peak_kv_cache_usage_pct": 0.0}
     assert ch3.block_claims(tiny, 8)[0].verdict == verdicts.UNTESTED
+
+
+def test_a_queue_cap_whose_accepted_requests_waited_longer_did_not_hold():
+    from helpers import verdicts
+    from helpers.chapters import ch3
+    capped = {"failed": 12.0, "completed": 4.0, "p99_ttft_ms": 4000.0, "cfg_max_num_queued_reqs": 2.0, "repeats": 1}
+    waited = {"failed": 0.0, "completed": 16.0, "p99_ttft_ms": 2815.0, "repeats": 1}
+    assert ch3.queue_claim(capped, waited).verdict == verdicts.NOT_HELD
+    assert ch3.queue_claim({**capped, "p99_ttft_ms": 2800.0}, waited).verdict == verdicts.PARTLY
+    assert ch3.queue_claim({**capped, "p99_ttft_ms": 900.0}, waited).verdict == verdicts.HELD

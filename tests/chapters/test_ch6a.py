@@ -291,3 +291,12 @@ def test_explain_follows_vllms_order_when_max_model_len_is_not_a_multiple_of_the
     row = {"kv_cache_tokens": 223_125, "num_blocks": 1785, "block_size": 128, "max_concurrency": 223.125}
     checks = ch6a.explain(row, shape, 2, 1000, 0.25)
     assert checks and all(c["agree"] for c in checks), checks
+
+
+def test_the_capacity_claim_is_partly_only_where_a_capacity_figure_agrees():
+    checks = [{"figure": "KV cache tokens", "agree": False}, {"figure": "max concurrency", "agree": False},
+              {"figure": "memory budget (GiB)", "agree": True}, {"figure": "KV cache (GiB)", "agree": True}]
+    claim = ch6a.startup_claims(checks, 0.5, {}, 0.1)[0]
+    assert claim.verdict == verdicts.NOT_HELD  # only the memory figures agree
+    checks[0]["agree"] = True
+    assert ch6a.startup_claims(checks, 0.5, {}, 0.1)[0].verdict == verdicts.PARTLY
