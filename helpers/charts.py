@@ -86,7 +86,7 @@ FLOOR = "roofline_tpot_ms"  # chapter 7's floor under every TPOT figure (helpers
 
 
 def _has_floor(df: pd.DataFrame, metric: str) -> bool:
-    return metric.endswith("tpot_ms") and FLOOR in df and bool(df[FLOOR].notna().any())
+    return (metric.endswith("tpot_ms") or metric == "median_itl_ms") and FLOOR in df and bool(df[FLOOR].notna().any())
 
 
 def _floor_tick(df: pd.DataFrame, x: alt.X) -> alt.Chart:

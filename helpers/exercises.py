@@ -98,12 +98,12 @@ class Question:
 
 
 def _last_digit(answer) -> float | None:
-    """The step of the last digit the answer was given with (0.048 → 0.001, 23 → 1), None for inf."""
+    """The step of the last digit the answer was given with (0.048 → 0.001, 5.0 → 0.1, 23 → 1), None for inf."""
     if isinstance(answer, bool) or not isinstance(answer, (int, float)) or not math.isfinite(answer):
         return None
-    if isinstance(answer, int) or answer == int(answer):
+    if isinstance(answer, int):
         return 1.0
-    text = repr(answer)
+    text = repr(answer)  # a float keeps the digits typed: 5.0 → 0.1
     if "e" in text:
         return None
     return 10.0 ** -len(text.split(".")[1])

@@ -199,10 +199,10 @@ def measure(config: EngineConfig, load: Load, *, repeats: int | None = None, for
 def with_floor(row: dict, store: ResultStore | None = None) -> dict:
     """The row with its decode floor and MBU (helpers/results/roofline.py, `annotate`): against the
     machine's roof (every core) and, beside it, the roof of the cores its worker computed on. The
-    step chapter 7 and lab 5 take, and chapter 6 before it asks the advisor; probing a roof the
-    first time takes about ten seconds. The floors are stored with the row (the same run), so the
-    room and the book read them. A remote server's row gets empty columns: its roofs are not
-    this machine's."""
+    step chapter 7 and lab 5 take (chapter 6 and lab 4 do not: their advisor then skips the MBU
+    reading); probing a roof the first time takes about ten seconds. The floors are stored with
+    the row (the same run), so the room and the book read them. A remote server's row gets empty
+    columns: its roofs are not this machine's."""
     if row.get("engine_location") == "remote":
         return roofline.unknown(row)
     store = store or ResultStore()

@@ -84,7 +84,7 @@ def effect(before: dict, after: dict, slo: SLO) -> tuple[str, float]:
     the share of requests within the target as the second figure (RULE). The ratio is goodput after ÷
     before, or, where the count within the target moved by less than MIN_COUNT_CHANGE, the pace
     (duration before ÷ after): the figure the verdict was judged on.
-    (A claim's verdict, verdicts.HELD and the rest, is judged from it in chapters/ch6.) The noise
+    (A claim's verdict, verdicts.HELD and the rest, is judged from it in chapters/ch6a.) The noise
     allowance is the larger run-to-run spread of the two rows' goodput and share, else
     verdicts.DEFAULT_NOISE."""
     a, b = goodput_runs(before, slo), goodput_runs(after, slo)
@@ -147,7 +147,21 @@ def ratio_text(before: dict, after: dict, slo: SLO, ratio: float) -> str:
     text = f"×{g1 / g0:.2f}" if g0 else "from none"
     if judged_on_pace(before, after, slo):
         text += f"; judged on the pace: the same load finished ×{ratio:.2f} as fast"
+        if ceiling := pace_ceiling(before):
+            text += (f" (at most ×{ceiling:.2f} was possible: at an offered rate the last request is sent on "
+                     "schedule, so only the time after it can shrink)")
     return text
+
+
+def pace_ceiling(before: dict) -> float | None:
+    """The largest pace any engine could reach against `before` at an offered request rate: vLLM's
+    benchmark stretches the Poisson gaps so the last request is sent at N ÷ rate (`get_request` in
+    vllm/benchmarks/serve.py), so a run never ends sooner than that. None for a burst load."""
+    rate, n = before.get("load_request_rate"), before.get("load_num_prompts")
+    if not rate or not n or rate == float("inf"):
+        return None
+    d = statistics.median(run.get("duration") or 0 for run in before.get("runs") or [before])
+    return d / (n / rate) if d else None
 
 
 def _pace(before: dict, after: dict) -> float:

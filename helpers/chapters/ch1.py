@@ -140,8 +140,8 @@ def did_the_work(ablation: pd.DataFrame, metric: str = "p99_itl_ms") -> str | se
 
 
 def stock_vs_tuned(stock, tuned) -> verdicts.Claim:
-    text = ("Stock vs tuned: P99 latency differs a lot (article: over 2×; judged on P99 inter-token latency, what "
-            "the long prompts stall), and throughput differs too")
+    text = ("Tuned beats stock a lot: P99 latency over 2× lower (the article's figure; judged on P99 inter-token "
+            "latency, what the long prompts stall), and throughput higher")
     if not (stock["p99_itl_ms"] > 0 and tuned["p99_itl_ms"] > 0):
         # Tokens that arrive in one burst have no gaps between them: the server's front end was starved
         # (another program busy on the same cores), so this run measured the machine, not the settings.
@@ -216,10 +216,9 @@ def chain_throughput(small, large, need_tokens: float) -> verdicts.Claim:
                                 evidence=evidence + f"; throughput {small['output_throughput']:.0f} → "
                                                     f"{large['output_throughput']:.0f} tokens/s")
     if claim.verdict == verdicts.NOISE and large["peak_running"] > small["peak_running"]:
-        # The chain's last link broke: more sequences ran, and throughput did not follow beyond noise.
-        claim.verdict = verdicts.NOT_HELD
-        claim.evidence += ("; more sequences ran, but throughput did not rise beyond noise: the steps got slower "
-                           "by about as much, so compute, not memory, limited throughput here")
+        # Chapter 0's ≈: a claim of no size is not broken by a flat result, but the learner should see why.
+        claim.evidence += ("; more sequences ran, but throughput stayed within noise: the steps got slower by "
+                           "about as much, so compute as well as memory limited throughput here")
     return claim
 
 
@@ -254,7 +253,7 @@ def q_fits_at(design: Callable[[], ChainDesign], ref: Callable[[], dict]) -> Que
 
 def confirming_fraction(answer: float, design: ChainDesign, tolerance: float = 0.03) -> float:
     """The fraction exercise 3's confirming run uses: the larger of the learner's answer and the
-    computed one, raised by the check's tolerance and one point more (a second start can report a
+    computed one, raised by 3 % (twice the check's tolerance) and one point more (a second start can report a
     slightly smaller cache), rounded up so rounding never takes the margin away."""
     base = max(answer, design.fits_at or 0.0) * (1 + tolerance + 0.01)
     return min(math.ceil(base * 1000) / 1000, 0.99)

@@ -226,11 +226,11 @@ def queueing(fill) -> verdicts.Claim:
 def block_size(blocks) -> verdicts.Claim:
     measured = [r for _, r in blocks.iterrows()]
     thr = blocks.output_throughput
-    spread = (thr.max() - thr.min()) / thr.max()
+    spread = thr.max() / thr.min() - 1  # after/before, as verdicts.within_noise
     level = verdicts.noise(measured, "output_throughput")
     sizes = ", ".join(str(int(b)) for b in blocks.block_size)
     tpot = blocks.mean_tpot_ms
-    tpot_spread = (tpot.max() - tpot.min()) / tpot.max()
+    tpot_spread = tpot.max() / tpot.min() - 1
     tpot_level = verdicts.noise(measured, "mean_tpot_ms")
     itl = ", ".join(f"{v:.0f}" for v in blocks.p99_itl_ms) if "p99_itl_ms" in blocks else "?"
     # "barely matters" is a null claim: held only inside the default band; inside a wider measured band the

@@ -2,7 +2,7 @@
 panel, and its claims with the rule that judges each from the rows it measured (`claims`).
 
 The notebook passes its tables indexed by name:
-  samples   4.1: "n=1", "n=4" and "4× requests" (the same prompts; four times as many of them)
+  samples   4.1: "n=1", "n=4" and "4× requests" (four times as many prompts, each its own, same lengths)
   beam      4.1: timed rows "greedy", "sampled" (n = width) and "beam" (the same width)
   prefix    4.2: "fixed prefix", "churning prefixes", "prefix under one block", "caching off"
   stale     4.2: the small cache, "caching on" and "caching off"

@@ -4,7 +4,7 @@ answers here too.
 
 The notebook passes rows indexed by name:
   sweep     7.2: the default engine at 1, 2, 4, 8… requests in flight (chapter 3's loads)
-  weights   7.3: "base" and "int8" on chapter 5's speed load
+  weights   7.3: "base" (7.2's one-in-flight row) and "int8" on the same load
   layouts   7.3: "merged" and "vllm" on one load
   binding   7.3: "auto", "all cores" (and "nobind" at full size) in vLLM's layout, on one load
 """
@@ -145,10 +145,32 @@ def sweep_frame(rows: dict, roof: dict, folder) -> pd.DataFrame:
     return pd.DataFrame(out)
 
 
-def gap(row) -> float:
-    """Measured TPOT minus the floor, in ms: the time above the floor (not only per-step work; see
-    chapter 7.3 for its terms)."""
-    return row["mean_tpot_ms"] - row["roofline_tpot_ms"]
+def gap(row, metric: str = "mean_tpot_ms") -> float:
+    """Measured TPOT (or `metric`, a step's time) minus the floor, in ms: the time above the floor (not
+    only per-step work; see chapter 7.3 for its terms)."""
+    return row[metric] - row["roofline_tpot_ms"]
+
+
+def step_metric(*rows) -> str:
+    """The figure a decode step's time is read from: the median gap between tokens where every row has
+    it (mean TPOT also carries other requests' prefill steps, and a stream that reached the client in
+    one chunk counts 0 ms in it), else mean TPOT."""
+    return "median_itl_ms" if all(verdicts.number(r, "median_itl_ms") for r in rows) else "mean_tpot_ms"
+
+
+def metric_name(metric: str) -> str:
+    return "median ITL" if metric == "median_itl_ms" else "mean TPOT"
+
+
+def batches_apart(base: dict, int8: dict, level: float) -> str | None:
+    """Why two rows' step times cannot be compared for their bytes alone: they ran different batches
+    (each extra sequence in a step adds time of its own, 7.2), beyond the noise allowance."""
+    b0, b1 = roofline.decode_batch(base), roofline.decode_batch(int8)
+    if b0 and b1 and abs(b1 / b0 - 1) > level:
+        return (f"the two engines ran different batches ({b0:.2f} → {b1:.2f} sequences a step, beyond the noise "
+                f"±{100 * level:.0f} %), and each extra sequence adds time of its own (7.2), so the bytes alone "
+                "cannot be read from the step times")
+    return None
 
 
 def near_floor_claim(one: dict) -> Claim:
@@ -192,9 +214,8 @@ def batching_claim(sweep: dict, cross: float | None) -> Claim:
                                  f"({where})")
     b = roofline.decode_batch(many) / roofline.decode_batch(one)
     # A step's time is the median gap between tokens: mean TPOT also carries other requests' prefill steps.
-    metric = "median_itl_ms" if verdicts.number(one, "median_itl_ms") and verdicts.number(many, "median_itl_ms") \
-        else "mean_tpot_ms"
-    name = "median ITL" if metric == "median_itl_ms" else "mean TPOT"
+    metric = step_metric(one, many)
+    name = metric_name(metric)
     t_ratio = many[metric] / one[metric]
     share = (t_ratio - 1) / (b - 1)
     f1, f2 = verdicts.number(one, "roofline_tpot_ms"), verdicts.number(many, "roofline_tpot_ms")
@@ -203,12 +224,18 @@ def batching_claim(sweep: dict, cross: float | None) -> Claim:
     predicted = (f"; the bytes alone predict {by_bytes:.3f} of a solo step (the floor {f1:.2f} → {f2:.2f} ms): the "
                  f"other {share - by_bytes:.2f} is work each added sequence brings (arithmetic, sampling, "
                  "bookkeeping), and what the batch shares is the rest of the solo step" if by_bytes is not None else "")
+    # each step time is one reading: the noise allowance on their ratio gives a band on the share
+    level = verdicts.noise([one, many], metric)
+    low, high = ((t_ratio * k - 1) / (b - 1) for k in (1 - level, 1 + level))
     return verdicts.judge(
         title, share <= 0.25, f"{roofline.decode_batch(one):.2f} → {roofline.decode_batch(many):.2f} sequences a step "
         f"(×{b:.2f}), {name} {one[metric]:.1f} → {many[metric]:.1f} ms (×{t_ratio:.2f}): each extra "
-        f"sequence added {share:.2f} of a solo step" + predicted + (f"; crossover {cross:.1f}" if cross else ""),
-        partly=share <= 0.5, rule="held: each extra sequence adds at most 0.25 of a solo step; partly: 0.5; "
-                                  "rows past the crossover are left out")
+        f"sequence added {share:.2f} of a solo step" + predicted
+        + (f"; crossover {cross:.1f} at the roof of the worker's cores (7.2 printed the machine's)" if cross else "")
+        + f"; noise ±{100 * level:.0f} % on the time ratio puts the share between {low:.2f} and {high:.2f}",
+        partly=share <= 0.5, within_noise=low <= 0.25 < high,
+        rule="held: each extra sequence adds at most 0.25 of a solo step; partly: 0.5; within noise here where the "
+             "noise on the two step times puts the share on both sides of 0.25; rows past the crossover are left out")
 
 
 def floor_claims(sweep: dict, cross: float | None = None) -> list[Claim]:
@@ -220,19 +247,23 @@ def bytes_sentence(base: dict, int8: dict, isa: str, device: str = "cpu") -> str
     disagree): not measured; within the noise (with or without a saving the bytes predicted outside it);
     slower beyond the noise; faster by at least what the bytes predict, or by less."""
     claims = bytes_claims(base, int8)
-    if claims[0].verdict == verdicts.UNTESTED:
+    m = step_metric(base, int8)
+    apart = batches_apart(base, int8, verdicts.noise([base, int8], m))
+    if claims[0].verdict == verdicts.UNTESTED and not apart:
         return f"INT8 was not measured here: {claims[0].evidence}."
     said = (f"INT8 reads ×{int8['bytes_per_step_mb'] / base['bytes_per_step_mb']:.2f} of the bytes per step and took "
-            f"×{int8['mean_tpot_ms'] / base['mean_tpot_ms']:.2f} of the time per token; the time above the floor went "
-            f"from {gap(base):.1f} to {gap(int8):.1f} ms. ")
+            f"×{int8[m] / base[m]:.2f} of the time per step ({metric_name(m)}); the time above the floor went "
+            f"from {gap(base, m):.1f} to {gap(int8, m):.1f} ms. ")
+    if apart:
+        return said + f"This run cannot say what the bytes did: {apart}."
     where = f"this CPU ({isa})" if device == "cpu" else "this GPU"
     own_work = (f"the INT8 path's own work (quantizing every activation on the fly, multiplying integers on "
                 f"`{int8.get('linear_kernel') or '?'}`)")
-    saved = base["mean_tpot_ms"] - int8["mean_tpot_ms"]
+    saved = base[m] - int8[m]
     floor_saved = base["roofline_tpot_ms"] - int8["roofline_tpot_ms"]
-    level = verdicts.noise([base, int8], "mean_tpot_ms")
-    if verdicts.within_noise(base, int8, "mean_tpot_ms"):
-        if abs(int8["mean_tpot_ms"] - (base["mean_tpot_ms"] - floor_saved)) > level * base["mean_tpot_ms"]:
+    level = verdicts.noise([base, int8], m)
+    if verdicts.within_noise(base, int8, m):
+        if abs(int8[m] - (base[m] - floor_saved)) > level * base[m]:
             return said + (f"That is within the noise of this run, though the saved bytes predicted {floor_saved:.1f} "
                            "ms a token less, a time outside the noise of what was measured: the saving did not show.")
         return said + ("That is within the noise of this run, and so is the time the saved bytes take at the roof: "
@@ -243,7 +274,8 @@ def bytes_sentence(base: dict, int8: dict, isa: str, device: str = "cpu") -> str
     if saved >= 0.75 * floor_saved:  # the claim's own threshold: about what the bytes predict, or more
         tail = {verdicts.HELD: " and the rest of the step stayed.",
                 verdicts.NOT_HELD: (": the time above the floor shrank too, so part of it is paid per byte (reading "
-                                    "more slowly than the probe), not a fixed cost per step." if gap(int8) < gap(base)
+                                    "more slowly than the probe), not a fixed cost per step."
+                                    if gap(int8, m) < gap(base, m)
                                     else ".")}.get(stays, ".")
         return said + ("It was faster beyond the noise by about what the bytes predict or more "
                        f"({saved:.1f} ms a token "
@@ -254,57 +286,65 @@ def bytes_sentence(base: dict, int8: dict, isa: str, device: str = "cpu") -> str
 
 def bytes_claims(base: dict, int8: dict) -> list[Claim]:
     """Judges "quantization speeds decode by the bytes it saves" on one load, both engines."""
+    m = step_metric(base, int8)
     by_bytes = int8["bytes_per_step_mb"] / base["bytes_per_step_mb"]
-    by_time = int8["mean_tpot_ms"] / base["mean_tpot_ms"]
-    noisy = verdicts.within_noise(base, int8, "mean_tpot_ms")
-    level = verdicts.noise([base, int8], "mean_tpot_ms")
+    by_time = int8[m] / base[m]
+    noisy = verdicts.within_noise(base, int8, m)
+    level = verdicts.noise([base, int8], m)
     # "by the bytes they save": the time the saved bytes take at the roof (the floor's fall, in ms), not
     # the bytes' ratio, which the time could match only at an MBU of 1 (the time above the floor stays)
-    saved = base["mean_tpot_ms"] - int8["mean_tpot_ms"]
+    saved = base[m] - int8[m]
     floor_saved = base["roofline_tpot_ms"] - int8["roofline_tpot_ms"]
     if base.get("key") is not None and base.get("key") == int8.get("key"):
         why = "the two rows are one measurement (a model of your own has no INT8 copy here)"
-        return [verdicts.untested("7.3 INT8 weights speed decode by the bytes they save", why),
-                verdicts.untested(STAYS, why)]
+        return [verdicts.untested(BYTES, why), verdicts.untested(STAYS, why)]
+    if apart := batches_apart(base, int8, level):
+        return [verdicts.untested(BYTES, apart, rule=BYTES_RULE), verdicts.untested(STAYS, apart, rule=STAYS_RULE)]
     return [
         verdicts.judge(
-            "7.3 INT8 weights speed decode by the bytes they save", not noisy and saved >= 0.75 * floor_saved > 0,
-            f"INT8 reads ×{by_bytes:.2f} of the bytes per step and took ×{by_time:.2f} of the time per token: "
-            f"{saved:.1f} ms saved a token, against {floor_saved:.1f} ms that the saved bytes take at the roof (MBU "
-            f"{base['mbu']:.2f} → {int8['mbu']:.2f})",
+            BYTES, not noisy and saved >= 0.75 * floor_saved > 0,
+            f"INT8 reads ×{by_bytes:.2f} of the bytes per step and took ×{by_time:.2f} of the time per step "
+            f"({metric_name(m)}): {saved:.1f} ms saved a step, against {floor_saved:.1f} ms that the saved bytes "
+            f"take at the roof (MBU {base['mbu']:.2f} → {int8['mbu']:.2f})",
             # where the saving the bytes predict is itself within the noise, a run cannot see it either way
             partly=by_time < 1 and not noisy,
             # noise only where the time the bytes predict also lies within the noise of what was measured;
             # a prediction outside it that the run did not show did not hold
-            within_noise=noisy and abs(int8["mean_tpot_ms"] - (base["mean_tpot_ms"] - floor_saved))
-            <= level * base["mean_tpot_ms"],
-            rule="held: faster beyond noise, by at least three quarters of the time the saved bytes take at the roof "
-                 "(the floor's fall); partly: faster beyond noise, by less; within noise here where the time moved "
-                 "within the noise and the time the bytes predict lies within the noise of it too; did not hold where "
-                 "that predicted time lies outside the noise of what was measured"),
+            within_noise=noisy and abs(int8[m] - (base[m] - floor_saved)) <= level * base[m],
+            rule=BYTES_RULE),
         stays_claim(base, int8, level),
     ]
 
 
+BYTES = "7.3 INT8 weights speed decode by the bytes they save"
+BYTES_RULE = ("judged on a step's time (the median gap between tokens); held: faster beyond noise, by at least three "
+              "quarters of the time the saved bytes take at the roof (the floor's fall); partly: faster beyond "
+              "noise, by less; within noise here where the time moved within the noise and the time the bytes "
+              "predict lies within the noise of it too; did not hold where that predicted time lies outside the "
+              "noise of what was measured; not judged where the two engines ran batches apart beyond the noise")
+
+
 STAYS = "7.3 The time above the floor stays when the bytes shrink (a cost per step, not per byte)"
-STAYS_RULE = ("judged on INT8's time per token against what each reading predicts: a cost per step gives INT8's floor "
-              "plus the base's time above it; a cost per byte gives the base's time × the bytes ratio. Held: nearer "
-              "the per-step time and within the noise of it; partly: nearer it but faster beyond the noise; did not "
-              "hold: nearer the per-byte time; not judged where INT8 is slower than the per-step time beyond the "
-              "noise (work of its own: the test's premise failed) or where the two predictions lie within the "
-              "noise of each other")
+STAYS_RULE = ("judged on INT8's step time (the median gap between tokens) against what each reading predicts: a cost "
+              "per step gives INT8's floor plus the base's time above it; a cost per byte gives the base's time × the "
+              "bytes ratio. Held: nearer the per-step time and within the noise of it; partly: nearer it but faster "
+              "beyond the noise; did not hold: nearer the per-byte time; not judged where INT8 is slower than the "
+              "per-step time beyond the noise (work of its own: the test's premise failed), where the two "
+              "predictions lie within the noise of each other, or where the two engines ran batches apart beyond "
+              "the noise")
 
 
 def stays_claim(base: dict, int8: dict, level: float) -> Claim:
     """Judged against its alternative on the measured figure itself (INT8's time per token), within the
     TPOT's own noise: the gap's ratio would magnify that noise by 1 / (1 − MBU)."""
-    t0, t1 = base["mean_tpot_ms"], int8["mean_tpot_ms"]
-    per_step = int8["roofline_tpot_ms"] + gap(base)
+    m = step_metric(base, int8)
+    t0, t1 = base[m], int8[m]
+    per_step = int8["roofline_tpot_ms"] + gap(base, m)
     per_byte = t0 * int8["bytes_per_step_mb"] / base["bytes_per_step_mb"]
     allowed = level * t0
-    evidence = (f"INT8 took {t1:.1f} ms a token; a cost per step predicts {per_step:.1f} ms (its floor "
-                f"{int8['roofline_tpot_ms']:.1f} + the base's {gap(base):.1f} above the floor), a cost per byte "
-                f"{per_byte:.1f} ms; noise ±{allowed:.1f} ms")
+    evidence = (f"INT8 took {t1:.1f} ms a step ({metric_name(m)}); a cost per step predicts {per_step:.1f} ms (its "
+                f"floor {int8['roofline_tpot_ms']:.1f} + the base's {gap(base, m):.1f} above the floor), a cost per "
+                f"byte {per_byte:.1f} ms; noise ±{allowed:.1f} ms")
     if t1 > max(per_step, per_byte) + allowed:  # the test's premise (the same work apart from the bytes) failed
         return verdicts.untested(STAYS, evidence + "; slower than both beyond the noise: the INT8 path brought "
                                                    "work of its own, so this run cannot tell a per-step cost from a "
@@ -317,7 +357,8 @@ def stays_claim(base: dict, int8: dict, level: float) -> Claim:
                           rule=STAYS_RULE)
 
 
-def floor_with(row: dict, batch: float | None = None, kv: bool | float = True, gib: bool = False) -> float | None:
+def floor_with(row: dict, batch: float | None = None, kv: bool | float = True, gib: bool = False,
+               bandwidth: float | None = None) -> float | None:
     """A row's floor TPOT (ms) recomputed with another batch or without the KV term: the exercises'
     known mistakes (the nominal requests in flight for the measured sequences per step; the weights
     alone). From the row's own roofline columns (`H.with_floor`); None where it has none."""
@@ -329,13 +370,14 @@ def floor_with(row: dict, batch: float | None = None, kv: bool | float = True, g
     per_token = rows.kv_bytes_per_token(row) * (kv if not isinstance(kv, bool) else 1.0) if kv else 0.0
     nbytes = roofline.step_bytes(weights * 1e6, roofline.decode_batch(row) if batch is None else batch, context,
                                  per_token)
-    return roofline.floor_ms(nbytes, bw * (2**30 / 1e9 if gib else 1.0))
+    return roofline.floor_ms(nbytes, (bandwidth or bw) * (2**30 / 1e9 if gib else 1.0))
 
 
-def nominal_mistake(row: dict) -> dict:
+def nominal_mistake(row: dict, roof: dict | None = None) -> dict:
     """Exercise 2's and lab 5's known mistakes: the requests the client kept in flight taken for the
     sequences the engine ran per step (the mean running count /metrics saw), the KV term left out, the KV
-    cache counted in 4 bytes a number on a 16-bit engine, and the roof read as GiB/s."""
+    cache counted in 4 bytes a number on a 16-bit engine, the roof read as GiB/s, and (given the probe's
+    `roof`) its median run taken for its best."""
     nominal = verdicts.number(row, "load_max_concurrency")
     out = {"you left out the KV term (each sequence reads its context's KV cache every step)":
            lambda: floor_with(row, kv=False)}
@@ -346,6 +388,10 @@ def nominal_mistake(row: dict) -> dict:
         out["you counted the KV cache in 4 bytes a number; the engine keeps it in the compute dtype (2 here)"] = \
             lambda: floor_with(row, kv=2.0)
     out["you took the roof as GiB/s; the probe reports GB/s (10**9 bytes)"] = lambda: floor_with(row, gib=True)
+    median = verdicts.number(roof or {}, "bandwidth_median_gbs")
+    if median and median != verdicts.number(row, "roof_bandwidth_gbs"):
+        out["you took the probe's median run; the roof is its best run (what the memory can do)"] = \
+            lambda: floor_with(row, bandwidth=median)
     return out
 
 
@@ -410,6 +456,7 @@ DESIGNS = ("BASE", "INT8", "MERGED", "VLLM", "AUTO", "ALL", "roof_table", "floor
            "GRAPHS")
 PANELS = ()
 CHECKS = ("crossover_mistakes", "NO_BINDING", "NO_LAYOUT", "floor_with", "nominal_mistake")
-CLAIMS = ("methods_sentence", "AGREE", "NEAR_FLOOR", "allowed_mbu", "probe_claim", "crossover", "gap",
+CLAIMS = ("methods_sentence", "AGREE", "NEAR_FLOOR", "allowed_mbu", "probe_claim", "crossover", "gap", "step_metric",
+          "metric_name", "batches_apart", "BYTES", "BYTES_RULE",
           "near_floor_claim", "batching_claim", "floor_claims", "bytes_sentence", "bytes_claims", "STAYS", "STAYS_RULE",
           "stays_claim", "faster_binding", "layout_claims", "gpu_claim")

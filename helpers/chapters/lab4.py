@@ -158,7 +158,9 @@ class Capstone:
             f"{self.slo.met_share(self.advised) or 0:.0%} within the target{_how(self.advised)}.",
             f"To pass: a configuration of your own (not the baseline, not the advisor's change) whose goodput beats "
             f"the better of the two ({max(a, b):.2f} req/s) by more than the run-to-run noise, with no share of its "
-            "requests within the target smaller beyond the noise (nor below the target's where a reference met it)."
+            "requests within the target smaller beyond the noise (nor below the target's where a reference met it); "
+            "or one whose share reaches the target's where the better reference missed it, at a goodput not lower "
+            "beyond the noise."
             + (
                 f" Neither reference met the target for any request, so a pass also needs at least "
                 f"{tuning.FROM_NONE_SHARE:.0%} of your requests (and {tuning.FROM_NONE_COUNT}) within it."
@@ -214,6 +216,9 @@ class Capstone:
         for a in found:
             levers = list(a.change) or [k for k, ch in LEVERS.items() if ch == a.chapter]
             print(f"- {a.limit}: {a.evidence}.")
+            if not levers:  # the target was met: nothing to turn at this rate
+                print("  Nothing to change at this rate; offer more load to find the next limit.")
+                continue
             print(f"  Levers: {', '.join(levers)}. Chapter {a.chapter} explains them ({TOPICS.get(a.chapter, '')}): "
                   f"{chapter_file(a.chapter)}.")
         changed = sorted(k for k in LEVERS if getattr(config, k) != getattr(self.base, k))

@@ -300,3 +300,10 @@ def test_the_capacity_claim_is_partly_only_where_a_capacity_figure_agrees():
     assert claim.verdict == verdicts.NOT_HELD  # only the memory figures agree
     checks[0]["agree"] = True
     assert ch6a.startup_claims(checks, 0.5, {}, 0.1)[0].verdict == verdicts.PARTLY
+
+
+def test_the_capacity_claim_needs_a_memory_figure():
+    """A server started elsewhere reports blocks only, and vLLM derives both capacity figures from them."""
+    checks = [{"figure": "KV cache tokens (blocks)", "agree": True}, {"figure": "max concurrency", "agree": True}]
+    assert ch6a.startup_claims(checks, None, {}, None)[0].verdict == verdicts.UNTESTED
+    assert ch6a.startup_claims([], None, {}, None)[0].verdict == verdicts.UNTESTED

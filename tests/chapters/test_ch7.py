@@ -83,6 +83,35 @@ def test_the_bytes_claim_holds_when_time_falls_with_the_bytes_and_not_when_it_ri
     assert ch7.bytes_claims(base, _row(40.0, 10.0, bytes_per_step_mb=250.0, label="int8"))[1].verdict == verdicts.HELD
 
 
+def test_int8_is_judged_on_the_step_time_and_not_across_batches_apart():
+    """The review's rows: mean TPOT rose (24.6 → 25.5 ms) while the median gap fell (19.3 → 17.7 ms)."""
+    base = _row(24.58, 5.54, bytes_per_step_mb=300.0, median_itl_ms=19.30, mean_running=2.5)
+    int8 = _row(25.48, 3.55, bytes_per_step_mb=190.0, median_itl_ms=17.67, mean_running=2.5, label="int8")
+    claims = ch7.bytes_claims(base, int8)
+    assert "median ITL" in claims[0].evidence and claims[0].verdict != verdicts.NOT_HELD
+    apart = ch7.bytes_claims(base, {**int8, "mean_running": 3.0})  # ×1.2 the batch, beyond the ±10 % allowance
+    assert [c.verdict for c in apart] == [verdicts.UNTESTED, verdicts.UNTESTED] and "batches" in apart[0].evidence
+    assert "cannot say what the bytes did" in ch7.bytes_sentence(base, {**int8, "mean_running": 3.0}, "AVX512")
+
+
+def test_the_batching_claim_is_noise_where_the_band_spans_its_threshold():
+    one = _row(12.0, 5.0, running=1.0, median_itl_ms=10.0)
+    near = ch7.batching_claim({1: one, 8: _row(18.0, 6.0, running=3.33, median_itl_ms=15.5)}, None)
+    assert near.verdict == verdicts.NOISE  # share 0.24, band 0.17–0.30 around 0.25
+    clear = ch7.batching_claim({1: one, 8: _row(13.0, 6.0, running=3.33, median_itl_ms=11.0)}, None)
+    assert clear.verdict == verdicts.HELD  # share 0.04, band up to 0.09
+
+
+def test_exercise_2_names_the_median_roof():
+    """The review's case: the right batch with the probe's median run (48.45 of 51.41 GB/s) was blamed on the batch."""
+    row = {"weights_read_mb": 250.0, "decode_context": 300.0, "roof_bandwidth_gbs": 51.41, "kv_cache_tokens": 1e5,
+           "kv_cache_gib": 1.0, "mean_running": 3.33, "load_max_concurrency": 8, "roofline_tpot_ms": 5.45}
+    named = ch7.nominal_mistake(row, {"bandwidth_gbs": 51.41, "bandwidth_median_gbs": 48.45})
+    median = [v() for k, v in named.items() if "median run" in k]
+    assert median and median[0] > ch7.floor_with(row)
+    assert not any("median run" in k for k in ch7.nominal_mistake(row))
+
+
 def test_layout_and_binding_claims_say_which_way():
     split, merged = _row(50, 20, throughput=100.0, worker_cores=1), _row(35, 20, throughput=143.0)
     out = ch7.layout_claims(

@@ -82,8 +82,10 @@ def prepare_service(config, *, slo: SLO | None = None, tag: str = "ch6", measure
                     say=print) -> service.Service:
     """Unloaded latency → target (unless `slo` is given) → rate sweep → the rate to tune at.
     Stored rows are reused, so after notebook 06a this starts no engine."""
-    measure, sweep = measure or experiment.measure, sweep or rate_sweep
+    measure = measure or experiment.measure
     unloaded = measure(config, service.unloaded_load(), tag=tag)
     slo = slo or service.slo_for(unloaded)
-    rows = sweep(config, service.service_load(), service.rates_for(unloaded), slo, tag=tag, say=say)
+    args = (config, service.service_load(), service.rates_for(unloaded), slo)
+    # a handed-in measure reaches the default sweep too, so a replay on recorded rows starts no engine
+    rows = sweep(*args, tag=tag, say=say) if sweep else rate_sweep(*args, tag=tag, say=say, measure=measure)
     return service.Service(slo, service.tuning_rate(rows, slo), unloaded, rows)
