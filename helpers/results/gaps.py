@@ -22,8 +22,9 @@ def missing(row, figure: str) -> str | None:
     value = get(figure)
     if value is not None and value == value:
         return None
-    tool = get("import_tool") or "the tool"
-    failures = get("import_failures") or ""
+    # a room's table holds rows with and without these fields: pandas fills the gaps with NaN
+    tool = _text(get("import_tool")) or "the tool"
+    failures = _text(get("import_failures"))
     if failures.startswith("no request completed") and (figure.endswith("_ms") or figure.startswith("goodput")):
         return f"not in this file ({get('import_file')}): {failures}, so it has no latency to report"
     if figure in ("request_ttft_ms", "request_tpot_ms", "goodput") or figure.startswith("goodput"):
@@ -45,3 +46,8 @@ def missing(row, figure: str) -> str | None:
     else:
         why = f"the file has no '{figure}' field (older versions of {tool} may not write it)"
     return f"not in this file ({get('import_file')}): {why}"
+
+
+def _text(value) -> str:
+    """A row's text field, or "" where it is absent (None, or NaN in a table mixing rows)."""
+    return value if isinstance(value, str) else ""

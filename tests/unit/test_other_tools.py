@@ -508,3 +508,17 @@ def test_the_guides_vllm_benchs_guidellms_and_aiperfs_rows_of_one_load_sit_side_
     assert len(same) == 4 and same["source"].str.contains("aiperf").sum() == 1
     assert same["source"].str.contains("vllm bench").sum() == 1
     assert same["source"].str.contains("guidellm").sum() == 1 and same["source"].str.startswith("measured").sum() == 1
+
+
+def test_a_room_mixing_rows_with_and_without_failures_does_not_crash():
+    """Issue 48.1: a table of rows with and without `import_failures` holds NaN where a reason is expected."""
+    import pandas as pd
+
+    from helpers.results import gaps
+    rows = pd.DataFrame([{"engine_location": "imported", "import_tool": gaps.VLLM_BENCH, "import_file": "a.json",
+                          "import_failures": "no request completed (3 failed)", "p99_ttft_ms": None},
+                         {"engine_location": "imported", "import_tool": gaps.VLLM_BENCH, "import_file": "b.json",
+                          "p99_ttft_ms": None}])
+    first, second = (r for _, r in rows.iterrows())
+    assert "no request completed" in gaps.missing(first, "p99_ttft_ms")
+    assert "--percentile-metrics" in gaps.missing(second, "p99_ttft_ms")
