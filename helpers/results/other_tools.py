@@ -180,12 +180,18 @@ def _vllm_row(blob: dict, source: Source, index: int, bench_keys: frozenset = fr
         if LATENCY_KEY.match(k):
             row[k] = _float(v)
     total = (blob.get("num_prompts") or blob["completed"] + (blob.get("failed") or 0))
+    inferred = blob.get("failed") is None and blob.get("num_prompts")
+    if inferred:  # older scripts write no `failed`: what was asked for and did not complete failed
+        row["failed"] = float(max(int(blob["num_prompts"]) - int(blob["completed"]), 0))
     if not blob["completed"]:  # vLLM writes 0.0 for every latency when nothing completed: not a measurement
         row.update({k: None for k in row if LATENCY_KEY.match(k)}, request_ttft_ms=None, request_tpot_ms=None,
                    max_itl_ms=None)
         row["import_failures"] = f"no request completed: 0 of {total}"
     elif blob.get("failed"):
         row["import_failures"] = f"{blob['failed']} of {total} requests failed; the figures are the others'"
+    elif inferred and row["failed"]:
+        row["import_failures"] = (f"{row['failed']:.0f} of {total} requests did not complete (num_prompts − completed: "
+                                  "the file has no 'failed' key); the figures are the others'")
     row["import_detail"] = "per request" if detailed or "guide_runs" in blob else "summary"
     if old:
         row["import_format"] = OLD_SCRIPT + ("" if "latencies" in blob else "; per-request TPOT from TTFT and the "

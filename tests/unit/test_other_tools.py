@@ -522,3 +522,15 @@ def test_a_room_mixing_rows_with_and_without_failures_does_not_crash():
     first, second = (r for _, r in rows.iterrows())
     assert "no request completed" in gaps.missing(first, "p99_ttft_ms")
     assert "--percentile-metrics" in gaps.missing(second, "p99_ttft_ms")
+
+
+def test_an_older_file_without_a_failed_key_shows_the_requests_that_did_not_complete(tmp_path):
+    """Issue 48.3: benchmark_serving.py files of 2024 write no `failed`; 985 of 2000 completed is not clean."""
+    blob = json.loads((DATA / "benchmark_serving_2024.json").read_text())
+    assert "failed" not in blob
+    [clean] = other_tools.from_file(DATA / "benchmark_serving_2024.json")
+    assert clean["failed"] == 0 and not clean.get("import_failures")
+    short = {**blob, "num_prompts": int(blob["completed"]) + 5}
+    (tmp_path / "short.json").write_text(json.dumps(short))
+    [row] = other_tools.from_file(tmp_path / "short.json")
+    assert row["failed"] == 5 and "5 of" in row["import_failures"] and "no 'failed' key" in row["import_failures"]
