@@ -25,8 +25,8 @@ def missing(row, figure: str) -> str | None:
     # a room's table holds rows with and without these fields: pandas fills the gaps with NaN
     tool = _text(get("import_tool")) or "the tool"
     failures = _text(get("import_failures"))
-    if failures.startswith("no request completed") and (figure.endswith("_ms") or figure.startswith("goodput")):
-        return f"not in this file ({get('import_file')}): {failures}, so it has no latency to report"
+    if failures.startswith("no request completed"):
+        return f"not in this file ({get('import_file')}): {failures}, so it has no latency or rate to report"
     if figure in ("request_ttft_ms", "request_tpot_ms", "goodput") or figure.startswith("goodput"):
         why = ("it keeps per-request TTFT only with --save-detailed" if tool == VLLM_BENCH else
                "a sweep's run files keep no per-request TTFT (the sweep does not pass --save-detailed)"

@@ -57,6 +57,9 @@ VLLM_OWN = set(VLLM_REQUIRED) | set(SUMMARY_KEYS) | {
     "errors", "max_output_tokens_per_s", "max_concurrent_requests", "rtfx", "ramp_up_strategy", "ramp_up_start_rps",
     "ramp_up_end_rps", "rps_change_events", "run_number", "_benchmark_name", "best_of", "use_beam_search",
     "input_throughput"}
+# a run in which no request completed has no rate to compare: 0 tokens/s is not a measurement of the
+# server's speed, and a ratio against it reads ×inf (gaps.missing then gives the reason)
+NOTHING_COMPLETED = {"request_throughput": None, "output_throughput": None, "total_token_throughput": None}
 LATENCY_KEY = re.compile(r"^(mean|median|std|p[\d.]+)_(ttft|tpot|itl|e2el)_ms$")
 VLLM_OWN_PATTERN = re.compile(r"^(mean|median|std|p[\d.]+)_\w+_ms$|^probe_|^spec_decode_|^diffusion_|^guide_")
 
@@ -185,7 +188,7 @@ def _vllm_row(blob: dict, source: Source, index: int, bench_keys: frozenset = fr
         row["failed"] = float(max(int(blob["num_prompts"]) - int(blob["completed"]), 0))
     if not blob["completed"]:  # vLLM writes 0.0 for every latency when nothing completed: not a measurement
         row.update({k: None for k in row if LATENCY_KEY.match(k)}, request_ttft_ms=None, request_tpot_ms=None,
-                   max_itl_ms=None)
+                   max_itl_ms=None, **NOTHING_COMPLETED)
         row["import_failures"] = f"no request completed: 0 of {total}"
     elif blob.get("failed"):
         row["import_failures"] = f"{blob['failed']} of {total} requests failed; the figures are the others'"
@@ -410,6 +413,8 @@ def _guidellm_row(b: dict, i: int, source: Source, version, spec: dict, data: di
         row["import_failures"] = (f"no request completed: 0 of {totals['total']}" if not completed else
                                   f"{totals['errored']} of {totals['total']} requests failed; "
                                   "the figures are the others'")
+        if not completed:
+            row.update(NOTHING_COMPLETED)
     row.update(load, endpoint_model=model_name(backend.get("model")), endpoint_url=backend.get("target"),
                config_label=" ".join(f"{k}={v}" for k, v in labels.items()) or f"GuideLLM {strategy.get('type_')}")
     return row
@@ -491,7 +496,8 @@ def _aiperf(blob: dict, source: Source) -> dict:
         row["import_failures"] = (f"no request completed: 0 of {failed}" if not completed else
                                   f"{failed} of {completed + failed} requests failed; the figures are the others'")
         if not completed:
-            row.update({k: None for k in row if LATENCY_KEY.match(k)}, request_ttft_ms=None, request_tpot_ms=None)
+            row.update({k: None for k in row if LATENCY_KEY.match(k)}, request_ttft_ms=None, request_tpot_ms=None,
+                       **NOTHING_COMPLETED)
     row.update(_aiperf_load(cfg, completed + failed, n_in, n_out, completed))
     model = ((cfg.get("models") or {}).get("items") or [{}])[0].get("name")
     row.update(endpoint_model=model_name(model), endpoint_url=((cfg.get("endpoint") or {}).get("urls") or [None])[0],

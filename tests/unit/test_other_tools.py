@@ -317,6 +317,10 @@ def test_a_run_in_which_every_request_failed_has_no_latencies_and_says_why(tmp_p
     [good] = other_tools.from_file(SUMMARY)
     claim = verdicts.judge_change("cuts median TTFT", good, row, "median_ttft_ms", "lower", 1.2)
     assert claim.verdict == verdicts.UNTESTED and "no request completed" in claim.evidence
+    # issue 48.5: no rate either; a throughput comparison cannot be judged (it read "held ×inf")
+    assert row["output_throughput"] is None and "no latency or rate" in other_tools.missing(row, "output_throughput")
+    claim = verdicts.judge_change("raises throughput", row, good, "output_throughput", "higher", 1.2)
+    assert claim.verdict == verdicts.UNTESTED
     assert other_tools.main([str(tmp_path / "failed.json"), "--room", str(tmp_path / "room")]) == 0
     assert "no request completed: 0 of" in capsys.readouterr().out
 
