@@ -59,6 +59,8 @@ VLLM_OWN = set(VLLM_REQUIRED) | set(SUMMARY_KEYS) | {
     "input_throughput"}
 # a run in which no request completed has no rate to compare: 0 tokens/s is not a measurement of the
 # server's speed, and a ratio against it reads ×inf (gaps.missing then gives the reason)
+# vllm bench serve's --backend values that talk to a vLLM server (or say nothing of the server)
+VLLM_BACKENDS = ("vllm", "openai", "openai-chat", "openai-audio", "openai-embeddings", "vllm-chat")
 NOTHING_COMPLETED = {"request_throughput": None, "output_throughput": None, "total_token_throughput": None}
 LATENCY_KEY = re.compile(r"^(mean|median|std|p[\d.]+)_(ttft|tpot|itl|e2el)_ms$")
 VLLM_OWN_PATTERN = re.compile(r"^(mean|median|std|p[\d.]+)_\w+_ms$|^probe_|^spec_decode_|^diffusion_|^guide_")
@@ -92,6 +94,22 @@ class Source:
                 **dict.fromkeys(roofline.COLUMNS)}  # a floor needs the serving machine's roofs: empty
 
 
+def _not_json(data: bytes) -> str | None:
+    """What a file that is not JSON at all is, so the refusal names it: empty, not text, or a CSV."""
+    if not data.strip():
+        return "empty"
+    if b"\0" in data[:4096]:
+        return "not text (binary)"
+    try:
+        head = data[:4096].decode("utf-8").lstrip()
+    except UnicodeDecodeError:
+        return "not text (not UTF-8)"
+    first = head.splitlines()[0] if head else ""
+    if not head.startswith(("{", "[")) and first.count(",") >= 2:
+        return "a CSV table (GuideLLM and AIPerf also write CSV; export JSON instead)"
+    return None
+
+
 def from_file(path: str | Path) -> list[dict]:
     """The rows in one `vllm bench serve` result, `vllm bench sweep` folder or GuideLLM report."""
     path = Path(path)
@@ -113,6 +131,10 @@ def from_file(path: str | Path) -> list[dict]:
             raise ImportFileError(path, "holds AIPerf's per-request records, not its summary.",
                                   f"the {AIPERF_SUMMARY} beside it (or their folder): "
                                   "the records are read with it.") from e
+        if what := _not_json(data):
+            raise ImportFileError(path, f"is {what}, not a result file.",
+                                  "the JSON file the tool wrote (vllm bench serve --save-result, GuideLLM's "
+                                  "--output kind=json, AIPerf's profile_export_aiperf.json).") from e
         ended = data.strip()[-1:] in (b"}", b"]")
         cut = "" if ended else " (it ends mid-way: was it still being written, or copied in part?)"
         raise ImportFileError(path, f"is not complete JSON{cut}: {e}.",
@@ -204,6 +226,9 @@ def _vllm_row(blob: dict, source: Source, index: int, bench_keys: frozenset = fr
     row.update(_vllm_load(blob, detailed))
     row.update(_vllm_server(blob, bench_keys))
     row["config_label"] = (blob.get("label") or row.get("import_settings") or source.path.stem)
+    backend = blob.get("backend")
+    if isinstance(backend, str) and backend not in VLLM_BACKENDS:  # one file can hold runs against two servers
+        row["config_label"] += f" ({backend})"
     return row
 
 

@@ -538,3 +538,22 @@ def test_an_older_file_without_a_failed_key_shows_the_requests_that_did_not_comp
     (tmp_path / "short.json").write_text(json.dumps(short))
     [row] = other_tools.from_file(tmp_path / "short.json")
     assert row["failed"] == 5 and "5 of" in row["import_failures"] and "no 'failed' key" in row["import_failures"]
+
+
+@pytest.mark.parametrize("content, said", [(b"", "is empty"), (b"\x00\x01\x02PK", "not text"),
+                                           (b"\xff\xfe\xfa", "not text"),
+                                           (b"benchmark,rate,ttft_ms\nsync,1.0,300\n", "a CSV table")])
+def test_a_file_that_is_not_json_is_named_for_what_it_is(tmp_path, content, said):
+    """Issue 48.6: an empty file, a binary file and a CSV all read "not complete JSON" before."""
+    (tmp_path / "f.json").write_bytes(content)
+    with pytest.raises(other_tools.ImportFileError, match=said):
+        other_tools.from_file(tmp_path / "f.json")
+
+
+def test_a_run_against_another_server_names_it_in_its_label(tmp_path):
+    """Issue 48.4: one file with a run against vLLM and one against SGLang gave both rows one label."""
+    blob = json.loads(SUMMARY.read_text())
+    lines = [json.dumps({**blob, "backend": "vllm"}), json.dumps({**blob, "backend": "sglang"})]
+    (tmp_path / "two.jsonl").write_text("\n".join(lines) + "\n")
+    vllm_row, sglang_row = other_tools.from_file(tmp_path / "two.jsonl")
+    assert sglang_row["config_label"] == vllm_row["config_label"] + " (sglang)"
