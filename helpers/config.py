@@ -169,8 +169,10 @@ class EngineConfig:
     # PyTorch's libgomp (CpuPlatform.check_and_update_config), so configure_omp_envs sets
     # GOMP_CPU_AFFINITY: each OpenMP thread pinned to one CPU of the list, the worker's first thread
     # too. Only the multiprocess executor applies it, so such an engine starts in vLLM's layout.
-    cpu_threads_bind: str | None = declare(None, 'cpu_threads_bind=None (vLLM\'s "auto"), "nobind", or cores such '
-                                           'as "0-1".', env="VLLM_CPU_OMP_THREADS_BIND", short="bind", devices=("cpu",))
+    cpu_threads_bind: str | None = declare(None, 'cpu_threads_bind=None (vLLM\'s "auto" for one rank; with several '
+                                           'the guide splits the allowed cores evenly, "0|1"), "nobind", or cores '
+                                           'such as "0-1".', env="VLLM_CPU_OMP_THREADS_BIND", short="bind",
+                                           devices=("cpu",))
     # Cores "auto" keeps out of the worker's list; vLLM's minimum is one per rank on x86, a smaller
     # value is taken all the same, with a warning, and none are kept when the selected cores are no more.
     cpu_reserved_cores: int | None = declare(None, "cpu_reserved_cores=None (vLLM's: one per rank).",

@@ -46,19 +46,30 @@ class Question:
         want = self._expected()
         if want is None or (isinstance(want, float) and math.isnan(want)):  # NaN: a row without the figure
             return self._unchecked()
+        # a slip that lands within the 0.5 % floor of the right answer cannot be told from it: not named
         wrongs = {why: w for why, wrong in self.known_wrong.items()
-                  if (w := wrong()) is not None and math.isfinite(w) and w != want}
+                  if (w := wrong()) is not None and math.isfinite(w) and w != want
+                  and not (math.isfinite(want) and abs(w - want) <= 0.005 * abs(want))}
         tolerance = self._tolerance(want, wrongs.values())
         close = math.isfinite(want) and abs(value - want) <= tolerance * abs(want)
         if value == want or close:  # an infinite answer ("never") passes only as itself
             self.passed = True
-            print(f"✓ {self.name}: {_num(value)} {self.unit} — within {tolerance:.1%} of {_num(want)}.")
+            print(f"✓ {self.name}: never (math.inf)." if math.isinf(want) else
+                  f"✓ {self.name}: {_num(value)} {self.unit} — within {tolerance:.1%} of {_num(want)}.")
             return True
-        near = {why: abs(value - w) for why, w in wrongs.items()
-                if value == w or abs(value - w) <= max(0.01, tolerance) * abs(w)}
-        # only the nearest named mistake(s): a slip that lands near another's figure is not that other slip
-        matched = [why for why, d in near.items() if d <= min(near.values()) * (1 + 1e-6) + 1e-12]
+        if math.isinf(value) and math.isfinite(want):
+            print(f"✗ {self.name}: not never (math.inf): here it is a finite number. Try q.hint().")
+            return False
         step = _last_digit(answer)
+        # a named mistake only where the answer lies nearer it than the right answer does
+        right = abs(value - want) if math.isfinite(want) else math.inf
+        near = {why: abs(value - w) for why, w in wrongs.items()
+                if (value == w or abs(value - w) <= max(0.01, tolerance) * abs(w)) and abs(value - w) < right}
+        # the nearest named mistake(s); where several lie within the answer's last digit, each of them: a
+        # slip that lands near another's figure is not that other slip
+        nearest = min(near.values(), default=0.0)
+        matched = [why for why, d in near.items()
+                   if d <= nearest * (1 + 1e-6) + 1e-12 or (step and d <= step / 2 * (1 + 1e-6))]
         if matched and step and math.isfinite(want) and \
                 all(abs(wrongs[why] - want) < step for why in matched):  # too few digits to tell them apart
             print(f"✗ {self.name}: {_num(value)} has too few digits to tell the right answer from a known mistake "
@@ -66,6 +77,10 @@ class Question:
             return False
         if matched:  # two mistakes can give the same number: name each
             print(f"✗ {self.name}: {_num(value)} is what you get if {', or if '.join(matched)}.")
+            return False
+        if step and math.isfinite(want) and abs(value - want) < step / 2:  # right, to the digits typed
+            print(f"✗ {self.name}: {_num(value)} rounds the right answer too far to check it (within "
+                  f"{tolerance:.1%} here, because a known mistake lies close): give more significant digits.")
             return False
         off = (f"off by {abs(value - want) / abs(want):.0%}" if want and math.isfinite(want)
                else f"not {want:g} (math.inf: never)" if math.isinf(want) else f"not {want:g}")

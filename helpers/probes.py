@@ -123,8 +123,8 @@ def probe(threads: int, dtype: str, shape: tuple[int, int, int], repeats: int = 
 
 
 def cuda_probe(dtype: str, shape: tuple[int, int, int], repeats: int = 5) -> dict:
-    """A GPU's roofs in the same record as `probe`: device-to-device copy bandwidth and a matmul
-    on the GPU. Written from torch's CUDA API; not run on the guide's CPU machines."""
+    """A GPU's roofs in the same record as `probe`: read bandwidth (a sum; the copy kept as mixed
+    traffic) and a matmul on the GPU. Written from torch's CUDA API; not run on the guide's CPU machines."""
     import torch
     found = cuda_bandwidth(repeats)
     read, copy = found["read"], found["copy"]

@@ -171,6 +171,9 @@ def setting_options(base, name: str, values=None, keep=()) -> list[tuple[str, ob
 
     s, own = BY_NAME[name], getattr(base, name)
     declared = s.panel if values is None else tuple(values)
+    if name == "gpu_memory_utilization" and values is None and base.device != "cpu":
+        # the declared fractions are a CPU's (a share of the node); on a GPU offer more than its default too
+        declared = (*declared, base.more_memory(0.4))
     default = s.default_for(base)
     if name == "gpu_memory_utilization":
         pairs, default = [(f"guide default ({base.memory_fraction:g})", None)], base.memory_fraction

@@ -136,7 +136,8 @@ def concurrency_claims(sweep: pd.DataFrame) -> list[Claim]:
     c0, c1 = first["load_max_concurrency"], last["load_max_concurrency"]
     return [
         verdicts.judge_change(
-            "3.1 More concurrency raises throughput", first, last, "output_throughput", better="higher", held_at=1.3,
+            "3.1 More concurrency raises throughput (×1.3 or more: the requests in flight share each step's "
+            "weight read)", first, last, "output_throughput", better="higher", held_at=1.3,
             evidence=f"{first.output_throughput:.0f} → {last.output_throughput:.0f} tokens/s from {c0:.0f} to "
                      f"{c1:.0f} requests in flight "
                      f"(×{verdicts.ratio(last.output_throughput, first.output_throughput):.1f})"),
@@ -212,9 +213,9 @@ def blocks_only_claim(tiny, admitted: int | None, sent: int | None = None) -> Cl
     0.32 never leaves it unset: EngineArgs picks a default (128 for a CPU API server).
     `admitted`: what the blocks admit at once (`blocks_admit`); `sent`: the requests of the flood."""
     text = "3.3 Without max_num_seqs set, concurrency comes entirely from the KV blocks"
-    rule = ("held: the blocks capped concurrency and no seat cap existed; partly: the blocks capped it here, but "
-            "vLLM set a seat cap of its own (EngineArgs._set_default_max_num_seqs_and_batched_tokens_args); "
-            "did not hold: more ran than the blocks admit")
+    rule = ("held: the blocks capped concurrency and no seat cap existed; did not hold: more ran than the blocks "
+            "admit, or vLLM set a seat cap of its own (EngineArgs._set_default_max_num_seqs_and_batched_tokens_args), "
+            "so concurrency does not come *entirely* from the blocks even where they capped it")
     peak, seats = verdicts.number(tiny, "peak_running"), verdicts.number(tiny, "engine_max_num_seqs")
     if not peak or admitted is None:
         return verdicts.untested(text, "cannot be judged here: the row has no " + (
@@ -242,11 +243,19 @@ def blocks_only_claim(tiny, admitted: int | None, sent: int | None = None) -> Cl
                     "cap that binds whenever the cache has room for more")
     else:
         evidence = f"no seat cap: {ran}"
-    return verdicts.judge(text, capped and not seats, evidence, partly=capped, rule=rule)
+    return verdicts.judge(text, capped and not seats, evidence, rule=rule)
+
+
+def _first_error(row) -> str:
+    """The client's first error line, shortened, so a reader can tell a refusal from a crash."""
+    error = row.get("first_error") if hasattr(row, "get") else None
+    return f"; the first: \"{str(error).strip().splitlines()[-1][:120]}\"" if isinstance(error, str) and error.strip() \
+        else ""
 
 
 def queue_claim(capped, waited) -> Claim:
-    """max_num_queued_reqs (vLLM 0.32): the API server answers HTTP 503 beyond the cap, so the
+    """max_num_queued_reqs (vLLM 0.32): the API server refuses a request beyond the cap (an HTTP 503
+    before the response, or inside a stream already answered 200: `AsyncLLM` checks twice), so the
     requests it takes wait less than the same load with no cap."""
     capped, waited = pd.Series(capped), pd.Series(waited)
     refused = (verdicts.number(capped, "failed") or 0) > 0
@@ -257,7 +266,8 @@ def queue_claim(capped, waited) -> Claim:
     return verdicts.judge(
         "3.3 A queue cap answers 'busy' instead of letting requests wait", refused and sooner,
         f"max_num_queued_reqs={capped['cfg_max_num_queued_reqs']:.0f}: {capped['failed']:.0f} of "
-        f"{capped['failed'] + capped['completed']:.0f} refused (HTTP 503); P99 TTFT of the rest "
+        f"{capped['failed'] + capped['completed']:.0f} failed (refused at the cap: an HTTP 503, or a stream "
+        f"that ended without a token{_first_error(capped)}); P99 TTFT of the rest "
         f"{capped['p99_ttft_ms']:.0f} ms vs {waited['p99_ttft_ms']:.0f} ms with no cap",
         partly=refused and not later, rule="held: some requests were refused and the accepted ones' P99 TTFT fell "
                                            "beyond noise; partly: refused, and their P99 TTFT not higher beyond "

@@ -151,15 +151,7 @@ def gap(row, metric: str = "mean_tpot_ms") -> float:
     return row[metric] - row["roofline_tpot_ms"]
 
 
-def step_metric(*rows) -> str:
-    """The figure a decode step's time is read from: the median gap between tokens where every row has
-    it (mean TPOT also carries other requests' prefill steps, and a stream that reached the client in
-    one chunk counts 0 ms in it), else mean TPOT."""
-    return "median_itl_ms" if all(verdicts.number(r, "median_itl_ms") for r in rows) else "mean_tpot_ms"
-
-
-def metric_name(metric: str) -> str:
-    return "median ITL" if metric == "median_itl_ms" else "mean TPOT"
+step_metric, metric_name = roofline.step_metric, roofline.metric_name  # 7.3's step time, shared with 5.1
 
 
 def batches_apart(base: dict, int8: dict, level: float) -> str | None:
@@ -175,10 +167,13 @@ def batches_apart(base: dict, int8: dict, level: float) -> str | None:
 
 def near_floor_claim(one: dict) -> Claim:
     title = "7.2 With one request in flight, decode runs near the bandwidth floor"
+    gpu = not one.get("roof_threads")  # a GPU's roof has no thread count (`probes.cuda_probe`)
     evidence = (f"floor {one['roofline_tpot_ms']:.1f} ms (reading {one['bytes_per_step_mb']:.0f} MB at "
-                f"{one['roof_bandwidth_gbs']:.1f} GB/s, {one['roof_threads']} thread(s)), measured "
-                f"{one['mean_tpot_ms']:.1f} ms: MBU {one['mbu']:.2f} (against the worker's {one['worker_threads']} "
-                f"thread(s): {one['worker_mbu']:.2f})")
+                f"{one['roof_bandwidth_gbs']:.1f} GB/s, "
+                + ("on the GPU" if gpu else f"{one['roof_threads']} thread(s)") + "), measured "
+                f"{one['mean_tpot_ms']:.1f} ms: MBU {one['mbu']:.2f}"
+                + ("" if gpu else f" (against the worker's {one['worker_threads']} thread(s): "
+                                  f"{one['worker_mbu']:.2f})"))
     if one["mbu"] > 1:
         return verdicts.untested(title, f"{evidence}: faster than the floor, so the roof measured low (a busy "
                                         "neighbour during the probe?) or the weights fit in the CPU's caches "
@@ -358,12 +353,13 @@ def stays_claim(base: dict, int8: dict, level: float) -> Claim:
 
 
 def floor_with(row: dict, batch: float | None = None, kv: bool | float = True, gib: bool = False,
-               bandwidth: float | None = None) -> float | None:
+               bandwidth: float | None = None, context: float | None = None) -> float | None:
     """A row's floor TPOT (ms) recomputed with another batch or without the KV term: the exercises'
     known mistakes (the nominal requests in flight for the measured sequences per step; the weights
     alone). From the row's own roofline columns (`H.with_floor`); None where it has none."""
     g = lambda k: verdicts.number(row, k)  # noqa: E731
-    weights, context, bw = g("weights_read_mb"), g("decode_context"), g("roof_bandwidth_gbs")
+    weights, bw = g("weights_read_mb"), g("roof_bandwidth_gbs")
+    context = context or g("decode_context")
     if weights is None or context is None or not bw or not g("kv_cache_tokens"):
         return None
     # kv: True, False (left out) or a factor on its bytes (a slip in bytes per number); gib: the roof read as GiB/s
@@ -376,8 +372,8 @@ def floor_with(row: dict, batch: float | None = None, kv: bool | float = True, g
 def nominal_mistake(row: dict, roof: dict | None = None) -> dict:
     """Exercise 2's and lab 5's known mistakes: the requests the client kept in flight taken for the
     sequences the engine ran per step (the mean running count /metrics saw), the KV term left out, the KV
-    cache counted in 4 bytes a number on a 16-bit engine, the roof read as GiB/s, and (given the probe's
-    `roof`) its median run taken for its best."""
+    cache counted in 4 bytes a number on a 16-bit engine, the roof read as GiB/s, the whole answer taken
+    as the context, and (given the probe's `roof`) its median run taken for its best."""
     nominal = verdicts.number(row, "load_max_concurrency")
     out = {"you left out the KV term (each sequence reads its context's KV cache every step)":
            lambda: floor_with(row, kv=False)}
@@ -388,6 +384,9 @@ def nominal_mistake(row: dict, roof: dict | None = None) -> dict:
         out["you counted the KV cache in 4 bytes a number; the engine keeps it in the compute dtype (2 here)"] = \
             lambda: floor_with(row, kv=2.0)
     out["you took the roof as GiB/s; the probe reports GB/s (10**9 bytes)"] = lambda: floor_with(row, gib=True)
+    if answer := verdicts.number(row, "load_output_len"):
+        out["you took the whole answer as the context; on average a sequence is halfway through it "
+            "(prompt + half the answer)"] = lambda: floor_with(row, context=roofline.decode_context(row) + answer / 2)
     median = verdicts.number(roof or {}, "bandwidth_median_gbs")
     if median and median != verdicts.number(row, "roof_bandwidth_gbs"):
         out["you took the probe's median run; the roof is its best run (what the memory can do)"] = \
@@ -416,7 +415,7 @@ def layout_claims(layouts: dict, binding: dict, cores: int) -> list[Claim]:
     if MERGED not in layouts:
         out = [verdicts.untested(title, NO_LAYOUT)]
         return out + ([] if ALL in binding else [verdicts.untested(
-            "7.3 Binding the worker to every core beats vLLM's auto binding (one core kept free)", NO_BINDING)])
+            "7.3 Binding the worker to every core beats vLLM's auto binding (×1.2 or more)", NO_BINDING)])
     merged, split = layouts[MERGED], layouts[VLLM]
     out = [verdicts.judge_change(
         title + " (×1.2 or more)", split, merged,
@@ -424,7 +423,7 @@ def layout_claims(layouts: dict, binding: dict, cores: int) -> list[Claim]:
         evidence=f"{split['output_throughput']:.0f} → {merged['output_throughput']:.0f} output tokens/s, mean TPOT "
                  f"{split['mean_tpot_ms']:.1f} → {merged['mean_tpot_ms']:.1f} ms; worker cores "
                  f"{roofline.worker_threads(split)} vs {roofline.worker_threads(merged)}")]
-    text = "7.3 Binding the worker to every core beats vLLM's auto binding (one core kept free)"
+    text = "7.3 Binding the worker to every core beats vLLM's auto binding (×1.2 or more)"
     if ALL not in binding:
         return out + [verdicts.untested(text, NO_BINDING)]
     auto, every = binding[AUTO], binding[ALL]

@@ -92,10 +92,11 @@ class Capstone:
         return lab
 
     def nothing_to_gain(self, advised: dict) -> bool:
-        """True where no configuration could beat the advice on its load: even every request within the
-        target (goodput then fixed by the arrival schedule) would gain no more than the noise allowance."""
+        """True where no configuration could beat the advice on its load: every request within the target,
+        finishing as soon as the arrival schedule allows (`tuning.pace_ceiling`), would still gain no
+        more than the noise allowance."""
         share = self.slo.met_share(advised) or 0
-        return share > 0 and 1 / share <= 1 + verdicts.DEFAULT_NOISE
+        return share > 0 and (1 / share) * (tuning.pace_ceiling(advised) or 1.0) <= 1 + verdicts.DEFAULT_NOISE
 
     def harder(self, say=print) -> None:
         """Where the advice meets the target for every request, nothing can beat it on that load: goodput
@@ -104,7 +105,8 @@ class Capstone:
         is the sweep's own), or at the highest the sweep reached, saying so."""
         share = self.slo.met_share(self.advised) or 0
         met_all = (f"the advisor's change met the target for {share:.0%} of the requests at {self.service.rate:g} "
-                   "req/s (even all of them would gain no more than the noise)")
+                   "req/s (even all of them, finishing as soon as the arrivals allow, would gain no more than the "
+                   "noise)")
         higher = sorted((r for r in self.service.sweep if r["load_request_rate"] > self.service.rate),
                         key=lambda r: r["load_request_rate"])
         if not higher:

@@ -69,6 +69,23 @@ def decode_batch(row: dict) -> float:
     return float(min(row.get("load_max_concurrency") or prompts, prompts))
 
 
+def step_metric(*rows) -> str:
+    """The figure a decode step's time is read from: the median gap between tokens where every row has
+    it (mean TPOT also carries other requests' prefill steps, and a stream that reached the client in
+    one chunk counts 0 ms in it), else mean TPOT."""
+    return "median_itl_ms" if all(positive(r, "median_itl_ms") for r in rows) else "mean_tpot_ms"
+
+
+def metric_name(metric: str) -> str:
+    return "median ITL" if metric == "median_itl_ms" else "mean TPOT"
+
+
+def positive(row, key: str) -> bool:
+    """Whether a row has `key` as a number above 0 (not None, not NaN)."""
+    v = row.get(key) if hasattr(row, "get") else None
+    return v is not None and v == v and v > 0
+
+
 def decode_context(row: dict) -> float:
     """Mean context length of a decoding sequence: its prompt plus half its answer."""
     prompt = (row.get("load_input_len") or 0) + (row.get("load_prefix_len") or 0)

@@ -191,13 +191,13 @@ def test_long_documents_and_the_queue_cap():
 def test_blocks_alone_never_decide_in_vllm_032():
     tiny = pd.Series({"peak_running": 4, "engine_max_num_seqs": 128})
     claim = ch3.blocks_only_claim(tiny, admitted=4, sent=8)
-    assert claim.verdict == verdicts.PARTLY  # blocks capped, but a seat cap exists
+    assert claim.verdict == verdicts.NOT_HELD  # blocks capped, but a seat cap exists: not "entirely" the blocks
     assert "what the blocks admit (4)" in claim.evidence
     more = ch3.blocks_only_claim(pd.Series({"peak_running": 6, "engine_max_num_seqs": 128}), 4, sent=8)
     assert more.verdict == verdicts.NOT_HELD
     assert "more than the 4 the blocks admit" in more.evidence and "what the blocks admit" not in more.evidence
     fewer = ch3.blocks_only_claim(pd.Series({"peak_running": 3, "engine_max_num_seqs": 128}), 4, sent=8)
-    assert fewer.verdict == verdicts.PARTLY and "fewer than the 4 the blocks admit" in fewer.evidence
+    assert fewer.verdict == verdicts.NOT_HELD and "fewer than the 4 the blocks admit" in fewer.evidence
     unset = ch3.blocks_only_claim(pd.Series({"peak_running": 4, "engine_max_num_seqs": 0}), 4, sent=8)
     assert unset.verdict == verdicts.HELD and "no seat cap" in unset.evidence
 

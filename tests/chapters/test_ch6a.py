@@ -76,7 +76,9 @@ def test_a_tuning_claim_needs_the_share_within_the_target_too():
     advised = {"baseline": base, "row": sooner}
     first, advice = ch6a.tuning_claims(records, advised, "more seats", {}, SLO_, fresh=(base, sooner))
     assert advice.verdict == verdicts.NOT_HELD and "60 % → 40 %" in advice.evidence
-    assert first.verdict == verdicts.NOISE  # no step kept: the dropped step lowers nothing
+    assert first.verdict == verdicts.NOT_HELD  # no step kept, and the one step hurt beyond the noise
+    flat = [records[0], {**records[1], "effect": "within noise"}]
+    assert ch6a.tuning_claims(flat, advised, "a", {}, SLO_)[0].verdict == verdicts.NOISE  # nothing told apart
     # nothing met the target on either side: goodput cannot tell the two apart
     none = ch6a.tuning_claims(records, {"baseline": _row(0), "row": _row(0)}, "a", {}, SLO_)[1]
     assert none.verdict == verdicts.UNTESTED and "no request met the target" in none.evidence
@@ -281,8 +283,8 @@ def test_a_claim_comparing_a_run_with_itself_cannot_be_judged():
     ]
     path, advice = ch6a.tuning_claims(records, {"baseline": row, "row": row}, "no change", {}, SLO(1000, 50))
     assert advice.verdict == verdicts.UNTESTED and "same run" in advice.evidence
-    # measured, nothing kept: a step that hurt was dropped and lowers nothing, so within noise
-    assert path.verdict == verdicts.NOISE and "no step raised goodput" in path.evidence
+    # measured, nothing kept, and the one step hurt beyond the noise: the path found nothing to raise
+    assert path.verdict == verdicts.NOT_HELD and "no step raised goodput" in path.evidence
 
 
 def test_explain_follows_vllms_order_when_max_model_len_is_not_a_multiple_of_the_block():
@@ -307,3 +309,15 @@ def test_the_capacity_claim_needs_a_memory_figure():
     checks = [{"figure": "KV cache tokens (blocks)", "agree": True}, {"figure": "max concurrency", "agree": True}]
     assert ch6a.startup_claims(checks, None, {}, None)[0].verdict == verdicts.UNTESTED
     assert ch6a.startup_claims([], None, {}, None)[0].verdict == verdicts.UNTESTED
+
+
+def test_the_capstone_says_why_a_faster_run_with_one_request_fewer_does_not_pass():
+    """The review's case: 6/8 within the target in 4.88 s against 7/8 in 6.30 s is ×1.11 goodput, yet
+    one request fewer sets the pace aside (chapter 6's rule), and the lab must say that, not "within noise"."""
+    from helpers.slo import SLO
+
+    def run(met, duration):
+        return {"runs": [{"request_ttft_ms": [100.0] * met + [5000.0] * (8 - met), "request_tpot_ms": [20.0] * 8,
+                          "duration": duration}], "run_id": f"{met}-{duration}"}
+    v = ch6a.capstone_verdict(run(6, 4.88), run(7, 6.35), run(7, 6.30), SLO(1000, 50))
+    assert not v.passed and "finishing sooner does not count" in v.text

@@ -74,3 +74,21 @@ def test_a_choice_whose_expectation_cannot_be_judged_rejects_no_answer_as_wrong(
     for want in ("not measured here", "no data"):  # a verdict or a reading outside the options
         q = Choice("c", ["held", "did not hold"], lambda w=want: w, "", "x.py")
         assert not q.check("held") and "cannot be checked here" in capsys.readouterr().out
+
+
+def test_every_mistake_within_the_answers_last_digit_is_named(capsys):
+    """Pass 11's case: lab 5 Q4's 10.9 lies within a digit of two slips, so both are named."""
+    q = Question("cross", lambda: 10.63, 0.1, "", "x.py",
+                 known_wrong={"KV heads": lambda: 10.925, "q·k only": lambda: 10.85})
+    assert not q.check(10.9)
+    out = capsys.readouterr().out
+    assert "KV heads" in out and "q·k only" in out
+
+
+def test_a_right_answer_rounded_too_far_is_asked_for_digits_not_sent_to_the_hint(capsys):
+    q = Question("floor", lambda: 3.3412, 0.05, "", "x.py", known_wrong={"median": lambda: 3.36})
+    assert not q.check(3.3)
+    assert "more significant digits" in capsys.readouterr().out
+    # a named mistake within 0.5 % of the right answer is not a mistake one can name: it passes
+    q = Question("floor", lambda: 3.3412, 0.05, "", "x.py", known_wrong={"median": lambda: 3.3477})
+    assert q.check(3.3477)

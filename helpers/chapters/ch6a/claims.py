@@ -176,13 +176,17 @@ def tuning_claims(records: list[dict], advised: dict, advice_text: str, mixed: d
     path_text = "6.2 One setting at a time, from a baseline, raises goodput at the target"
     path_evidence = f"{len(kept)} of {len(records) - 1} steps kept ({steps}){how}"
     effects = [r["effect"] for r in records[1:]]
-    if not kept and effects:  # measured, and nothing helped: a null result. A step that hurt was dropped and
-        # does not lower the path (the path ends at the baseline either way), so it does not decide the verdict.
-        path_claim = Claim(path_text, verdicts.NOISE,
-                           path_evidence + ": no step raised goodput at the target beyond the noise, so the path "
-                                           "ended at the baseline",
-                           "within noise: no step kept (a step that hurt is dropped and lowers nothing); held / did "
-                           "not hold as for one change: " + rule)
+    if not kept and effects:  # measured, and nothing helped: the path ended at the baseline
+        hurt = effects.count(tuning.HURT)
+        # within noise only where every step was: a step that hurt beyond the noise was told apart, so the
+        # path did find something, and it was worse
+        path_claim = Claim(path_text, verdicts.NOT_HELD if hurt else verdicts.NOISE,
+                           path_evidence + (f": no step raised goodput at the target, and {hurt} lowered it beyond "
+                                            "the noise, so the path ended at the baseline" if hurt else
+                                            ": no step moved goodput at the target beyond the noise, so the path "
+                                            "ended at the baseline"),
+                           "no step kept: within noise where every step was within noise; did not hold where a step "
+                           "hurt beyond it; otherwise held / did not hold as for one change: " + rule)
     else:
         path_claim = _goodput_claim(path_text, before, judged_row, slo, path_evidence, rule)
     out = [

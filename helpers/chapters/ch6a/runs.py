@@ -56,7 +56,8 @@ def walk(config: EngineConfig, load, slo: SLO, steps: list[tuning.Step], *, forc
     best = measure(config, load, force=force, tag="tuning")
     extra("baseline", config)
     records = [{"step": "baseline", "chapter": 1, "change": {}, "row": best, "goodput": slo.goodput(best),
-                "effect": None, "ratio": 1.0, "kept": True, "config": config, "goodput_ratio": 1.0, "judged_on": None}]
+                "effect": None, "ratio": 1.0, "kept": True, "config": config, "goodput_ratio": 1.0, "judged_on": None,
+                "pace_ceiling": None}]
     for step in steps:
         try:
             cfg = best_cfg.replace(**step.change)
@@ -72,7 +73,9 @@ def walk(config: EngineConfig, load, slo: SLO, steps: list[tuning.Step], *, forc
                         "goodput": slo.goodput(row), "effect": judged, "ratio": ratio, "kept": kept, "config": cfg,
                         # against the best configuration so far (what the step changed), and what judged it
                         "goodput_ratio": g1 / g0 if g0 else None,
-                        "judged_on": "pace" if tuning.judged_on_pace(best, row, slo) else "goodput"})
+                        "judged_on": "pace" if (on_pace := tuning.judged_on_pace(best, row, slo)) else "goodput",
+                        # the largest pace any engine could show against `best` at this offered rate
+                        "pace_ceiling": tuning.pace_ceiling(best) if on_pace else None})
         if kept:
             best_cfg, best = cfg, row
     return records

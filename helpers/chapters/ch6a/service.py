@@ -155,6 +155,9 @@ def capstone_verdict(mine: dict, baseline: dict, advised: dict, slo: SLO, *, sam
     mine_share, ref_share = slo.met_share(mine) or 0, slo.met_share(ref) or 0
     if judged == tuning.HURT and ratio > 1:
         why = f"more requests per second than {name} run, but a smaller share of them within the target"
+    elif judged == tuning.NOTHING and tuning.judged_on_pace(ref, mine, slo) and mine_share < ref_share:
+        why = (f"fewer of your requests met the target than in {name} run (by less than "
+               f"{tuning.MIN_COUNT_CHANGE}), so finishing sooner does not count (chapter 6's rule)")
     else:
         why = f"{'within the noise of' if judged == tuning.NOTHING else 'below'} {name} goodput"
     return Verdict(False, m, b, a, f"Not yet: {why} ({mine_share:.0%} of your requests within the target, "
