@@ -79,8 +79,9 @@ class Question:
             print(f"✗ {self.name}: {_num(value)} is what you get if {', or if '.join(matched)}.")
             return False
         if step and math.isfinite(want) and abs(value - want) < step / 2:  # right, to the digits typed
+            narrowed = ", because a known mistake lies close" if tolerance < self.tolerance else ""
             print(f"✗ {self.name}: {_num(value)} rounds the right answer too far to check it (within "
-                  f"{tolerance:.1%} here, because a known mistake lies close): give more significant digits.")
+                  f"{tolerance:.1%} here{narrowed}): give more significant digits.")
             return False
         off = (f"off by {abs(value - want) / abs(want):.0%}" if want and math.isfinite(want)
                else f"not {want:g} (math.inf: never)" if math.isinf(want) else f"not {want:g}")
@@ -134,26 +135,33 @@ class Choice(Question):
         self.options, self._why = list(options), why
 
     def check(self, answer) -> bool:
-        if answer is None or answer is Ellipsis:
+        unanswered = answer is None or answer is Ellipsis
+        try:  # first, so an answer of None where nothing can be checked is told that, not "replace the ..."
+            want = self._expected()
+        except Exception:  # noqa: BLE001 — an unanswered check before its measurement: say what to do first
+            if not unanswered:
+                raise
+            want = ...
+        if want is None or (isinstance(want, str) and want not in self.options) or \
+                (isinstance(want, (set, frozenset)) and not want & set(self.options)):  # "not measured", "no data"
+            reason = f" ({self._why()})" if self._why else ""
+            print(f"– {self.name}: cannot be checked here{reason}: the measurement cannot be judged.")
+            return False
+        if unanswered:
             print(f"✗ {self.name}: replace the ... with one of {self.options}.")
             return False
         if answer not in self.options:
             print(f"✗ {self.name}: {answer!r} is not one of {self.options}.")
             return False
-        want = self._expected()
         reason = f" ({self._why()})" if self._why else ""
-        if want is None or (isinstance(want, str) and want not in self.options) or \
-                (isinstance(want, (set, frozenset)) and not want & set(self.options)):  # "not measured", "no data"
-            print(f"– {self.name}: cannot be checked here{reason}: the measurement cannot be judged.")
-            return False
         tied = sorted(want) if isinstance(want, (set, frozenset)) else [want]
         others = [o for o in tied if o != answer]
         if answer in tied:
             self.passed = True
-            also = f"; within noise of it here, so also right: {', '.join(others)}" if others else ""
+            also = f"; within noise of it here, so also right: {', '.join(map(str, others))}" if others else ""
             print(f"✓ {self.name}: {answer}{reason}{also}.")
             return True
-        right = f" (here: {' or '.join(tied)}, within noise of each other)" if len(tied) > 1 else ""
+        right = f" (here: {' or '.join(map(str, tied))}, within noise of each other)" if len(tied) > 1 else ""
         print(f"✗ {self.name}: not {answer!r} on this machine{right}. Try q.hint().")
         return False
 

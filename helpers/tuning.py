@@ -149,19 +149,29 @@ def ratio_text(before: dict, after: dict, slo: SLO, ratio: float) -> str:
         text += f"; judged on the pace: the same load finished ×{ratio:.2f} as fast"
         if ceiling := pace_ceiling(before):
             text += (f" (at most ×{ceiling:.2f} was possible: at an offered rate the last request is sent on "
-                     "schedule, so only the time after it can shrink)")
+                     "schedule and takes its own time, so little else can shrink)")
     return text
 
 
 def pace_ceiling(before: dict) -> float | None:
-    """The largest pace any engine could reach against `before` at an offered request rate: vLLM's
-    benchmark stretches the Poisson gaps so the last request is sent at N ÷ rate (`get_request` in
-    vllm/benchmarks/serve.py), so a run never ends sooner than that. None for a burst load."""
+    """The largest pace an engine as fast as `before`'s fastest request could reach against it at an
+    offered request rate: vLLM's benchmark stretches the Poisson gaps so the last request is sent at
+    N ÷ rate (`get_request` in vllm/benchmarks/serve.py), and that request then takes at least the
+    shortest latency the row saw. None for a burst load."""
     rate, n = before.get("load_request_rate"), before.get("load_num_prompts")
     if not rate or not n or rate == float("inf"):
         return None
     d = statistics.median(run.get("duration") or 0 for run in before.get("runs") or [before])
-    return d / (n / rate) if d else None
+    return d / (n / rate + _shortest_latency_s(before)) if d else None
+
+
+def _shortest_latency_s(row: dict) -> float:
+    """The shortest request of the row, from its first token and its pace (0 where not recorded)."""
+    out = row.get("load_output_len") or 0
+    ttft, tpot = row.get("request_ttft_ms") or [], row.get("request_tpot_ms") or []
+    if not ttft or len(tpot) != len(ttft):
+        return 0.0
+    return min(t + max(out - 1, 0) * p for t, p in zip(ttft, tpot)) / 1000
 
 
 def _pace(before: dict, after: dict) -> float:

@@ -142,7 +142,7 @@ def judge_change(text: str, before, after, metric: str, better: str, held_at: fl
         measured, claimed = y / x, (held_at if better == "higher" else 1 / held_at)
         reached = gain >= held_at  # as far as claimed, only inside the noise
         if not reached and abs(claimed - measured) > level + 1e-9:
-            return Claim(text, NOT_HELD, ev + f"; the claimed ×{held_at:g} lies outside the noise of what was "
+            return Claim(text, NOT_HELD, ev + f"; the claimed ×{held_at:.2f} lies outside the noise of what was "
                                               "measured, so this run would have seen it", rule)
         return Claim(text, NOISE, ev, rule)
     return judge(text, gain >= held_at, ev, partly=gain > 1, rule=rule)

@@ -253,7 +253,7 @@ def q_fits_at(design: Callable[[], ChainDesign], ref: Callable[[], dict]) -> Que
 
 def confirming_fraction(answer: float, design: ChainDesign, tolerance: float = 0.03) -> float:
     """The fraction exercise 3's confirming run uses: the larger of the learner's answer and the
-    computed one, raised by 3 % (twice the check's tolerance) and one point more (a second start can report a
+    computed one, raised by 3 % and one per cent more (4 % in all) (a second start can report a
     slightly smaller cache), rounded up so rounding never takes the margin away."""
     base = max(answer, design.fits_at or 0.0) * (1 + tolerance + 0.01)
     return min(math.ceil(base * 1000) / 1000, 0.99)

@@ -338,16 +338,24 @@ def smoothest(chunked: pd.DataFrame) -> set[str]:
     return {str(name) for name, gap in chunked[GAP].items() if gap <= best * (1 + level) + 1e-9}
 
 
-def budget_for(chunked: pd.DataFrame, max_gap_ms: float) -> str:
+def budget_for(chunked: pd.DataFrame, max_gap_ms: float) -> str | set[str]:
     """Exercise 3: among the configurations whose P99 gap stays within `max_gap_ms`, the
-    one that serves the long prompts' first token soonest; "none" when none qualifies."""
+    one that serves the long prompts' first token soonest, with every other within the noise
+    allowance of it (a run cannot tell those apart); "none" when none qualifies."""
     ok = chunked[chunked[GAP] <= max_gap_ms]
-    return "none" if ok.empty else str(ok["long_mean_ttft_ms"].idxmin())
+    if ok.empty:
+        return "none"
+    best, level = ok["long_mean_ttft_ms"].min(), verdicts.noise([r for _, r in ok.iterrows()], "long_mean_ttft_ms")
+    return {str(name) for name, t in ok["long_mean_ttft_ms"].items() if t <= best * (1 + level) + 1e-9}
 
 
-def best_concurrency(sweep: pd.DataFrame) -> float:
-    """Exercise 4: the client concurrency at which output throughput was highest."""
-    return float(sweep.loc[sweep["output_throughput"].idxmax(), "load_max_concurrency"])
+def best_concurrency(sweep: pd.DataFrame) -> set[float]:
+    """Exercise 4: the client concurrency at which output throughput was highest, with every other
+    within the noise allowance of it (where batching stops paying, neighbours lie close)."""
+    best = sweep["output_throughput"].max()
+    level = verdicts.noise([r for _, r in sweep.iterrows()], "output_throughput")
+    return {float(c) for c, t in zip(sweep["load_max_concurrency"], sweep["output_throughput"])
+            if t >= best / (1 + level) - 1e-9}
 
 
 # -- the control panel's run function (widgets.Panel calls it with the controls' values) ------------

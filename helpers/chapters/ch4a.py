@@ -279,7 +279,8 @@ def eviction_claim(hits: dict, predicted: int, block: int) -> Claim:
 STALE_RULE = ("held: with caching on, output throughput fell (or the run took longer) beyond noise, and a count "
               "shows the space taken (at least two fewer running, or two more preempted: two runs of one engine can "
               "differ by one); a smaller fall with such a count: within noise here; a fall with no such count, or "
-              "none: did not hold. Cannot be judged: the small cache never filled")
+              "none: did not hold. Cannot be judged: no request needed the space (none waited while the cache had "
+              "too few free blocks for its prompt, in the same /metrics sample, and none was preempted)")
 
 
 def stale_claim(stale: pd.DataFrame) -> Claim:
@@ -304,11 +305,25 @@ def stale_claim(stale: pd.DataFrame) -> Claim:
               f"{g(on, 'peak_waiting') or 0:.0f} vs {g(off, 'peak_waiting') or 0:.0f}")
     usable = max((g(on, "num_blocks") or 1) - 1, 0)  # one of them is vLLM's null block
     size = f"{usable:.0f}-block cache (usable blocks), churning prefixes"
-    if not waited and (not usage or max(usage) < FULL_CACHE_PCT):
+    # The premise: a request needed the space. It waited while the cache held too few free blocks for
+    # its prompt (in the same /metrics sample: requests also wait for the step's timing on few cores),
+    # or a request was preempted. Where the rows keep no samples, the peaks stand in.
+    block = g(on, "block_size") or 0
+    prompt = (g(on, "load_prefix_len") or 0) + (g(on, "load_input_len") or 0)
+    need = -(-prompt // block) if block and prompt else 0
+    full_pct = min(FULL_CACHE_PCT, 100 * (usable - need + 1) / usable) if usable and need else FULL_CACHE_PCT
+    preempted = any((g(r, "preemptions") or 0) > 0 for r in (on, off))
+    both = [rows.full_while_waiting(r, full_pct) for r in (on, off)]
+    if any(b is not None for b in both):
+        needed = preempted or any(b for b in both if b)
+        why = f"no /metrics sample had a request waiting while the cache was {full_pct:.0f} % full or more"
+    else:
+        needed = preempted or (waited and bool(usage) and max(usage) >= full_pct)
+        why = f"the peak KV usage stayed under {full_pct:.0f} % or nobody waited"
+    if not needed:
         return verdicts.untested(
-            text, f"cannot be judged here: the {size} never filled (peak KV usage "
-                  f"{max(usage) if usage else 0:.0f} %, nobody waited), so no request needed the space ({counts})",
-            STALE_RULE)
+            text, f"cannot be judged here: in the {size} {why} (peak KV usage {max(usage) if usage else 0:.0f} %), "
+                  f"and nothing was preempted, so no request needed the space ({counts})", STALE_RULE)
     level = verdicts.noise([on, off], metric)
     unit = "tokens/s" if metric == "output_throughput" else "s"
     evidence = (f"{size}: {metric.replace('_', ' ')} {y:,.1f} vs {x:,.1f} {unit} (caching on vs off, noise "

@@ -42,7 +42,7 @@ def probe_claim(roof: dict, one: dict | None = None) -> Claim:
     r = roof.get("methods_ratio")
     if r is None:  # a GPU's roof: one method
         return verdicts.untested("7.1 Two ways of measuring bandwidth agree", "a GPU's roof is measured one way here "
-                               "(torch on the device)")
+                               "(torch on the device)", rule=PROBE_RULE)
     reads = {m: roof[m]["read"]["best_gbs"] for m in ("numpy", "torch")}
     if one is not None and one is not roof and one.get("numpy") and roof["threads"] == 2 * one["threads"] \
             and reads["numpy"] < reads["torch"]:  # a cap holds numpy down, never above torch
@@ -54,14 +54,17 @@ def probe_claim(roof: dict, one: dict | None = None) -> Claim:
                 "7.1 Two ways of measuring bandwidth agree",
                 f"numpy's read still grew ×{grew:.2f} from {one['threads']} to {roof['threads']} thread(s) "
                 f"({reads['numpy']:.1f} GB/s against torch's {reads['torch']:.1f}): each thread's sum caps it, so on "
-                "this few cores it measures its kernel, not the memory")
+                "this few cores it measures its kernel, not the memory", rule=PROBE_RULE)
     return verdicts.judge(
         "7.1 Two ways of measuring bandwidth agree", abs(r - 1) <= AGREE,
         f"the read kernel of each at {roof['threads']} thread(s): numpy {reads['numpy']:.1f} GB/s, torch "
         f"{reads['torch']:.1f} GB/s (×{r:.2f}); the roof ({roof.get('bandwidth_kernel')}) ran from "
         f"{roof['bandwidth_min_gbs']:.1f} to {roof['bandwidth_gbs']:.1f} GB/s",
-        partly=abs(r - 1) <= 2 * AGREE, rule=f"held: the two reads within {AGREE:.0%} of each other; partly: within "
-                                             f"{2 * AGREE:.0%}")
+        partly=abs(r - 1) <= 2 * AGREE, rule=PROBE_RULE)
+
+
+PROBE_RULE = (f"held: the two reads within {AGREE:.0%} of each other; partly: within {2 * AGREE:.0%}; not judged where "
+              "one method's read still grew with the threads (it measures its kernel) or on a GPU (one method)")
 
 
 def methods_sentence(roof_all: dict, roof_one: dict, claim: Claim) -> str:
@@ -219,6 +222,12 @@ def batching_claim(sweep: dict, cross: float | None) -> Claim:
     predicted = (f"; the bytes alone predict {by_bytes:.3f} of a solo step (the floor {f1:.2f} → {f2:.2f} ms): the "
                  f"other {share - by_bytes:.2f} is work each added sequence brings (arithmetic, sampling, "
                  "bookkeeping), and what the batch shares is the rest of the solo step" if by_bytes is not None else "")
+    # the verdict is judged on the largest row, an average over the range: each row's own share is shown too
+    shares = []
+    for c in sorted(below):
+        row, bc = sweep[c], roofline.decode_batch(sweep[c]) / roofline.decode_batch(one)
+        if bc > 1 and verdicts.number(row, metric):
+            shares.append(f"{roofline.decode_batch(row):.2f}: {(row[metric] / one[metric] - 1) / (bc - 1):.2f}")
     # each step time is one reading: the noise allowance on their ratio gives a band on the share
     level = verdicts.noise([one, many], metric)
     low, high = ((t_ratio * k - 1) / (b - 1) for k in (1 - level, 1 + level))
@@ -227,7 +236,9 @@ def batching_claim(sweep: dict, cross: float | None) -> Claim:
         f"(×{b:.2f}), {name} {one[metric]:.1f} → {many[metric]:.1f} ms (×{t_ratio:.2f}): each extra "
         f"sequence added {share:.2f} of a solo step" + predicted
         + (f"; crossover {cross:.1f} at the roof of the worker's cores (7.2 printed the machine's)" if cross else "")
-        + f"; noise ±{100 * level:.0f} % on the time ratio puts the share between {low:.2f} and {high:.2f}",
+        + f"; noise ±{100 * level:.0f} % on the time ratio puts the share between {low:.2f} and {high:.2f}"
+        + (f"; each row's share of a solo step per extra sequence (sequences a step: share) {', '.join(shares)}: "
+           "the verdict reads the largest, an average over the range" if len(shares) > 1 else ""),
         partly=share <= 0.5, within_noise=low <= 0.25 < high,
         rule="held: each extra sequence adds at most 0.25 of a solo step; partly: 0.5; within noise here where the "
              "noise on the two step times puts the share on both sides of 0.25; rows past the crossover are left out")
@@ -353,7 +364,8 @@ def stays_claim(base: dict, int8: dict, level: float) -> Claim:
 
 
 def floor_with(row: dict, batch: float | None = None, kv: bool | float = True, gib: bool = False,
-               bandwidth: float | None = None, context: float | None = None) -> float | None:
+               bandwidth: float | None = None, context: float | None = None,
+               weights_scale: float = 1.0) -> float | None:
     """A row's floor TPOT (ms) recomputed with another batch or without the KV term: the exercises'
     known mistakes (the nominal requests in flight for the measured sequences per step; the weights
     alone). From the row's own roofline columns (`H.with_floor`); None where it has none."""
@@ -364,7 +376,8 @@ def floor_with(row: dict, batch: float | None = None, kv: bool | float = True, g
         return None
     # kv: True, False (left out) or a factor on its bytes (a slip in bytes per number); gib: the roof read as GiB/s
     per_token = rows.kv_bytes_per_token(row) * (kv if not isinstance(kv, bool) else 1.0) if kv else 0.0
-    nbytes = roofline.step_bytes(weights * 1e6, roofline.decode_batch(row) if batch is None else batch, context,
+    nbytes = roofline.step_bytes(weights * weights_scale * 1e6, roofline.decode_batch(row) if batch is None else batch,
+                                 context,
                                  per_token)
     return roofline.floor_ms(nbytes, (bandwidth or bw) * (2**30 / 1e9 if gib else 1.0))
 
@@ -387,6 +400,9 @@ def nominal_mistake(row: dict, roof: dict | None = None) -> dict:
     if answer := verdicts.number(row, "load_output_len"):
         out["you took the whole answer as the context; on average a sequence is halfway through it "
             "(prompt + half the answer)"] = lambda: floor_with(row, context=roofline.decode_context(row) + answer / 2)
+    if rows.kv_bytes_per_number(row) == 4:  # a float32 engine: the files' bf16 bytes are half what it reads
+        out["you counted the files' bf16 bytes; this engine holds its weights in float32"] = \
+            lambda: floor_with(row, weights_scale=0.5)
     median = verdicts.number(roof or {}, "bandwidth_median_gbs")
     if median and median != verdicts.number(row, "roof_bandwidth_gbs"):
         out["you took the probe's median run; the roof is its best run (what the memory can do)"] = \
@@ -413,9 +429,10 @@ NO_LAYOUT = ("the merged layout is the CPU backend's: on one GPU vLLM already ru
 def layout_claims(layouts: dict, binding: dict, cores: int) -> list[Claim]:
     title = f"7.3 On {cores} cores the merged layout gives more output tokens per second than vLLM's three processes"
     if MERGED not in layouts:
-        out = [verdicts.untested(title, NO_LAYOUT)]
+        out = [verdicts.untested(title + " (×1.2 or more)", NO_LAYOUT, rule=LAYOUT_RULE)]
         return out + ([] if ALL in binding else [verdicts.untested(
-            "7.3 Binding the worker to every core beats vLLM's auto binding (×1.2 or more)", NO_BINDING)])
+            "7.3 Binding the worker to every core beats vLLM's auto binding (×1.2 or more)", NO_BINDING,
+            rule=LAYOUT_RULE)])
     merged, split = layouts[MERGED], layouts[VLLM]
     out = [verdicts.judge_change(
         title + " (×1.2 or more)", split, merged,
@@ -425,7 +442,7 @@ def layout_claims(layouts: dict, binding: dict, cores: int) -> list[Claim]:
                  f"{roofline.worker_threads(split)} vs {roofline.worker_threads(merged)}")]
     text = "7.3 Binding the worker to every core beats vLLM's auto binding (×1.2 or more)"
     if ALL not in binding:
-        return out + [verdicts.untested(text, NO_BINDING)]
+        return out + [verdicts.untested(text, NO_BINDING, rule=LAYOUT_RULE)]
     auto, every = binding[AUTO], binding[ALL]
     out.append(verdicts.judge_change(
         text, auto, every, "output_throughput", better="higher", held_at=1.2,
@@ -436,6 +453,8 @@ def layout_claims(layouts: dict, binding: dict, cores: int) -> list[Claim]:
 
 
 GRAPHS = "7.3 CUDA graphs shorten the time per output token"
+LAYOUT_RULE = "held: ×1.2 the output tokens per second or more, beyond noise; partly: more, by less"
+GRAPHS_RULE = "held: mean TPOT ×1.1 lower or more with graphs, beyond noise; partly: lower, by less"
 
 
 def gpu_claim(device: str, rows: dict | None = None) -> Claim:
@@ -443,7 +462,8 @@ def gpu_claim(device: str, rows: dict | None = None) -> Claim:
     with `compilation_config={"cudagraph_mode": "NONE"}`, so the graphs alone differ."""
     if device == "cpu" or not rows:
         return verdicts.untested(GRAPHS, "no CUDA GPU here: the CPU backend has no CUDA graphs (capture sizes emptied "
-                                         "in vllm/platforms/cpu.py)" if device == "cpu" else "no rows measured")
+                                         "in vllm/platforms/cpu.py)" if device == "cpu" else "no rows measured",
+                                 rule=GRAPHS_RULE)
     off, on = rows["no graphs"], rows["CUDA graphs"]
     return verdicts.judge_change(GRAPHS, off, on, "mean_tpot_ms", better="lower", held_at=1.1,
                                  evidence=f"mean TPOT {off['mean_tpot_ms']:.2f} → {on['mean_tpot_ms']:.2f} ms "
@@ -455,7 +475,8 @@ DESIGNS = ("BASE", "INT8", "MERGED", "VLLM", "AUTO", "ALL", "roof_table", "floor
            "GRAPHS")
 PANELS = ()
 CHECKS = ("crossover_mistakes", "NO_BINDING", "NO_LAYOUT", "floor_with", "nominal_mistake")
-CLAIMS = ("methods_sentence", "AGREE", "NEAR_FLOOR", "allowed_mbu", "probe_claim", "crossover", "gap", "step_metric",
+CLAIMS = ("methods_sentence", "AGREE", "PROBE_RULE", "LAYOUT_RULE", "GRAPHS_RULE", "NEAR_FLOOR", "allowed_mbu",
+          "probe_claim", "crossover", "gap", "step_metric",
           "metric_name", "batches_apart", "BYTES", "BYTES_RULE",
           "near_floor_claim", "batching_claim", "floor_claims", "bytes_sentence", "bytes_claims", "STAYS", "STAYS_RULE",
           "stays_claim", "faster_binding", "layout_claims", "gpu_claim")

@@ -229,7 +229,7 @@ class Capstone:
 
     def solution(self) -> None:
         from helpers.exercises import solution_path
-        print(f"One good path, measured on the same service: {solution_path(SOLUTION)}. It starts from the "
+        print(f"One path to try, measured on the same service: {solution_path(SOLUTION)}. It starts from the "
               "advisor's change, prints the advisor's reading of the changed run and takes INT8 weights; its "
               "verdict is computed from its own run, so on your machine it may read differently.")
 

@@ -34,8 +34,9 @@ START_TIMEOUT_S = float(os.environ.get("GUIDE_START_TIMEOUT", 900))
 # VLLM_ENABLE_V1_MULTIPROCESSING=0, which the CPU platform reads as "run the one worker inside
 # the engine-core process" (uni executor; vllm/platforms/cpu.py); the API server keeps its
 # engine core in a process of its own (AsyncLLM always does). benchmarks/engine_start.py found
-# it starts in about 0.7x the time, but on 2 cores it also runs loads about 1.4x faster (one
-# busy process fewer), so it changes what a learner measures: measurements keep vLLM's layout.
+# it starts in about 0.7x the time; on 2 cores it also runs loads at a different speed (faster in
+# that benchmark, slower in some of chapter 7's rows: one busy process fewer, but unpinned threads),
+# so it changes what a learner measures: measurements keep vLLM's layout.
 # GUIDE_ENGINE_LAYOUT=merged opts in; every row records the layout and its store key includes it.
 LAYOUTS = {"vllm": ({}, []),
            "merged": ({"VLLM_ENABLE_V1_MULTIPROCESSING": "0"}, ["--distributed-executor-backend", "uni"])}

@@ -67,6 +67,16 @@ def too_few_samples(*rows) -> str | None:
     return None
 
 
+def full_while_waiting(row, usage_pct: float) -> int | None:
+    """How many of the row's /metrics samples had a request waiting while KV usage was at least
+    `usage_pct` (the cache too full to admit it): the peaks alone can come from different moments.
+    None where the row keeps no samples."""
+    series = row.get("timeseries") if hasattr(row, "get") else None
+    if not isinstance(series, list) or not series:
+        return None
+    return sum(1 for x in series if (x.get("kv_cache_usage_pct") or 0) >= usage_pct and (x.get("waiting") or 0) > 0)
+
+
 def combine(runs: list[dict]) -> dict:
     """Median of each numeric figure over the repeats, its min and max, and every repeat (a
     measured row's repeats, and an imported sweep's runs of one combination)."""

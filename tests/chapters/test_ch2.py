@@ -256,3 +256,14 @@ def test_queueing_needs_a_full_cache_and_a_wait_at_the_same_moment():
     assert ch2.queueing({**fill, "timeseries": late}).verdict == verdicts.HELD
     brief = {**fill, "timeseries": early[:2]}  # two readings while requests ran: a draw, not a reading
     assert ch2.queueing(brief).verdict == verdicts.UNTESTED and "sampled only 2" in ch2.queueing(brief).evidence
+
+
+def test_peaks_apart_by_no_more_than_the_preemptions_are_the_same():
+    """Pass 12: the fixed-cache plan preempts (2 each); a peak of 10 vs 8 is the gauge missing a moment."""
+    short = {"peak_running": 10.0, "preemptions": 2.0, "cfg_max_model_len": 2048, "num_blocks": 33,
+             "peak_waiting": 0.0, "output_throughput": 100.0, "max_concurrency": 2.06}
+    long = {**short, "peak_running": 8.0, "cfg_max_model_len": 4096, "max_concurrency": 1.03}
+    assert ch2.same_or_half(short, long) == "the same"
+    assert ch2.smaller_len_more_running(short, long).verdict == verdicts.NOT_HELD
+    clean = {**long, "preemptions": 0.0}
+    assert ch2.same_or_half({**short, "preemptions": 0.0}, {**clean, "peak_running": 5.0}) == "about half"

@@ -166,3 +166,17 @@ def test_chapter4a_solutions():
     assert Question("q2", lambda: ch4a.share_by_shape(gpu, 16), 0.05, "", "ch04_q2.py").check(env["answer"])
     note = ch4a.junction_note(gpu, 16, {"prefix_cache_hits": 288.0, "total_input_tokens": 768.0})
     assert "2 block(s) fewer" in note
+
+
+def test_stale_blocks_need_a_wait_while_the_cache_was_full_in_the_same_sample():
+    """Pass 12's stored case: 4 waited while 17 of 22 blocks were free (the token budget, not space), so the
+    space was not needed; a wait at 91 % usage (a 5-block prompt could not fit) is the premise met."""
+    design = {"num_blocks": 23, "block_size": 128, "load_prefix_len": 512, "load_input_len": 48,
+              "peak_kv_cache_usage_pct": 68.0, "peak_waiting": 4, "output_throughput": 70, "peak_running": 1,
+              "preemptions": 0}
+    early = [{"running": 1, "waiting": 3, "kv_cache_usage_pct": 22.7}] + [{"running": 3, "waiting": 0,
+                                                                            "kv_cache_usage_pct": 68.0}] * 3
+    claim = ch4a.stale_claim(_stale({**design, "timeseries": early}, {**design, "timeseries": early}))
+    assert claim.verdict == UNTESTED and "no /metrics sample" in claim.evidence
+    full = early + [{"running": 4, "waiting": 1, "kv_cache_usage_pct": 91.0}]
+    assert ch4a.stale_claim(_stale({**design, "timeseries": full}, {**design, "timeseries": full})).verdict != UNTESTED

@@ -302,6 +302,10 @@ def test_the_capacity_claim_is_partly_only_where_a_capacity_figure_agrees():
     assert claim.verdict == verdicts.NOT_HELD  # only the memory figures agree
     checks[0]["agree"] = True
     assert ch6a.startup_claims(checks, 0.5, {}, 0.1)[0].verdict == verdicts.PARTLY
+    # the review's case: the KV GiB halved, so the tokens from it are off; the blocks' checks still agree
+    halved = [{"figure": "KV cache tokens", "agree": False}, {"figure": "KV cache tokens (blocks)", "agree": True},
+              {"figure": "max concurrency", "agree": True}, {"figure": "KV cache (GiB)", "agree": True}]
+    assert ch6a.startup_claims(halved, 0.5, {}, 0.1)[0].verdict == verdicts.NOT_HELD
 
 
 def test_the_capacity_claim_needs_a_memory_figure():
@@ -321,3 +325,14 @@ def test_the_capstone_says_why_a_faster_run_with_one_request_fewer_does_not_pass
                           "duration": duration}], "run_id": f"{met}-{duration}"}
     v = ch6a.capstone_verdict(run(6, 4.88), run(7, 6.35), run(7, 6.30), SLO(1000, 50))
     assert not v.passed and "finishing sooner does not count" in v.text
+
+
+def test_a_path_that_could_only_move_its_pace_within_noise_cannot_be_judged():
+    """The review's smoke case: every step judged on the pace with a ceiling of ×1.03; a control that hurt
+    (prefix caching off) does not make the path fail."""
+    base = _row(6)
+    steps = [{"step": name, "row": _row(6), "kept": False, "effect": effect, "judged_on": "pace",
+              "pace_ceiling": 1.03} for name, effect in (("seats", "within noise"), ("prefix caching off", "hurt"))]
+    path = ch6a.tuning_claims([{"step": "baseline", "row": base, "kept": True}, *steps],
+                              {"baseline": base, "row": base}, "a", {}, SLO_)[0]
+    assert path.verdict == verdicts.UNTESTED and "×1.03" in path.evidence

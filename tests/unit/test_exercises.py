@@ -92,3 +92,14 @@ def test_a_right_answer_rounded_too_far_is_asked_for_digits_not_sent_to_the_hint
     # a named mistake within 0.5 % of the right answer is not a mistake one can name: it passes
     q = Question("floor", lambda: 3.3412, 0.05, "", "x.py", known_wrong={"median": lambda: 3.3477})
     assert q.check(3.3477)
+
+
+def test_a_choice_that_cannot_be_checked_says_so_to_an_answer_of_none(capsys):
+    """Pass 12: chapter 5's solution answers None where no pace was seen; that is not "left blank"."""
+    from helpers.exercises import Choice
+    q = Choice("faster", ["TP=1", "TP=2"], lambda: None, "", "ch05_q3.py")
+    assert not q.check(None)
+    assert "cannot be checked here" in capsys.readouterr().out
+    q = Choice("faster", ["TP=1", "TP=2"], lambda: "TP=1", "", "ch05_q3.py")
+    assert not q.check(...)
+    assert "replace the ..." in capsys.readouterr().out

@@ -1,5 +1,6 @@
 import pytest
 
+from helpers import tuning
 from helpers.chapters.ch6a import walk
 from helpers.config import ConfigError, EngineConfig
 from helpers.slo import SLO
@@ -124,3 +125,11 @@ def test_a_faster_run_with_a_lower_goodput_is_not_a_gain():
     met the target (0.33 against 0.34): the pace alone no longer passes it."""
     judged, _ = effect(_row(5, total=8, duration=14.7), _row(4, total=8, duration=12.0), SLO(1000, 50, share=0.9))
     assert judged == NOTHING
+
+
+def test_the_pace_ceiling_counts_the_last_requests_own_time():
+    """8 requests at 1.4 req/s: the last is sent at 5.71 s and takes at least the shortest request's time."""
+    row = {"load_request_rate": 1.4, "load_num_prompts": 8, "load_output_len": 32, "duration": 6.351,
+           "request_ttft_ms": [200.0] * 8, "request_tpot_ms": [10.0] * 8}
+    assert tuning.pace_ceiling(row) == pytest.approx(6.351 / (8 / 1.4 + 0.51))
+    assert tuning.pace_ceiling({**row, "load_request_rate": None}) is None

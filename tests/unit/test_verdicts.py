@@ -46,7 +46,7 @@ def test_a_null_result_against_a_claim_far_outside_the_noise_did_not_hold():
     """×3 claimed, ×1.0 measured: the run would have seen ×3, so it is not "within noise"."""
     a, b = row(100, metric="output_throughput"), row(100, metric="output_throughput")
     claim = verdicts.judge_change("three times the tokens", a, b, "output_throughput", "higher", 3.0)
-    assert claim.verdict == verdicts.NOT_HELD and "claimed ×3 lies outside" in claim.evidence
+    assert claim.verdict == verdicts.NOT_HELD and "claimed ×3.00 lies outside" in claim.evidence
     assert "did not hold" in claim.rule
     slower = verdicts.judge_change("a third of the gap", row(300), row(300), "mean_itl_ms", "lower", 3.0)
     assert slower.verdict == verdicts.NOT_HELD

@@ -38,6 +38,7 @@ from helpers.chapters.ch6a.service import (
     Service,
     Verdict,
     capstone_verdict,
+    goodput_mistakes,
     one_at_a_time_rate,
     rates_for,
     service_load,
@@ -51,7 +52,7 @@ DESIGNS = ("SYSTEM_PROMPT", "QUESTION", "ANSWER", "service_load", "unloaded_load
            "rates_for", "RATE_STEPS", "tuning_rate", "Service", "tuning_steps", "parallel_step", "opposite_order",
            "rate_sweep", "walk", "prepare_service")
 PANELS = ()
-CHECKS = ("TTFT_HEADROOM", "TPOT_HEADROOM", "SHARE", "slo_for", "Verdict", "capstone_verdict")
+CHECKS = ("TTFT_HEADROOM", "TPOT_HEADROOM", "SHARE", "slo_for", "goodput_mistakes", "Verdict", "capstone_verdict")
 CLAIMS = ("FULL_PCT", "GOODPUT_RULE", "KV_SHARE_BANDS", "NO_SHARES", "kv_shares", "share_text", "kv_share_band",
           "explain", "startup_claims", "band_claim",
           "tuning_claims", "order_claim")

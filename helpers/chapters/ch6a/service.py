@@ -55,6 +55,29 @@ def slo_for(unloaded: dict) -> SLO:
                share=SHARE)
 
 
+def goodput_mistakes(row, slo: SLO) -> dict:
+    """Exercise 2's named slips, from the row's first repeat (`row` is a callable: read at check time):
+    every request counted, the nominal duration N ÷ rate, and the share without the duration."""
+    def run():
+        r = row()
+        return (r.get("runs") or [r])[0], r
+
+    def met():
+        first, _ = run()
+        return sum(t <= slo.ttft_ms and p <= slo.tpot_ms
+                   for t, p in zip(first["request_ttft_ms"], first["request_tpot_ms"]))
+
+    def nominal():
+        _, r = run()
+        return met() / (r["load_num_prompts"] / r["load_request_rate"]) if r.get("load_request_rate") else None
+
+    return {"you counted every request, not only those within the target (that is request throughput)":
+            lambda: len(run()[0]["request_ttft_ms"]) / run()[0]["duration"],
+            "you divided by N ÷ rate, the schedule's length, not the run's own duration": nominal,
+            "you gave the share within the target; goodput divides the count by the duration":
+            lambda: met() / len(run()[0]["request_ttft_ms"])}
+
+
 def one_at_a_time_rate(unloaded: dict) -> float:
     """Requests per second served one after another: 1 / a request's whole latency."""
     return 1000.0 / float(unloaded["median_e2el_ms"])
