@@ -76,7 +76,7 @@ def _has_spread(df: pd.DataFrame, metric: str) -> bool:
 
 def _spread_rule(df: pd.DataFrame, x: alt.X, metric: str) -> alt.Chart:
     """A black whisker from the lowest to the highest repeat."""
-    return alt.Chart(df).mark_rule(color="black", strokeWidth=1.5).encode(
+    return _chart(df).mark_rule(color="black", strokeWidth=1.5).encode(
         x=x, y=f"{metric}_min:Q", y2=f"{metric}_max:Q",
         tooltip=[alt.Tooltip(f"{metric}_min:Q", format=".1f", title="lowest repeat"),
                  alt.Tooltip(f"{metric}_max:Q", format=".1f", title="highest repeat")])
@@ -91,8 +91,14 @@ def _has_floor(df: pd.DataFrame, metric: str) -> bool:
 
 def _floor_tick(df: pd.DataFrame, x: alt.X) -> alt.Chart:
     """A black tick at each configuration's bandwidth floor: no decode step can be faster."""
-    return alt.Chart(df).mark_tick(color="black", thickness=3, size=30).encode(
+    return _chart(df).mark_tick(color="black", thickness=3, size=30).encode(
         x=x, y=f"{FLOOR}:Q", tooltip=[alt.Tooltip(f"{FLOOR}:Q", format=".1f", title="bandwidth floor (ms)")])
+
+
+def _chart(df: pd.DataFrame) -> alt.Chart:
+    """A chart of a table's plain columns: the /metrics series a table keeps for the verdicts
+    (`tables.table`) would only bloat the chart's embedded data."""
+    return alt.Chart(df.drop(columns=["timeseries"], errors="ignore"))
 
 
 def bars(df: pd.DataFrame, metric: str, chart_title: str | None = None, color: str = COLOR,
@@ -101,7 +107,7 @@ def bars(df: pd.DataFrame, metric: str, chart_title: str | None = None, color: s
     whisker from the lowest to the highest repeat where there were several."""
     axis = alt.Axis(labelAngle=-20, labelLimit=220) if x_labels else None  # else the legend names them
     x = alt.X(f"{color}:N", title=None, sort=None, axis=axis)
-    chart = alt.Chart(df).mark_bar().encode(
+    chart = _chart(df).mark_bar().encode(
         x=x,
         y=alt.Y(f"{metric}:Q", title=title(metric)),
         color=alt.Color(f"{color}:N", title="configuration", sort=None),
@@ -142,7 +148,7 @@ def sweep(df: pd.DataFrame, x: str, y: str, color: str = COLOR, chart_title: str
     """A measured curve: y against the swept setting x, one line per configuration."""
     scale = alt.Scale(type="log", base=2) if log_x else alt.Scale(zero=False)
     xx = alt.X(f"{x}:Q", title=title(x), scale=scale)
-    chart = alt.Chart(df).mark_line(point=True).encode(
+    chart = _chart(df).mark_line(point=True).encode(
         x=xx,
         y=alt.Y(f"{y}:Q", title=title(y)),
         color=alt.Color(f"{color}:N", title=None),
@@ -152,7 +158,7 @@ def sweep(df: pd.DataFrame, x: str, y: str, color: str = COLOR, chart_title: str
         chart = chart + _spread_rule(df, xx, y)
     heading = chart_title or f"{title(y)} vs {title(x)}"
     if _has_floor(df, y):  # the floor of each configuration, dashed
-        chart = chart + alt.Chart(df).mark_line(strokeDash=[4, 4]).encode(
+        chart = chart + _chart(df).mark_line(strokeDash=[4, 4]).encode(
             x=xx, y=f"{FLOOR}:Q", color=alt.Color(f"{color}:N", title=None),
             tooltip=[color, alt.Tooltip(f"{FLOOR}:Q", format=".1f", title="bandwidth floor (ms)")])
         heading = alt.TitleParams(heading, subtitle="dashed: the bandwidth floor (chapter 7)")
@@ -178,7 +184,7 @@ def roofline(lines: pd.DataFrame, chart_title: str = "") -> alt.Chart:
 
 def chain(df: pd.DataFrame, x: str, steps: list[str], chart_title: str = "") -> alt.HConcatChart:
     """How one setting's change ripples: one small panel per downstream figure."""
-    panels = [alt.Chart(df).mark_line(point=True).encode(
+    panels = [_chart(df).mark_line(point=True).encode(
         x=alt.X(f"{x}:Q", title=title(x), scale=alt.Scale(zero=False)),
         y=alt.Y(f"{s}:Q", title=title(s), scale=alt.Scale(zero=False)),
         tooltip=[alt.Tooltip(f"{x}:Q"), alt.Tooltip(f"{s}:Q", format=".1f")],
@@ -213,7 +219,7 @@ def requests(row: dict, max_ttft_ms: float, max_tpot_ms: float, chart_title: str
     df = pd.DataFrame({"request_ttft_ms": run.get("request_ttft_ms") or [],
                        "request_tpot_ms": run.get("request_tpot_ms") or []})
     df["within target"] = (df.request_ttft_ms <= max_ttft_ms) & (df.request_tpot_ms <= max_tpot_ms)
-    points = alt.Chart(df).mark_circle(size=70).encode(
+    points = _chart(df).mark_circle(size=70).encode(
         x=alt.X("request_ttft_ms:Q", title="this request's TTFT (ms)"),
         y=alt.Y("request_tpot_ms:Q", title="this request's TPOT (ms/token)"),
         color=alt.Color("within target:N", scale=alt.Scale(domain=[True, False], range=["#4c78a8", "#e45756"])),
@@ -229,7 +235,7 @@ def requests(row: dict, max_ttft_ms: float, max_tpot_ms: float, chart_title: str
 def tradeoff(df: pd.DataFrame, x: str, y: str, label: str = COLOR, chart_title: str | None = None) -> alt.Chart:
     """One labelled point per configuration, two measured figures against each other, so
     what a setting buys on one axis and costs on the other shows at a glance."""
-    base = alt.Chart(df).encode(
+    base = _chart(df).encode(
         x=alt.X(f"{x}:Q", title=title(x), scale=alt.Scale(zero=True)),
         y=alt.Y(f"{y}:Q", title=title(y), scale=alt.Scale(zero=True)),
         tooltip=[label, alt.Tooltip(f"{x}:Q", format=".0f"), alt.Tooltip(f"{y}:Q", format=".0f")])
@@ -304,7 +310,7 @@ def tuning_path(records: list[dict], slo, chart_title: str = "Goodput at the tar
                        for i, r in enumerate(records)])
     colors = alt.Scale(domain=["baseline", "helped", "within noise", "hurt"],
                        range=["#4c78a8", "#54a24b", "#bab0ac", "#e45756"])
-    return alt.Chart(df).mark_bar().encode(
+    return _chart(df).mark_bar().encode(
         x=alt.X("step:N", sort=None, title=None, axis=alt.Axis(labelAngle=-20, labelLimit=220)),
         y=alt.Y("goodput (req/s):Q", title="goodput at the target (requests/s that met it)"),
         color=alt.Color("effect:N", scale=colors, title="effect against the best so far"),

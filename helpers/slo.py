@@ -94,8 +94,9 @@ def first_misses(rows: list[dict], slo: SLO) -> str | None:
         tpot = sum(p > slo.tpot_ms for _, p in pairs)
         failed = int(run.get("failed") or 0)
         waiting = row.get("peak_waiting")
-        waited = (f"{waiting:.0f} request(s) waited for a seat at the peak" if waiting else
-                  "no request waited for a seat: the misses came from the steps' pace, not a queue")
+        waited = (f"{waiting:.0f} request(s) waited to be scheduled at the peak (for a seat, the step's token "
+                  "budget or KV blocks)" if waiting else
+                  "no request waited to be scheduled: the misses came from the steps' pace, not a queue")
         return (f"At {row.get('load_request_rate'):g} req/s, the first rate that missed: {ttft} of {len(pairs)} "
                 f"requests over the TTFT limit, {tpot} over the TPOT limit" + (f", {failed} failed" if failed else "")
                 + f" (first repeat); {waited}.")

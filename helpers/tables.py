@@ -6,13 +6,15 @@ import pandas as pd
 
 
 def table(rows: list[dict] | dict[str, dict]) -> pd.DataFrame:
-    """Rows as a DataFrame, without the bulky time series and per-repeat lists. Given a dict
+    """Rows as a DataFrame, without the bulky per-repeat lists. The /metrics series stays (one
+    `timeseries` column): the verdict rules read it to tell a sampled peak from a reading
+    (`rows.too_few_samples`, `rows.full_while_waiting`); charts leave it out. Given a dict
     of named rows ({"chunking off": row, ...}), the names become the index, so a notebook
     picks a row by what it is (`df.loc["chunking off"]`) instead of matching settings, and
     each label starts with its name, so chart legends read "stock · …" and "tuned · …"."""
     names = list(rows) if isinstance(rows, dict) else None
     rows = list(rows.values()) if isinstance(rows, dict) else rows
-    bulky = lambda k: k in ("timeseries", "runs") or k.endswith(("request_ttft_ms", "request_tpot_ms"))
+    bulky = lambda k: k == "runs" or k.endswith(("request_ttft_ms", "request_tpot_ms"))
     df = pd.DataFrame([{k: v for k, v in r.items() if not bulky(k)} for r in rows], index=names)
     if names is not None and "config_label" in df:  # legends say what each row is: "tuned · len=2048, …"
         df["config_label"] = [lbl if str(n) == lbl else f"{n} · {lbl}" for n, lbl in zip(names, df.config_label)]

@@ -180,3 +180,16 @@ def test_stale_blocks_need_a_wait_while_the_cache_was_full_in_the_same_sample():
     assert claim.verdict == UNTESTED and "no /metrics sample" in claim.evidence
     full = early + [{"running": 4, "waiting": 1, "kv_cache_usage_pct": 91.0}]
     assert ch4a.stale_claim(_stale({**design, "timeseries": full}, {**design, "timeseries": full})).verdict != UNTESTED
+
+
+def test_the_same_sample_premise_survives_the_notebooks_table():
+    """Pass 13: `H.table` dropped the /metrics series, so the notebook judged on peaks from different moments."""
+    from helpers.tables import table
+    design = {"num_blocks": 23, "block_size": 128, "load_prefix_len": 512, "load_input_len": 48,
+              "peak_kv_cache_usage_pct": 91.0, "peak_waiting": 3, "output_throughput": 70, "peak_running": 2,
+              "preemptions": 0, "cfg_enable_prefix_caching": True}
+    series = [{"running": 1, "waiting": 3, "kv_cache_usage_pct": 23.0}] + [{"running": 4, "waiting": 0,
+                                                                             "kv_cache_usage_pct": 91.0}] * 3
+    rows = {"caching on": {**design, "timeseries": series},
+            "caching off": {**design, "output_throughput": 100, "peak_running": 4, "timeseries": series}}
+    assert ch4a.stale_claim(table(rows)).verdict == UNTESTED

@@ -206,3 +206,20 @@ def test_where_the_advice_meets_every_request_the_lab_moves_to_a_higher_rate(mon
     assert "met the target for 100% of the requests at 4 req/s" in said[-1] and "You tune at 8 req/s" in lab.describe()
     lab.run(GOOD_CFG)
     assert seen[-1] == (GOOD_CFG, 8)  # the learner's runs at the lab's rate
+
+
+def test_a_pass_by_crossing_the_target_must_hold_on_fresh_prompts(lab, monkeypatch, capsys):
+    """Pass 13: one borderline request can carry a crossing; the lab re-runs the config on fresh prompts."""
+    lab, engine = lab
+    lab.baseline, lab.advised = _row(10), _row(10)  # 10 of 12: both miss a 90 % target
+    monkeypatch.setitem(ROWS, GOOD_CFG, _row(11))  # 11 of 12 on the service's prompts: a crossing
+    service_seed = lab.load.seed
+
+    def fresh_aware(config, load, **kw):
+        row = engine(config, load, **kw)
+        return {**row, **(_row(10) if load.seed != service_seed else {})}
+    lab.measure = fresh_aware
+    assert not lab.check(GOOD_CFG)
+    assert "not on fresh ones" in capsys.readouterr().out
+    lab.measure = engine  # the same share on fresh prompts: the crossing holds
+    assert lab.check(GOOD_CFG) and "held on fresh prompts" in capsys.readouterr().out
