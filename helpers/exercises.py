@@ -162,7 +162,8 @@ class Choice(Question):
             print(f"✓ {self.name}: {answer}{reason}{also}.")
             return True
         right = f" (here: {' or '.join(map(str, tied))}, within noise of each other)" if len(tied) > 1 else ""
-        print(f"✗ {self.name}: not {answer!r} on this machine{right}. Try q.hint().")
+        # the measured figures behind the expectation, without naming it: enough to see why, and try again
+        print(f"✗ {self.name}: not {answer!r} on this machine{right}{reason}. Try q.hint().")
         return False
 
 

@@ -44,12 +44,13 @@ def probe_claim(roof: dict, one: dict | None = None) -> Claim:
         return verdicts.untested("7.1 Two ways of measuring bandwidth agree", "a GPU's roof is measured one way here "
                                "(torch on the device)", rule=PROBE_RULE)
     reads = {m: roof[m]["read"]["best_gbs"] for m in ("numpy", "torch")}
-    if one is not None and one is not roof and one.get("numpy") and roof["threads"] == 2 * one["threads"] \
+    if one is not None and one is not roof and one.get("numpy") and roof["threads"] > one["threads"] \
             and reads["numpy"] < reads["torch"]:  # a cap holds numpy down, never above torch
         # numpy's read is one Python thread per core, each summing at most about 20 GB/s: where it still grew
         # from half the threads to all (×1.3 or more), it has not saturated the memory, so it measures its kernel
         grew = reads["numpy"] / one["numpy"]["read"]["best_gbs"]
-        if grew >= 1.3:
+        # still growing with the threads: ×1.3 from one thread to two, more in step with more threads
+        if grew >= 1 + 0.3 * (roof["threads"] / one["threads"] - 1):
             return verdicts.untested(
                 "7.1 Two ways of measuring bandwidth agree",
                 f"numpy's read still grew ×{grew:.2f} from {one['threads']} to {roof['threads']} thread(s) "
@@ -80,7 +81,7 @@ def methods_sentence(roof_all: dict, roof_one: dict, claim: Claim) -> str:
     if roof_one is not roof_all and roof_one.get("methods_ratio") is not None:
         one = (f" With one thread, numpy's read ran at ×{roof_one['methods_ratio']:.2f} of torch's: one thread's "
                "plain sum keeps few cache misses in flight, so it says more about the kernel than about the memory.")
-    why = f"rule: {claim.rule}" if claim.rule else claim.evidence  # an untested claim has a reason, not a rule
+    why = claim.evidence if claim.verdict == verdicts.UNTESTED else f"rule: {claim.rule}"  # untested: its reason
     return (f"numpy's read ran at ×{roof_all['methods_ratio']:.2f} of torch's with {roof_all['threads']} thread(s): "
             f"*{claim.verdict}* for the claim that the two methods agree ({why}).{one}{mixed}")
 
@@ -180,7 +181,9 @@ def near_floor_claim(one: dict) -> Claim:
     if one["mbu"] > 1:
         return verdicts.untested(title, f"{evidence}: faster than the floor, so the roof measured low (a busy "
                                         "neighbour during the probe?) or the weights fit in the CPU's caches "
-                                        "(compare weights_read_mb with the L3): probe again with force=True")
+                                        "(compare weights_read_mb with the L3): probe again with force=True",
+                                 rule=f"held: MBU ≥ {NEAR_FLOOR} × the most the worker's cores allow; MBU > 1 cannot "
+                                      "be judged")
     # The machine's MBU cannot pass what the worker's cores can read (vLLM's layout on few cores keeps one
     # free): the threshold is scaled by that ceiling, so a layout is not failed for the cores it was given.
     ceiling = allowed_mbu(one)
@@ -209,7 +212,8 @@ def batching_claim(sweep: dict, cross: float | None) -> Claim:
     if many is None or roofline.decode_batch(many) < 1.5 * roofline.decode_batch(one):
         where = f"the crossover is at {cross:.1f} sequences" if cross else "no row ran more sequences"
         return verdicts.untested(title, "no row ran at least 1.5× the sequences of the first while memory-bound "
-                                 f"({where})")
+                                 f"({where})", rule="held: each extra sequence adds at most 0.25 of a solo step; "
+                                 "partly: 0.5; needs a row with 1.5× the sequences below the crossover")
     b = roofline.decode_batch(many) / roofline.decode_batch(one)
     # A step's time is the median gap between tokens: mean TPOT also carries other requests' prefill steps.
     metric = step_metric(one, many)
@@ -277,6 +281,9 @@ def bytes_sentence(base: dict, int8: dict, isa: str, device: str = "cpu") -> str
     if saved < 0:
         return said + f"It was slower beyond the noise: on {where} {own_work} cost more than the bytes saved."
     stays = claims[1].verdict
+    if saved > base[m] * (1 - int8["bytes_per_step_mb"] / base["bytes_per_step_mb"]) + level * base[m]:
+        return said + (f"It was faster by more than the bytes can explain ({saved:.1f} ms a step, more than even a "
+                       "step paid wholly per byte would save): the INT8 kernels' own speed did that, not the bytes.")
     if saved >= 0.75 * floor_saved:  # the claim's own threshold: about what the bytes predict, or more
         tail = {verdicts.HELD: " and the rest of the step stayed.",
                 verdicts.NOT_HELD: (": the time above the floor shrank too, so part of it is paid per byte (reading "
@@ -306,12 +313,18 @@ def bytes_claims(base: dict, int8: dict) -> list[Claim]:
         return [verdicts.untested(BYTES, why), verdicts.untested(STAYS, why)]
     if apart := batches_apart(base, int8, level):
         return [verdicts.untested(BYTES, apart, rule=BYTES_RULE), verdicts.untested(STAYS, apart, rule=STAYS_RULE)]
+    # a step cannot shrink by more than its bytes do, even were every millisecond paid per byte: a larger
+    # saving is the INT8 kernels' own speed, not the bytes
+    per_byte_saved = base[m] * (1 - by_bytes)
+    beyond_bytes = saved > per_byte_saved + level * base[m]
     return [
         verdicts.judge(
-            BYTES, not noisy and saved >= 0.75 * floor_saved > 0,
+            BYTES, not noisy and saved >= 0.75 * floor_saved > 0 and not beyond_bytes,
             f"INT8 reads ×{by_bytes:.2f} of the bytes per step and took ×{by_time:.2f} of the time per step "
             f"({metric_name(m)}): {saved:.1f} ms saved a step, against {floor_saved:.1f} ms that the saved bytes "
-            f"take at the roof (MBU {base['mbu']:.2f} → {int8['mbu']:.2f})",
+            f"take at the roof (MBU {base['mbu']:.2f} → {int8['mbu']:.2f})"
+            + (f"; more than even a step paid wholly per byte could save ({per_byte_saved:.1f} ms): the INT8 "
+               "kernels' own speed, not the bytes" if beyond_bytes and not noisy else ""),
             # where the saving the bytes predict is itself within the noise, a run cannot see it either way
             partly=by_time < 1 and not noisy,
             # noise only where the time the bytes predict also lies within the noise of what was measured;
@@ -324,10 +337,11 @@ def bytes_claims(base: dict, int8: dict) -> list[Claim]:
 
 BYTES = "7.3 INT8 weights speed decode by the bytes they save"
 BYTES_RULE = ("judged on a step's time (the median gap between tokens); held: faster beyond noise, by at least three "
-              "quarters of the time the saved bytes take at the roof (the floor's fall); partly: faster beyond "
-              "noise, by less; within noise here where the time moved within the noise and the time the bytes "
-              "predict lies within the noise of it too; did not hold where that predicted time lies outside the "
-              "noise of what was measured; not judged where the two engines ran batches apart beyond the noise")
+              "quarters of the time the saved bytes take at the roof (the floor's fall) and by no more than a step "
+              "paid wholly per byte could save (plus noise); partly: faster beyond noise otherwise; within noise "
+              "here where the time moved within the noise and the time the bytes predict lies within the noise of it "
+              "too; did not hold where that predicted time lies outside the noise of what was measured; not judged "
+              "where the two engines ran batches apart beyond the noise")
 
 
 STAYS = "7.3 The time above the floor stays when the bytes shrink (a cost per step, not per byte)"

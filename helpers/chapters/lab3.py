@@ -78,20 +78,30 @@ def rank_memory_lines(tp1: dict, tp2: dict) -> list[str]:
             "the fraction is per rank on the CPU backend, so the whole engine takes the fraction times the ranks.",
             f"- KV tokens: {tp1['kv_cache_tokens']:,} at TP=1, {tp2['kv_cache_tokens']:,} at TP=2 "
             f"(×{tp2['kv_cache_tokens'] / tp1['kv_cache_tokens']:.2f}). Each rank's non-KV memory was "
-            f"{tp2['non_kv_gib']} GiB against {tp1['non_kv_gib']} GiB for the single rank" + half_weights(tp1)
+            f"{tp2['non_kv_gib']} GiB against {tp1['non_kv_gib']} GiB for the single rank" + half_weights(tp1, tp2)
             + f", so each rank had {tp2['kv_cache_gib']} GiB for KV against {tp1['kv_cache_gib']}."]
 
 
-def half_weights(tp1) -> str:
+def half_weights(tp1, tp2=None) -> str:
     """Half the checkpoint, beside the drop in a rank's non-KV memory: what a rank holds differs from its
     share of the files (`dispatch_cpu_unquantized_gemm` keeps a packed copy of a tied table for the output
-    layer on the CPU backend), so the drop is not split into weights and runtime here."""
+    layer on the CPU backend, and a split halves that copy too), so the drop is not split into weights and
+    runtime here; the sentence says which way the drop lies from half the checkpoint."""
     checkpoint = tp1.get("checkpoint_gib") if hasattr(tp1, "get") else None
     if not checkpoint or checkpoint != checkpoint:
         return " (it holds half of the weights, among other things)"
-    return (f" (half of the {checkpoint:.2f} GiB checkpoint is {checkpoint / 2:.2f} GiB; a rank can hold more "
-            "weight data than its share of the checkpoint, such as a CPU backend's packed copy of a tied embedding "
-            "table for its output layer, and its own runtime besides)")
+    text = f" (half of the {checkpoint:.2f} GiB checkpoint is {checkpoint / 2:.2f} GiB"
+    before = tp1.get("non_kv_gib") if hasattr(tp1, "get") else None
+    after = tp2.get("non_kv_gib") if hasattr(tp2, "get") else None
+    if before is None or after is None:
+        return text + ")"
+    drop = before - after
+    if drop > checkpoint / 2:
+        return text + (f"; the drop, {drop:.2f} GiB, is more: the single rank holds more than the checkpoint, such "
+                       "as the CPU backend's packed copy of a tied embedding table for its output layer, and a "
+                       "split halves that copy too)")
+    return text + (f"; the drop, {drop:.2f} GiB, is no more: each rank also carries a runtime of its own, which "
+                   "a split does not halve)")
 
 
 # The template every home follows (helpers/chapters/__init__.py says what each part is).

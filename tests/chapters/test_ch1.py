@@ -192,3 +192,12 @@ def test_a_cache_too_small_can_show_as_preemptions_not_fewer_running():
     large = row(peak_running=16.0, peak_waiting=0.0, output_throughput=269.0, preemptions=0.0)
     claim = ch1.chain_throughput(small, large, 6_272)
     assert claim.verdict == verdicts.HELD and "preemptions 2 → 0" in claim.evidence
+
+
+def test_a_chain_step_smaller_than_the_start_to_start_movement_that_did_not_rise_is_noise():
+    """Pass 13: at full size the first two fractions ask for caches about 25 MiB apart."""
+    chain = pd.DataFrame({"kv_cache_tokens": [5000.0, 4990.0, 8000.0], "max_concurrency": [2.4, 2.43, 3.9],
+                          "cfg_gpu_memory_utilization": [0.04627, 0.04732, 0.0568], "node_memory_gib": [23.54] * 3})
+    assert ch1.chain_capacity(chain).verdict == verdicts.NOISE
+    far = chain.assign(cfg_gpu_memory_utilization=[0.04627, 0.0568, 0.07])
+    assert ch1.chain_capacity(far).verdict == verdicts.NOT_HELD

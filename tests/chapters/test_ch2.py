@@ -265,5 +265,6 @@ def test_peaks_apart_by_no_more_than_the_preemptions_are_the_same():
     long = {**short, "peak_running": 8.0, "cfg_max_model_len": 4096, "max_concurrency": 1.03}
     assert ch2.same_or_half(short, long) == "the same"
     assert ch2.smaller_len_more_running(short, long).verdict == verdicts.NOT_HELD
+    assert ch2.same_or_half(short, {**long, "peak_running": 6.0}) != "the same"  # 4 apart, 2 preempted in it
     clean = {**long, "preemptions": 0.0}
     assert ch2.same_or_half({**short, "preemptions": 0.0}, {**clean, "peak_running": 5.0}) == "about half"

@@ -161,6 +161,11 @@ def _goodput_claim(text: str, before: dict, after: dict, slo: SLO, evidence: str
     if g0 == 0 and g1 == 0:
         return verdicts.untested(text, f"{ev}: no request met the target on either side, so goodput cannot tell "
                                        "them apart", rule)
+    ceiling = tuning.pace_ceiling(before) if tuning.judged_on_pace(before, after, slo) else None
+    if judged == tuning.NOTHING and ceiling is not None and ceiling <= 1 + verdicts.DEFAULT_NOISE:
+        return verdicts.untested(text, f"{ev}: judged on the pace, and no engine could have finished this load more "
+                                       f"than ×{ceiling:.2f} sooner, inside the noise allowance: only crossing the "
+                                       "target could show a gain here", rule)
     return Claim(text, _GOODPUT_VERDICT[judged], ev, rule)
 
 
