@@ -132,6 +132,20 @@ def cuda_probe(dtype: str, shape: tuple[int, int, int], repeats: int = 5) -> dic
     # The CPU's shape is far too small for a GPU: one launch and a synchronize would outlast it. A large
     # square product, 10 launches between synchronizes, measures the matmul units instead.
     shape, launches = (8192, 8192, 8192), 10
+    rates = _cuda_matmul_rates(dt, shape, launches, repeats)
+    # hand the memory back: torch's caching allocator would keep it in this (the notebook's) process, and
+    # vLLM's start checks the device's free memory against the fraction (`request_memory`)
+    torch.cuda.empty_cache()
+    return {"threads": 0, "probe_version": PROBE_VERSION, "cuda": found, "bandwidth_gbs": read["best_gbs"],
+            "bandwidth_kernel": "cuda read", "bandwidth_median_gbs": read["median_gbs"],
+            "bandwidth_min_gbs": read["min_gbs"], "mixed_gbs": copy["best_gbs"], "mixed_kernel": "cuda copy",
+            "methods_ratio": None,
+            "matmul": {"best_gflops": rates[-1], "dtype": dtype, "shape": list(shape)}, "compute_gflops": rates[-1]}
+
+
+def _cuda_matmul_rates(dt, shape: tuple[int, int, int], launches: int, repeats: int) -> list[float]:
+    """GFLOP/s of `launches` products per synchronize, sorted; the matrices are freed on return."""
+    import torch
     x, w = (torch.randn(shape[0], shape[1], device="cuda", dtype=dt),
             torch.randn(shape[1], shape[2], device="cuda", dtype=dt))
 
@@ -139,12 +153,7 @@ def cuda_probe(dtype: str, shape: tuple[int, int, int], repeats: int = 5) -> dic
         for _ in range(launches):
             torch.mm(x, w)
         torch.cuda.synchronize()
-    rates = sorted(launches * 2 * shape[0] * shape[1] * shape[2] / t / 1e9 for t in _timed(mm, repeats))
-    return {"threads": 0, "probe_version": PROBE_VERSION, "cuda": found, "bandwidth_gbs": read["best_gbs"],
-            "bandwidth_kernel": "cuda read", "bandwidth_median_gbs": read["median_gbs"],
-            "bandwidth_min_gbs": read["min_gbs"], "mixed_gbs": copy["best_gbs"], "mixed_kernel": "cuda copy",
-            "methods_ratio": None,
-            "matmul": {"best_gflops": rates[-1], "dtype": dtype, "shape": list(shape)}, "compute_gflops": rates[-1]}
+    return sorted(launches * 2 * shape[0] * shape[1] * shape[2] / t / 1e9 for t in _timed(mm, repeats))
 
 
 def cuda_bandwidth(repeats: int = 5, mib: int = 1024) -> dict:

@@ -96,7 +96,8 @@ def first_misses(rows: list[dict], slo: SLO) -> str | None:
         waiting = row.get("peak_waiting")
         waited = (f"{waiting:.0f} request(s) waited to be scheduled at the peak (for a seat, the step's token "
                   "budget or KV blocks)" if waiting else
-                  "no request waited to be scheduled: the misses came from the steps' pace, not a queue")
+                  "no request was seen waiting in the /metrics samples (every half second): a wait shorter than "
+                  "that can hide between two reads")
         return (f"At {row.get('load_request_rate'):g} req/s, the first rate that missed: {ttft} of {len(pairs)} "
                 f"requests over the TTFT limit, {tpot} over the TPOT limit" + (f", {failed} failed" if failed else "")
                 + f" (first repeat); {waited}.")

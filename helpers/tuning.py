@@ -147,22 +147,24 @@ def ratio_text(before: dict, after: dict, slo: SLO, ratio: float) -> str:
     text = f"×{g1 / g0:.2f}" if g0 else "from none"
     if judged_on_pace(before, after, slo):
         text += f"; judged on the pace: the same load finished ×{ratio:.2f} as fast"
-        if ceiling := pace_ceiling(before):
-            text += (f" (at most ×{ceiling:.2f} was possible: at an offered rate the last request is sent on "
-                     "schedule and takes its own time, so little else can shrink)")
+        if ceiling := pace_ceiling(before, after):
+            text += (f" (about ×{ceiling:.2f} at most for an engine no faster per request than these two: at an "
+                     "offered rate the last request is sent on schedule and takes its own time)")
     return text
 
 
-def pace_ceiling(before: dict) -> float | None:
-    """The largest pace an engine as fast as `before`'s fastest request could reach against it at an
-    offered request rate: vLLM's benchmark stretches the Poisson gaps so the last request is sent at
-    N ÷ rate (`get_request` in vllm/benchmarks/serve.py), and that request then takes at least the
-    shortest latency the row saw. None for a burst load."""
+def pace_ceiling(before: dict, after: dict | None = None) -> float | None:
+    """The largest pace against `before` at an offered request rate of an engine no faster per request
+    than the faster of the two rows: vLLM's benchmark stretches the Poisson gaps so the last request is
+    sent at N ÷ rate (`get_request` in vllm/benchmarks/serve.py), and that request then takes at least
+    the shortest latency either row saw (not a bound on every engine: a faster one could shorten it
+    too). None for a burst load."""
     rate, n = before.get("load_request_rate"), before.get("load_num_prompts")
     if not rate or not n or rate == float("inf"):
         return None
     d = statistics.median(run.get("duration") or 0 for run in before.get("runs") or [before])
-    return d / (n / rate + _shortest_latency_s(before)) if d else None
+    shortest = min(_shortest_latency_s(r) for r in (before, after) if r is not None)
+    return d / (n / rate + shortest) if d else None
 
 
 def _shortest_latency_s(row: dict) -> float:

@@ -96,7 +96,8 @@ class Capstone:
 
     def nothing_to_gain(self, advised: dict) -> bool:
         """True where no configuration could beat the advice on its load: every request within the target,
-        finishing as soon as the arrival schedule allows (`tuning.pace_ceiling`), would still gain no
+        finishing as soon as the arrival schedule allows an engine no faster per request than the advice
+        (`tuning.pace_ceiling`), would still gain no
         more than the noise allowance."""
         share = self.slo.met_share(advised) or 0
         if share < self.slo.share:  # the advice missed the target's share: meeting it would pass (a crossing)

@@ -328,3 +328,11 @@ def test_a_saving_beyond_what_the_bytes_allow_is_the_kernels_not_the_bytes():
     claim = ch7.bytes_claims(base, fast)[0]
     assert claim.verdict == verdicts.PARTLY and "own speed" in claim.evidence
     assert "more than the bytes can explain" in ch7.bytes_sentence(base, fast, "AVX512")
+
+
+def test_a_cheap_average_with_a_costly_first_extra_sequence_holds_only_partly():
+    """Pass 14's stored sweep: 14.0 → 20.6 ms from 1 to 1.71 sequences (0.66 each), flat after."""
+    sweep = {1: _row(14.0, 3.0, running=1.0, median_itl_ms=14.0), 2: _row(21.0, 3.1, running=1.71, median_itl_ms=20.6),
+             8: _row(21.0, 3.5, running=6.75, median_itl_ms=20.2)}
+    claim = ch7.batching_claim(sweep, None)
+    assert claim.verdict == verdicts.PARTLY and "not at every step" in claim.evidence

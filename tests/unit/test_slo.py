@@ -113,5 +113,5 @@ def test_the_first_miss_names_its_half_and_whether_anything_waited():
             "runs": [{"request_ttft_ms": [100] * 8, "request_tpot_ms": [20] * 7 + [60]}]}
     text = first_misses([tpot, ok], slo)
     assert "At 2 req/s" in text and "0 of 8 requests over the TTFT limit, 1 over the TPOT limit" in text
-    assert "no request waited" in text
+    assert "no request was seen waiting" in text
     assert first_misses([ok], slo) is None

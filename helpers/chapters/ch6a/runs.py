@@ -74,8 +74,9 @@ def walk(config: EngineConfig, load, slo: SLO, steps: list[tuning.Step], *, forc
                         # against the best configuration so far (what the step changed), and what judged it
                         "goodput_ratio": g1 / g0 if g0 else None,
                         "judged_on": "pace" if (on_pace := tuning.judged_on_pace(best, row, slo)) else "goodput",
-                        # the largest pace any engine could show against `best` at this offered rate
-                        "pace_ceiling": tuning.pace_ceiling(best) if on_pace else None})
+                        # about the largest pace against `best` at this offered rate for an engine no
+                        # faster per request than these two rows
+                        "pace_ceiling": tuning.pace_ceiling(best, row) if on_pace else None})
         if kept:
             best_cfg, best = cfg, row
     return records
