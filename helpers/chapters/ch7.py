@@ -179,7 +179,7 @@ def near_floor_claim(one: dict) -> Claim:
                 f"{one['mean_tpot_ms']:.1f} ms: MBU {one['mbu']:.2f}"
                 + ("" if gpu else f" (against the worker's {one['worker_threads']} thread(s): "
                                   f"{one['worker_mbu']:.2f})"))
-    if one["mbu"] > 1:
+    if one["mbu"] > 1 or (verdicts.number(one, "worker_mbu") or 0) > 1:
         return verdicts.untested(title, f"{evidence}: faster than the floor, so the roof measured low (a busy "
                                         "neighbour during the probe?) or the weights fit in the CPU's caches "
                                         "(compare weights_read_mb with the L3): probe again with force=True",
@@ -237,7 +237,7 @@ def batching_claim(sweep: dict, cross: float | None) -> Claim:
         if bc > 1 and verdicts.number(row, metric):
             each = (row[metric] / one[metric] - 1) / (bc - 1)
             shares.append(f"{roofline.decode_batch(row):.2f}: {each:.2f}")
-            if (row[metric] / one[metric] * (1 - level) - 1) / (bc - 1) > 0.25:  # beyond 0.25 even at the noise
+            if c != max(below) and (row[metric] / one[metric] * (1 - level) - 1) / (bc - 1) > 0.25:  # even at noise
                 costly.append(f"{roofline.decode_batch(row):.2f}")
     return verdicts.judge(
         title, share <= 0.25 and not costly,
@@ -357,7 +357,8 @@ STAYS_RULE = ("judged on INT8's step time (the median gap between tokens) agains
               "per step gives INT8's floor plus the base's time above it; a cost per byte gives the base's time × the "
               "bytes ratio. Held: nearer the per-step time and within the noise of it; partly: nearer it but faster "
               "beyond the noise; did not hold: nearer the per-byte time; not judged where INT8 is slower than the "
-              "per-step time beyond the noise (work of its own: the test's premise failed), where the two "
+              "per-step time beyond the noise (work of its own: the test's premise failed) or faster than the per-byte "
+              "time beyond it (its kernels' own speed), where the two "
               "predictions lie within the noise of each other, or where the two engines ran batches apart beyond "
               "the noise")
 
@@ -377,6 +378,10 @@ def stays_claim(base: dict, int8: dict, level: float) -> Claim:
         return verdicts.untested(STAYS, evidence + "; slower than both beyond the noise: the INT8 path brought "
                                                    "work of its own, so this run cannot tell a per-step cost from a "
                                                    "per-byte one", STAYS_RULE)
+    if t1 < per_byte - allowed:  # faster than even a step paid wholly per byte: the INT8 kernels' own speed
+        return verdicts.untested(STAYS, evidence + "; faster than both beyond the noise: the INT8 path saved more "
+                                                   "than its bytes (its kernels' own speed), so this run cannot tell a "
+                                                   "per-step cost from a per-byte one", STAYS_RULE)
     if abs(per_step - per_byte) <= allowed:
         return verdicts.untested(STAYS, f"{evidence}: the two predictions lie within the noise of each other, so "
                                         "this run cannot tell them apart", STAYS_RULE)

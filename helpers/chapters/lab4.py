@@ -171,12 +171,27 @@ class Capstone:
             f"the better of the two ({max(a, b):.2f} req/s) by more than the run-to-run noise, with no share of its "
             "requests within the target smaller beyond the noise (nor below the target's where a reference met it); "
             "or one whose share reaches the target's where the better reference missed it, at a goodput not lower "
-            "beyond the noise."
+            "beyond the noise, and again on fresh prompts."
+            + self._only_crossing()
             + (
                 f" Neither reference met the target for any request, so a pass also needs at least "
                 f"{tuning.FROM_NONE_SHARE:.0%} of your requests (and {tuning.FROM_NONE_COUNT}) within it."
                 if max(a, b) == 0 else ""),
         ])
+
+    def _only_crossing(self) -> str:
+        """Where the goodput route cannot be taken here, say so: both references miss the target, fewer than
+        MIN_COUNT_CHANGE more requests can still meet it, and the pace cannot move beyond the noise."""
+        ref = max((self.baseline, self.advised), key=lambda r: self.slo.goodput(r) or 0)
+        sent, met = len((ref.get("runs") or [ref])[0].get("request_ttft_ms") or []), self.slo.met_share(ref) or 0
+        ceiling = tuning.pace_ceiling(ref)
+        if not sent or met >= self.slo.share or sent - round(met * sent) >= tuning.MIN_COUNT_CHANGE or \
+                ceiling is None or ceiling > 1 + verdicts.DEFAULT_NOISE:
+            return ""
+        return (f" Here only the second way can pass: {sent - round(met * sent)} more request(s) can meet the target "
+                f"(fewer than {tuning.MIN_COUNT_CHANGE}, so the count cannot decide) and finishing sooner can gain "
+                f"about ×{ceiling:.2f} at most, inside the noise: meet the target for every request, and again on "
+                "fresh prompts.")
 
     # -- the learner's runs -------------------------------------------------------------------
     def run(self, config: EngineConfig, *, force: bool = False, progress=True) -> dict:
@@ -254,7 +269,8 @@ class Capstone:
         from helpers.exercises import solution_path
         print(f"One path to try, measured on the same service: {solution_path(SOLUTION)}. It starts from the "
               "advisor's change, prints the advisor's reading of the changed run and takes INT8 weights; its "
-              "verdict is computed from its own run, so on your machine it may read differently.")
+              "verdict is computed from its own run, so on your machine it may read differently (on the guide's "
+              "2-core test host the INT8 step did not pass: a path to try, not a promise).")
 
     # -- your own target ----------------------------------------------------------------------
     def try_target(self, slo: SLO) -> str:

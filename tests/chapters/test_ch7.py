@@ -336,3 +336,15 @@ def test_a_cheap_average_with_a_costly_first_extra_sequence_holds_only_partly():
              8: _row(21.0, 3.5, running=6.75, median_itl_ms=20.2)}
     claim = ch7.batching_claim(sweep, None)
     assert claim.verdict == verdicts.PARTLY and "not at every step" in claim.evidence
+
+
+def test_the_stays_claim_is_not_judged_where_int8_beat_even_the_per_byte_time():
+    """Pass 15: INT8 at ×0.50 the step time for ×0.61 the bytes: its kernels, so the premise failed."""
+    base = _row(14.0, 3.12, bytes_per_step_mb=300.0, median_itl_ms=14.02)
+    fast = _row(7.0, 1.9, bytes_per_step_mb=183.0, median_itl_ms=7.01, label="int8")
+    assert ch7.stays_claim(base, fast, 0.1).verdict == verdicts.UNTESTED
+
+
+def test_a_worker_mbu_above_one_is_a_roof_measured_low():
+    row = _row(10.0, 6.9, worker_mbu=1.45)
+    assert ch7.near_floor_claim(row).verdict == verdicts.UNTESTED
