@@ -557,3 +557,19 @@ def test_a_run_against_another_server_names_it_in_its_label(tmp_path):
     (tmp_path / "two.jsonl").write_text("\n".join(lines) + "\n")
     vllm_row, sglang_row = other_tools.from_file(tmp_path / "two.jsonl")
     assert sglang_row["config_label"] == vllm_row["config_label"] + " (sglang)"
+
+
+def test_an_append_result_file_written_by_vllm_bench_serve_reads_as_one_row_per_run():
+    """Issue 48.8: tests/data/imports/vllm_bench_append.jsonl, written by the installed vLLM 0.32's `vllm bench
+    serve --save-result --append-result` against the guide's default engine: 8 requests of 96 → 16 tokens at
+    concurrency 4, then 2 (/tmp/make_append.py of the session of 2026-12-07; the README's table names it).
+    vLLM writes a newline between runs and none after the last."""
+    path = DATA / "vllm_bench_append.jsonl"
+    blobs = [json.loads(line) for line in path.read_text().splitlines()]
+    assert len(blobs) == 2 and not path.read_text().endswith("\n")
+    rows = other_tools.from_file(path)
+    assert [r["load_max_concurrency"] for r in rows] == [4, 2]
+    for row, blob in zip(rows, blobs):
+        for k in ("completed", "duration", "output_throughput", "median_ttft_ms", "p99_itl_ms"):
+            assert row[k] == pytest.approx(blob[k]), k
+        assert not row.get("import_failures")
