@@ -33,11 +33,14 @@ def missing(row, figure: str) -> str | None:
                if tool == VLLM_SWEEP else
                "AIPerf writes each request's figures only with --export-level records (profile_export.jsonl, "
                "read from beside the summary)" if tool == AIPERF else
-               "GuideLLM kept a sample of its requests, not all of them")
+               _text(get("import_requests_gap")) or "GuideLLM's report does not list the requests it counted")
     elif figure in roofline.COLUMNS:
         why = "a decode floor needs the memory bandwidth of the machine that served, which no such file records"
     elif "_itl_" in figure and tool == GUIDELLM:
         why = "GuideLLM records no gap between streamed chunks"
+    elif re.match(r"^p[\d.]+_\w+_ms$", figure) and tool in (GUIDELLM, AIPERF):
+        why = ("GuideLLM writes the percentiles 0.1, 1, 5, 10, 25, 50, 75, 90, 95, 99 and 99.9 only" if tool == GUIDELLM
+               else "AIPerf writes the percentiles 1, 5, 10, 25, 50, 75, 90, 95 and 99 only")
     elif re.match(r"^(mean|median|p[\d.]+)_\w+_ms$", figure) and get("import_format"):
         why = ("it was not among the percentiles the 2024 script was asked for (its --metric-percentiles, or p99 "
                "alone in its earlier versions)")

@@ -25,6 +25,7 @@ import pandas as pd
 
 from helpers.results import other_tools
 from helpers.results.fingerprint import fingerprint
+from helpers.results.gaps import AIPERF, GUIDELLM
 from helpers.results.store import default_dir, jsonable, load_all, read_rows
 
 FORMAT = "vllm-guide-results"
@@ -251,6 +252,7 @@ def machines(df: pd.DataFrame) -> int:
     return int(measured["env_env_id"].nunique())
 
 
+RULE = "output_throughput by vLLM's rule"
 HEADLINE = ("completed", "output_throughput", "median_ttft_ms", "median_tpot_ms", "p99_tpot_ms", "p99_itl_ms")
 
 
@@ -258,7 +260,7 @@ def beside(df: pd.DataFrame, figures=HEADLINE) -> pd.DataFrame:
     """Imported rows next to the room's measured rows of the same load shape (requests,
     concurrency, rate, prompt and answer tokens), with their headline figures side by side. A
     figure a file does not record stays empty. Only shapes that have an imported row appear."""
-    cols = ["load", "source", "config_label", *figures, "not in this file"]
+    cols = ["load", "source", "config_label", "failed", *figures, RULE, "not in this file"]
     if df.empty or "engine_location" not in df or not (df["engine_location"] == "imported").any():
         return pd.DataFrame(columns=cols)
     d = df.loc[df.get("kind", pd.Series("load", index=df.index)).eq("load")].copy()
@@ -269,10 +271,30 @@ def beside(df: pd.DataFrame, figures=HEADLINE) -> pd.DataFrame:
     for f in figures:
         if f not in d:
             d[f] = None
+    records = d.to_dict("records")
+    d["failed"] = [_failed(r) for r in records]
+    # the one throughput every tool's row states alike: vLLM's own rows hold it as output_throughput; GuideLLM's
+    # and AIPerf's define theirs otherwise and keep vLLM's beside it (helpers/results/formats/)
+    d[RULE] = [_number(r.get("vllm_rule_output_throughput")) if r.get("import_tool") in (GUIDELLM, AIPERF)
+               else _number(r.get("output_throughput")) for r in records]
     named = {**{f: f for f in figures}, "request_ttft_ms": "per-request latencies (goodput)"}
-    d["not in this file"] = [", ".join(n for f, n in named.items() if other_tools.missing(r, f)) or "—"
-                             if r.get("engine_location") == "imported" else "" for r in d.to_dict("records")]
+    d["not in this file"] = [("" if r.get("engine_location") != "imported" else
+                              r["import_failures"] if str(r.get("import_failures")).startswith("no request") else
+                              ", ".join(n for f, n in named.items() if other_tools.missing(r, f)) or "—")
+                             for r in d.to_dict("records")]
     return d.sort_values(["load", "source"])[cols].reset_index(drop=True)
+
+
+def _number(v):
+    return float(v) if isinstance(v, (int, float)) and v == v else None
+
+
+def _failed(r: dict) -> str:
+    """How many of the run's requests failed: "2 of 16", or "—" where the row does not say."""
+    failed, done = _number(r.get("failed")), _number(r.get("completed"))
+    if failed is None:
+        return "—"
+    return f"{failed:.0f} of {failed + (done or 0):.0f}" if done is not None else f"{failed:.0f}"
 
 
 def _shape(r: dict) -> str:

@@ -1,0 +1,158 @@
+"""GuideLLM's report (`benchmarks.json`, schema version 2: GuideLLM 0.7 and 0.8), one row per benchmark.
+
+Every figure is GuideLLM's own, read from the benchmark's `metrics` block over its successful requests
+(`GenerativeMetrics.compile` in guidellm/benchmark/schemas/metrics.py), so the room shows what
+GuideLLM's console showed:
+
+| row | GuideLLM's metric | how GuideLLM computes it |
+|---|---|---|
+| request / output / total throughput | `requests_per_second`, `output_tokens_per_second`, `tokens_per_second`: `mean` | each event's rate over the time around it, averaged over the window (`rate_distribution_from_timings`) |
+| TTFT | `time_to_first_token_ms` | the requests whose first token came inside the window |
+| TPOT | `inter_token_latency_ms` | (latency - TTFT) / (output tokens - 1) per request, as vLLM's TPOT, each request weighted by its output tokens - 1 |
+| E2E latency | `request_latency` (seconds, here ms) | per request |
+| ITL | none | GuideLLM records no gap between streamed chunks |
+
+Its percentiles p0.1 … p99.9 are kept under vLLM's names (`p90_ttft_ms`). Beside its throughputs the
+row keeps vLLM's definition, computed from GuideLLM's own totals: `vllm_rule_output_throughput` =
+output tokens ÷ duration, as `vllm bench serve` computes it (GuideLLM's mean of rates differs from it,
+most where a warm-up cuts the window), and `vllm_rule_mean_tpot_ms`, the plain mean over requests.
+"""  # noqa: E501 - the table's rows are Markdown table rows, one line each
+from __future__ import annotations
+
+from helpers.results.formats.common import ImportFileError, Source, date, failures, load_label, model_name
+
+# GenerativeBenchmarkMetadata.version in guidellm 0.7 and 0.8 (guidellm/benchmark/schemas/report.py)
+SCHEMA = 2
+# GuideLLM's percentile names (guidellm/schemas/base/statistics.py, Percentiles) → vLLM's
+PERCENTILES = {"p001": "p0.1", "p01": "p1", "p05": "p5", "p10": "p10", "p25": "p25", "p75": "p75", "p90": "p90",
+               "p95": "p95", "p99": "p99", "p999": "p99.9"}
+# the row's figure → GuideLLM's metric and the factor to milliseconds
+LATENCIES = {"ttft": ("time_to_first_token_ms", 1), "tpot": ("inter_token_latency_ms", 1),
+             "e2el": ("request_latency", 1000)}
+FIGURES = ("GuideLLM's own, from its metrics block (successful requests): throughputs are the mean of its rate "
+           "over the window, TPOT its inter_token_latency_ms (weighted by tokens); vllm_rule_* beside them are "
+           "GuideLLM's totals ÷ duration and the plain mean TPOT, as vllm bench serve computes them")
+
+
+def report(blob: dict, source: Source) -> list[dict]:
+    """The rows of one GuideLLM report."""
+    meta = blob.get("metadata") or {}
+    if meta.get("version") != SCHEMA:
+        what = (f"a GuideLLM report of schema version {meta['version']!r} (field metadata.version)" if "version" in meta
+                else "a report from GuideLLM before 0.5 (it has no metadata.version)")
+        raise ImportFileError(source.path, f"is {what}; the guide reads schema version {SCHEMA}, which "
+                              "GuideLLM 0.7 and 0.8 write.",
+                              "a report written by GuideLLM 0.7 or 0.8 (`guidellm --version`): run the benchmark "
+                              "again with it.")
+    if not blob["benchmarks"]:
+        raise ImportFileError(source.path, "is a GuideLLM report with no benchmarks in it (field benchmarks).",
+                              "a report of a run that finished at least one benchmark.")
+    spec = (blob.get("config") or {}).get("spec") or {}
+    data = (spec.get("data") or [{}])[0]
+    labels = ((blob.get("config") or {}).get("metadata") or {}).get("labels") or {}
+    return [_row(b, i, source, meta.get("guidellm_version"), spec, data, labels)
+            for i, b in enumerate(blob["benchmarks"])]
+
+
+def _row(b: dict, i: int, source: Source, version, spec: dict, data: dict, labels: dict) -> dict:
+    try:
+        metrics, totals = b["metrics"], b["metrics"]["request_totals"]
+        done, duration = b["requests"]["successful"], float(b["duration"])
+        strategy = b["config"]["strategy"]
+        own = {k: metrics[k]["successful"] for k in ("requests_per_second", "output_tokens_per_second",
+                                                     "tokens_per_second", "prompt_token_count", "output_token_count",
+                                                     *(m for m, _ in LATENCIES.values()))}
+    except (KeyError, TypeError) as e:
+        raise ImportFileError(source.path, f"benchmark {i} has no field {e} (GuideLLM schema {SCHEMA} has "
+                              "metrics.request_totals, metrics.output_tokens_per_second …, requests.successful, "
+                              "duration, config.strategy).",
+                              "a report written by GuideLLM 0.7 or 0.8 (`guidellm --version`).") from e
+    completed, failed = totals["successful"], totals["errored"]
+    n_in, n_out = own["prompt_token_count"]["total_sum"], own["output_token_count"]["total_sum"]
+    row = source.base(i, version, date(b.get("start_time")))
+    row.update(duration=duration, completed=completed, failed=failed, incomplete=totals["incomplete"],
+               total_input_tokens=n_in, total_output_tokens=n_out,
+               request_throughput=own["requests_per_second"]["mean"],
+               output_throughput=own["output_tokens_per_second"]["mean"],
+               total_token_throughput=own["tokens_per_second"]["mean"],
+               vllm_rule_request_throughput=completed / duration, vllm_rule_output_throughput=n_out / duration,
+               vllm_rule_total_token_throughput=(n_in + n_out) / duration,
+               max_itl_ms=None, first_error=_first_error(b), import_figures=FIGURES,
+               **{f"{s}_itl_ms": None for s in ("mean", "median", "p99")})
+    for name, (metric, scale) in LATENCIES.items():
+        d = own[metric]
+        row.update({f"mean_{name}_ms": d["mean"] * scale, f"median_{name}_ms": d["median"] * scale,
+                    f"std_{name}_ms": d["std_dev"] * scale,
+                    **{f"{PERCENTILES[p]}_{name}_ms": v * scale for p, v in (d.get("percentiles") or {}).items()
+                       if p in PERCENTILES}})
+    kept, covers, gap = _window(b, done, completed)
+    if kept is not None:  # each request's TTFT and TPOT (vLLM's: GuideLLM's inter_token_latency_ms), for goodput
+        tpot = [r["inter_token_latency_ms"] for r in kept]
+        many = [t for t in tpot if t is not None]  # a one-token answer has none; vLLM's mean leaves it out
+        row.update(request_ttft_ms=[r["time_to_first_token_ms"] for r in kept],
+                   request_tpot_ms=[t or 0.0 for t in tpot], import_detail="per request",
+                   vllm_rule_mean_tpot_ms=sum(many) / len(many) if many else None)
+    else:
+        row.update(request_ttft_ms=None, request_tpot_ms=None, vllm_rule_mean_tpot_ms=None, import_detail="summary",
+                   import_requests_gap=gap)
+    row.update(import_requests_kept=len(kept if kept is not None else done), import_duration_covers=covers)
+    failures(row, completed, failed, totals["total"])
+    row.update(_load(strategy, data, totals["total"], n_in, n_out, completed))
+    backend = spec.get("backend") or {}
+    row.update(endpoint_model=model_name(backend.get("model")), endpoint_url=backend.get("target"),
+               config_label=" ".join(f"{k}={v}" for k, v in labels.items()) or f"GuideLLM {strategy.get('type_')}")
+    return row
+
+
+def _window(b: dict, done: list, counted: int) -> tuple[list | None, str, str | None]:
+    """The requests GuideLLM counted, what its `duration` covers, and why the requests are not known
+    where they are not. With a warm-up or cool-down, `requests.successful` lists every request
+    (nothing on one marks its phase) while the figures (`metrics`, `duration` = end_time - start_time)
+    count the requests that end inside the measured window (`get_within_range` in
+    guidellm/benchmark/schemas/accumulator.py): after a warm-up those are the last to finish, before a
+    cool-down the first. GuideLLM's `sample_size` keeps only some requests in the report."""
+    warm, cool = float(b.get("warmup_duration") or 0), float(b.get("cooldown_duration") or 0)
+    sample = (b.get("config") or {}).get("sample_size")
+    whole = "GuideLLM's whole run, from its first request's start to its last answer"
+    if not (warm or cool):
+        if len(done) == counted:
+            return done, whole, None
+        return None, whole, (f"GuideLLM kept {len(done)} of its {counted} requests in the report"
+                             + (f" (its sample_size, {sample})" if sample is not None else ""))
+    if warm and cool:
+        return None, (f"GuideLLM's measured window ({counted} requests) between a {warm:.1f} s warm-up and a "
+                      f"{cool:.1f} s cool-down"), ("the report lists every request without marking which fell "
+                                                   "between its warm-up and its cool-down")
+    if not 0 < counted <= len(done):
+        return None, f"GuideLLM's measured window ({counted} requests)", (
+            f"GuideLLM counted {counted} requests but listed {len(done)}"
+            + (f" (its sample_size, {sample})" if sample is not None else ""))
+    by_end = sorted(done, key=lambda r: r.get("request_end_time") or 0)
+    kept = by_end[-counted:] if warm else by_end[:counted]
+    early = sum((r.get("request_start_time") or 0) < (b.get("start_time") or 0) for r in kept)
+    left = f"a {warm:.1f} s warm-up before it" if warm else f"a {cool:.1f} s cool-down after it"
+    return kept, (f"GuideLLM's measured window, not counting {left} ({len(done) - len(kept)} request(s)): "
+                  f"the {len(kept)} requests that finished in it, {early} of them started before it"), None
+
+
+def _load(strategy: dict, data: dict, total: int, n_in, n_out, completed: int) -> dict:
+    rate = strategy.get("rate")
+    conc = (strategy.get("streams") or strategy.get("max_concurrency")
+            or (1 if strategy.get("type_") == "synchronous" else None))
+    load = {"load_num_prompts": total, "load_max_concurrency": conc,
+            "load_request_rate": float(rate) if isinstance(rate, (int, float)) else None,
+            "load_input_len": data.get("prompt_tokens") if not data.get("prompt_tokens_stdev") else None,
+            "load_output_len": data.get("output_tokens") if not data.get("output_tokens_stdev") else None,
+            "load_kind": None, "import_dataset": data.get("kind"), "import_strategy": strategy.get("type_"),
+            "mean_input_tokens": n_in / completed if completed else None,
+            "mean_output_tokens": n_out / completed if completed else None}
+    load["load_label"] = load_label(load)
+    return load
+
+
+def _first_error(b: dict) -> str | None:
+    for r in (b.get("requests") or {}).get("errored") or []:
+        err = (r.get("info") or {}).get("error")
+        if err:
+            return str(err)[-500:]
+    return None

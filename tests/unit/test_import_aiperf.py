@@ -1,0 +1,88 @@
+"""AIPerf's exports read as rows (helpers/results/formats/aiperf.py). Every expected figure is AIPerf's own,
+read from its summary, never one the importer computed."""
+import json
+import shutil
+
+import pytest
+
+from helpers import verdicts
+from helpers.results import other_tools
+from helpers.results.other_tools import ImportFileError
+from tests.unit.import_files import AIPERF_DIR
+
+
+def test_an_aiperf_export_gives_aiperfs_own_figures_and_vllms_tpot_beside_them():
+    """tests/data/imports/aiperf/: AIPerf 0.13.0 in a venv of its own against the guide's default engine, the
+    guide's import load (8 requests of 96 → 16 tokens at concurrency 4, streamed completions, ignore_eos), with
+    --export-level records (tests/data/imports/README.md has the command). Every expected figure is the summary's."""
+    summary = json.loads((AIPERF_DIR / "profile_export_aiperf.json").read_text())
+    own = lambda metric, stat="avg": summary[metric][stat]  # noqa: E731
+    records = [json.loads(x) for x in (AIPERF_DIR / "profile_export.jsonl").read_text().splitlines()]
+    [row] = other_tools.from_file(AIPERF_DIR)  # the artifact folder, or the summary file itself
+    assert other_tools.from_file(AIPERF_DIR / "profile_export_aiperf.json")[0]["run_id"] == row["run_id"]
+    assert row["import_tool"] == "aiperf" and row["import_tool_version"] == "0.13.0"
+    assert row["completed"] == own("request_count") == 8 and row["duration"] == own("benchmark_duration")
+    for figure, metric in (("request_throughput", "request_throughput"),
+                           ("output_throughput", "output_token_throughput"),
+                           ("total_token_throughput", "total_token_throughput")):
+        assert row[figure] == own(metric), figure
+    for name, metric in (("ttft", "time_to_first_token"), ("tpot", "inter_token_latency"),
+                         ("e2el", "request_latency"), ("itl", "inter_chunk_latency")):
+        for stat, figure in (("avg", "mean"), ("p50", "median"), ("p90", "p90"), ("p99", "p99"), ("std", "std")):
+            assert row[f"{figure}_{name}_ms"] == own(metric, stat), (name, stat)
+    assert row["max_itl_ms"] == own("inter_chunk_latency", "max")
+    assert other_tools.missing(row, "p90_tpot_ms") is None, "issue 48.6: AIPerf writes p90"
+    assert "AIPerf writes the percentiles" in other_tools.missing(row, "p99.9_ttft_ms")
+    assert row["load_label"] == "8 requests 96→16 tokens @ conc 4" and row["import_detail"] == "per request"
+    # Beside AIPerf's TPOT (its tokenizer's count), vLLM's rule with the server's count, per request for goodput
+    for rec, tpot in zip(records, row["request_tpot_ms"]):
+        m = {k: v["value"] for k, v in rec["metrics"].items()}
+        assert tpot == pytest.approx(
+            (m["request_latency"] - m["time_to_first_token"]) / (m["usage_completion_tokens"] - 1))
+    assert row["vllm_rule_mean_tpot_ms"] == pytest.approx(sum(row["request_tpot_ms"]) / 8)
+    recounted = [r for r in records if r["metrics"]["output_sequence_length"]["value"]
+                 != r["metrics"]["usage_completion_tokens"]["value"]]
+    assert recounted, "this export has requests whose text AIPerf's tokenizer counted differently"
+    assert row["total_output_tokens"] == own("total_output_tokens")
+    assert row["vllm_rule_output_throughput"] == pytest.approx(own("total_usage_completion_tokens") / row["duration"])
+
+
+def test_an_aiperf_summary_alone_keeps_its_own_statistics_and_says_what_it_lacks(tmp_path):
+    shutil.copy(AIPERF_DIR / "profile_export_aiperf.json", tmp_path)
+    [row] = other_tools.from_file(tmp_path)
+    summary = json.loads((AIPERF_DIR / "profile_export_aiperf.json").read_text())
+    assert row["import_detail"] == "summary" and row["request_ttft_ms"] is None
+    assert row["median_tpot_ms"] == pytest.approx(summary["inter_token_latency"]["p50"])
+    assert row["p90_ttft_ms"] == pytest.approx(summary["time_to_first_token"]["p90"])
+    assert "--export-level records" in other_tools.missing(row, "request_ttft_ms")
+
+
+def test_aiperf_files_the_guide_cannot_read_are_named(tmp_path):
+    with pytest.raises(ImportFileError, match="per-request records, not its summary"):
+        other_tools.from_file(AIPERF_DIR / "profile_export.jsonl")
+    blob = json.loads((AIPERF_DIR / "profile_export_aiperf.json").read_text())
+    (tmp_path / "v2.json").write_text(json.dumps({**blob, "schema_version": "2.0"}))
+    with pytest.raises(ImportFileError, match="schema version '2.0'"):
+        other_tools.from_file(tmp_path / "v2.json")
+
+
+def test_an_aiperf_run_in_which_some_requests_failed_counts_only_the_successful(tmp_path):
+    blob = json.loads((AIPERF_DIR / "profile_export_aiperf.json").read_text())
+    some = {**blob, "request_count": {"unit": "requests", "avg": 6.0},
+            "error_summary": [{"error_details": {"code": 500, "message": "boom"}, "count": 2}]}
+    (tmp_path / "profile_export_aiperf.json").write_text(json.dumps(some))
+    [row] = other_tools.from_file(tmp_path / "profile_export_aiperf.json")
+    assert row["completed"] == 6 and row["import_failures"].startswith("2 of 8 requests failed")
+
+
+def test_an_aiperf_run_in_which_every_request_failed_is_never_held(tmp_path):
+    blob = json.loads((AIPERF_DIR / "profile_export_aiperf.json").read_text())
+    # as AIPerf writes it: no request_count (no success), completed_request_count counting the failures too
+    failed = {k: v for k, v in blob.items() if k != "request_count"}
+    failed["error_summary"] = [{"error_details": {"code": 500, "message": "boom"}, "count": 8}]
+    (tmp_path / "profile_export_aiperf.json").write_text(json.dumps(failed))
+    [row] = other_tools.from_file(tmp_path / "profile_export_aiperf.json")
+    assert row["median_ttft_ms"] is None and row["import_failures"] == "no request completed: 0 of 8"
+    [good] = other_tools.from_file(AIPERF_DIR)
+    claim = verdicts.judge_change("cuts median TTFT", good, row, "median_ttft_ms", "lower", 1.2)
+    assert claim.verdict == verdicts.UNTESTED and "no request completed" in claim.evidence

@@ -1,0 +1,143 @@
+"""GuideLLM's reports read as rows (helpers/results/formats/guidellm.py). Every expected figure is GuideLLM's
+own, read from the report's metrics block, never one the importer computed."""
+import json
+
+import pytest
+
+from helpers import slo
+from helpers.results import other_tools
+from helpers.results.other_tools import ImportFileError
+from tests.unit.import_files import DATA, GUIDELLM
+
+
+def own(b: dict, metric: str, stat: str = "mean"):
+    """GuideLLM's own figure: the benchmark's metrics block, successful requests."""
+    d = b["metrics"][metric]["successful"]
+    return d["percentiles"][stat] if stat.startswith("p") else d[stat]
+
+
+def test_a_guidellm_report_gives_guidellms_own_figures_and_vllms_definition_beside_them():
+    """tests/data/imports/guidellm_benchmarks.json: GuideLLM 0.8.1, concurrent profile, no warm-up. Issue 48.2: the
+    throughput was total ÷ duration; GuideLLM's console prints its own mean of rates, which differs."""
+    blob = json.loads(GUIDELLM.read_text())
+    [row] = other_tools.from_file(GUIDELLM)
+    b = blob["benchmarks"][0]
+    assert row["import_tool"] == "guidellm" and row["import_tool_version"] == blob["metadata"]["guidellm_version"]
+    assert row["completed"] == b["metrics"]["request_totals"]["successful"] == 16 and row["duration"] == b["duration"]
+    for figure, metric in (("request_throughput", "requests_per_second"),
+                           ("output_throughput", "output_tokens_per_second"),
+                           ("total_token_throughput", "tokens_per_second")):
+        assert row[figure] == own(b, metric), figure
+    assert row["total_output_tokens"] == own(b, "output_token_count", "total_sum") == 512
+    for stat, figure in (("mean", "mean"), ("median", "median"), ("p90", "p90"), ("p99", "p99"), ("p999", "p99.9")):
+        assert row[f"{figure}_ttft_ms"] == own(b, "time_to_first_token_ms", stat), stat
+        assert row[f"{figure}_tpot_ms"] == own(b, "inter_token_latency_ms", stat), stat  # vLLM's TPOT, GuideLLM's ITL
+        assert row[f"{figure}_e2el_ms"] == pytest.approx(1000 * own(b, "request_latency", stat)), stat
+    # vLLM's definition beside GuideLLM's, from GuideLLM's own totals
+    assert row["vllm_rule_request_throughput"] == pytest.approx(16 / b["duration"])
+    assert row["vllm_rule_output_throughput"] == pytest.approx(512 / b["duration"])
+    assert row["vllm_rule_request_throughput"] != pytest.approx(row["request_throughput"], rel=0.01), \
+        "in this file GuideLLM's mean of rates and count ÷ duration differ: the row keeps both"
+    line = other_tools.summary_line([row], set())
+    assert "GuideLLM's own" in line and "by vLLM's rule" in line
+    assert row["p99_itl_ms"] is None and "GuideLLM" in other_tools.missing(row, "p99_itl_ms")
+    assert other_tools.missing(row, "p90_ttft_ms") is None, "issue 48.6: GuideLLM writes p90"
+    assert "GuideLLM writes the percentiles" in other_tools.missing(row, "p98_ttft_ms")
+    assert (row["load_max_concurrency"], row["load_input_len"], row["load_output_len"]) == (4, 128, 32)
+    assert len(row["request_ttft_ms"]) == 16 and slo.goodput(row, 10_000, 1_000) == pytest.approx(16 / b["duration"])
+
+
+@pytest.mark.parametrize("strategy, conc, rate", [
+    ({"type_": "constant", "rate": 2.0, "max_concurrency": None}, None, 2.0),
+    ({"type_": "poisson", "rate": 1.5, "max_concurrency": 8}, 8, 1.5),
+    ({"type_": "synchronous"}, 1, None),
+    ({"type_": "throughput", "max_concurrency": 16}, 16, None),
+])
+def test_a_guidellm_strategy_becomes_the_rows_concurrency_and_rate(tmp_path, strategy, conc, rate):
+    blob = json.loads(GUIDELLM.read_text())
+    blob["benchmarks"][0]["config"]["strategy"] = strategy
+    path = tmp_path / "benchmarks.json"
+    path.write_text(json.dumps(blob))
+    [row] = other_tools.from_file(path)
+    assert (row["load_max_concurrency"], row["load_request_rate"]) == (conc, rate)
+    assert (f"({strategy['type_']})" in row["load_label"]) == (strategy["type_"] in ("constant", "poisson"))
+
+
+def test_a_guidellm_warm_up_is_left_out_as_guidellm_leaves_it_out():
+    """A real GuideLLM 0.8.1 report (tests/data/imports/guidellm_warmup.json: `--profile
+    kind=concurrent,streams=4,warmup=4 --constraint kind=max_requests,count=12`, 96 → 16 tokens, against
+    the guide's default engine): its request list holds all 12 requests, its figures the 7 that ended
+    after the warm-up. The row's figures are GuideLLM's; its per-request lists, for goodput, those 7."""
+    path = DATA / "guidellm_warmup.json"
+    b = json.loads(path.read_text())["benchmarks"][0]
+    [row] = other_tools.from_file(path)
+    assert len(b["requests"]["successful"]) == 12 and b["metrics"]["request_totals"]["successful"] == 7
+    assert row["completed"] == row["import_requests_kept"] == 7 and row["import_detail"] == "per request"
+    assert row["duration"] == b["duration"] and row["total_output_tokens"] == own(b, "output_token_count", "total_sum")
+    assert row["output_throughput"] == own(b, "output_tokens_per_second")
+    assert row["median_ttft_ms"] == own(b, "time_to_first_token_ms", "median")
+    assert row["vllm_rule_output_throughput"] == pytest.approx(7 * 16 / b["duration"])
+    assert len(row["request_ttft_ms"]) == 7
+    assert "warm-up before it (5 request(s))" in row["import_duration_covers"], row["import_duration_covers"]
+    [whole] = other_tools.from_file(GUIDELLM)  # no warm-up: the whole run
+    assert whole["import_duration_covers"].startswith("GuideLLM's whole run")
+
+
+def test_a_warm_up_and_a_cool_down_or_a_sample_keep_guidellms_figures_and_say_why_requests_are_missing(tmp_path):
+    """Issue 48.2: with both a warm-up and a cool-down (or GuideLLM's sample_size) the figures were dropped as
+    "a sample"; they are GuideLLM's own and stay, and only the per-request lists are missing, with the true reason."""
+    blob = json.loads((DATA / "guidellm_warmup.json").read_text())
+    blob["benchmarks"][0]["cooldown_duration"] = 1.5
+    (tmp_path / "both.json").write_text(json.dumps(blob))
+    [row] = other_tools.from_file(tmp_path / "both.json")
+    b = blob["benchmarks"][0]
+    assert row["output_throughput"] == own(b, "output_tokens_per_second") and row["request_ttft_ms"] is None
+    assert "without marking which fell between its warm-up and its cool-down" in other_tools.missing(
+        row, "request_ttft_ms")
+    blob = json.loads(GUIDELLM.read_text())
+    b = blob["benchmarks"][0]
+    b["requests"]["successful"] = b["requests"]["successful"][:5]
+    b["config"]["sample_size"] = 5
+    (tmp_path / "sample.json").write_text(json.dumps(blob))
+    [row] = other_tools.from_file(tmp_path / "sample.json")
+    assert row["median_ttft_ms"] == own(b, "time_to_first_token_ms", "median") and row["completed"] == 16
+    assert "kept 5 of its 16 requests in the report (its sample_size, 5)" in other_tools.missing(row, "request_ttft_ms")
+
+
+def test_a_request_that_finished_as_the_warm_up_ended_is_counted_as_guidellm_counted_it():
+    """Another real report (tests/data/imports/guidellm_warmup_edge.json: benchmarks/imports.py's load, 32
+    requests of 128 → 64 tokens at 4 streams plus `warmup=4`, GuideLLM 0.8.1 against the guide's
+    default engine): GuideLLM counted 31 of 36, one of them finishing 6 ms before the window's
+    recorded start. The row's per-request lists keep the 31 that finished last."""
+    path = DATA / "guidellm_warmup_edge.json"
+    b = json.loads(path.read_text())["benchmarks"][0]
+    [row] = other_tools.from_file(path)
+    assert b["metrics"]["request_totals"]["successful"] == row["completed"] == row["import_requests_kept"] == 31
+    assert len(row["request_ttft_ms"]) == 31 and row["total_output_tokens"] == 31 * 64
+    assert row["output_throughput"] == own(b, "output_tokens_per_second")
+    assert row["p95_tpot_ms"] == own(b, "inter_token_latency_ms", "p95")
+
+
+def test_a_guidellm_report_without_a_version_is_called_older(tmp_path):
+    blob = json.loads(GUIDELLM.read_text())
+    blob["metadata"].pop("version")
+    (tmp_path / "old.json").write_text(json.dumps(blob))
+    with pytest.raises(ImportFileError, match="before 0.5"):
+        other_tools.from_file(tmp_path / "old.json")
+
+
+def test_a_guidellm_0_7_report_reads_as_0_8s_and_names_its_version():
+    """A real GuideLLM 0.7.4 report (tests/data/imports/guidellm07_warmup.json: helpers.load.peers.guidellm with
+    GuideLLM 0.7.4 in a venv of its own, `warmup=2`, 8 requests of 96 → 16 tokens at 4 streams, against the
+    guide's default engine on an AMD EPYC Zen 4). 0.7 writes schema version 2 too: same fields, same rules."""
+    path = DATA / "guidellm07_warmup.json"
+    blob = json.loads(path.read_text())
+    b = blob["benchmarks"][0]
+    [row] = other_tools.from_file(path)
+    assert blob["metadata"]["version"] == 2 and row["import_tool_version"] == "0.7.4"
+    counted = b["metrics"]["request_totals"]["successful"]
+    assert row["completed"] == row["import_requests_kept"] == counted == 8 and len(b["requests"]["successful"]) == 10
+    assert row["total_output_tokens"] == 8 * 16 and row["output_throughput"] == own(b, "output_tokens_per_second")
+    assert row["p99_ttft_ms"] == own(b, "time_to_first_token_ms", "p99")
+    assert "warm-up before it (2 request(s))" in row["import_duration_covers"]
+    assert (row["load_input_len"], row["load_output_len"], row["load_max_concurrency"]) == (96, 16, 4)

@@ -1,0 +1,283 @@
+"""vLLM's own result files read as rows (helpers/results/formats/vllm.py): `vllm bench serve --save-result`
+(with and without --save-detailed, --append-result), vLLM's 2024 benchmark_serving.py, `vllm bench sweep serve`
+folders, and the way back; each figure is the file's own."""
+import json
+import shutil
+
+import pytest
+
+from helpers import slo, verdicts
+from helpers.results import other_tools, workshop
+from helpers.results.formats import vllm
+from helpers.results.other_tools import ImportFileError
+from tests.unit.import_files import DATA, DETAILED, SUMMARY, SWEEP, room_with
+
+
+def test_a_detailed_vllm_bench_file_gives_its_figures_and_every_request():
+    blob = json.loads(DETAILED.read_text())
+    [row] = other_tools.from_file(DETAILED)
+    assert row["engine_location"] == "imported" and row["import_tool"] == "vllm bench serve"
+    assert row["import_tool_version"] is None, "vllm bench serve does not write its version: left empty"
+    for k in ("completed", "duration", "output_throughput", "median_ttft_ms", "p99_tpot_ms", "p99_itl_ms",
+              "mean_e2el_ms"):
+        assert row[k] == pytest.approx(blob[k]), k
+    assert len(row["request_ttft_ms"]) == len(row["request_tpot_ms"]) == blob["completed"] == 16
+    # TPOT per request as vLLM computes it: their mean is the file's mean TPOT.
+    assert sum(row["request_tpot_ms"]) / 16 == pytest.approx(blob["mean_tpot_ms"], abs=0.05)
+    assert (row["load_num_prompts"], row["load_max_concurrency"], row["load_request_rate"]) == (16, 4, None)
+    assert (row["load_input_len"], row["load_output_len"]) == (128, 32), "each request's lengths, all equal"
+    assert row["engine_tensor_parallel_size"] == 1 and row["meta_team"] == "demo", "--metadata, by what it names"
+    assert slo.goodput(row, 10_000, 1_000) == pytest.approx(16 / blob["duration"])
+    assert slo.goodput(row, 1, 1_000) == 0
+
+
+def test_a_summary_only_file_leaves_per_request_figures_empty_and_says_why():
+    blob = json.loads(SUMMARY.read_text())
+    [row] = other_tools.from_file(SUMMARY)
+    assert row["output_throughput"] == pytest.approx(blob["output_throughput"])
+    assert row["request_ttft_ms"] is None and slo.goodput(row, 10_000, 1_000) is None
+    assert row["load_input_len"] is None and row["mean_input_tokens"] == 128, "a mean, not a guessed length"
+    assert row["mean_e2el_ms"] is None, "e2el was not in --percentile-metrics"
+    assert "--save-detailed" in other_tools.missing(row, "request_ttft_ms")
+    assert "--percentile-metrics" in other_tools.missing(row, "p99_e2el_ms")
+    assert other_tools.missing(row, "output_throughput") is None
+    knee = slo.knee([{**row, "load_request_rate": 1.0}], slo.SLO(1000, 100))
+    assert knee.best_rate is None and "--save-detailed" in knee.text(slo.SLO(1000, 100))
+
+
+def test_a_sweep_folder_gives_a_row_per_combination_with_its_runs_as_repeats():
+    rows = other_tools.from_file(SWEEP)
+    assert [r["config_label"] for r in rows] == ["seqs2", "seqs8"]
+    for r in rows:
+        runs = [json.loads(p.read_text())
+                for p in sorted((SWEEP / f"SERVE--{r['config_label']}-BENCH--conc4").glob("run=*.json"))]
+        assert r["repeats"] == len(runs) == 2
+        values = sorted(x["output_throughput"] for x in runs)
+        assert (r["output_throughput_min"], r["output_throughput_max"]) == pytest.approx(values)
+        assert r["engine_max_num_seqs"] == runs[0]["max_num_seqs"], "the sweep's server parameter"
+        assert r["load_max_concurrency"] == 4 and r["load_label"].startswith("conc4 · ")
+    assert len({r["tag"] for r in rows}) == 1 and len({r["load_label"] for r in rows}) == 1, "one experiment"
+    # The room's ratio to a baseline works on a sweep: max_num_seqs 8 against 2, in the same file.
+    df = workshop.room(room_with(rows))
+    r = workshop.ratios(df, "output_throughput", baseline="seqs2")
+    got = r.set_index("config_label")["ratio"]
+    assert got["seqs8"] == pytest.approx(rows[1]["output_throughput"] / rows[0]["output_throughput"])
+
+
+def test_a_guide_row_written_as_vllm_bench_reads_back_with_the_same_figures_and_goodput(tmp_path):
+    [row] = other_tools.from_file(DETAILED)
+    row = {**row, "runs": [{"duration": row["duration"], "request_ttft_ms": row["request_ttft_ms"],
+                            "request_tpot_ms": row["request_tpot_ms"]}] * 2, "repeats": 2, "cfg_model": "SmolLM2"}
+    [path] = other_tools.write_vllm_bench([row], tmp_path)
+    blob = json.loads(path.read_text())
+    assert blob["request_rate"] == "inf" and blob["max_concurrency"] == 4 and blob["num_prompts"] == 16
+    [back] = other_tools.from_file(path)
+    for k in ("completed", "output_throughput", "median_ttft_ms", "p99_tpot_ms", "p99_itl_ms", "mean_e2el_ms"):
+        assert back[k] == pytest.approx(row[k]), k
+    assert slo.goodput(back, 900, 60) == pytest.approx(slo.goodput(row, 900, 60))
+    assert back["repeats"] == 2 and back["import_detail"] == "per request"
+
+
+def test_a_sweep_folder_copied_with_a_torn_run_file_is_named(tmp_path):
+    copy = tmp_path / "seqs"
+    shutil.copytree(SWEEP, copy)
+    run = copy / "SERVE--seqs8-BENCH--conc4" / "run=1.json"
+    run.write_text(run.read_text()[:300])
+    with pytest.raises(ImportFileError, match=r"run=1.json: is not complete JSON"):
+        other_tools.from_file(copy)
+
+
+def test_goodput_steps_and_the_roofline_say_not_in_this_file_for_a_summary_file():
+    from helpers import tuning
+    from helpers.config import ConfigError
+    [row] = other_tools.from_file(SUMMARY)
+    with pytest.raises(ConfigError, match=r"not in this file \(vllm_bench_summary.json\).*--save-detailed"):
+        tuning.effect(row, row, slo.SLO(1000, 100))
+    assert row["mbu"] is None and "memory bandwidth" in other_tools.missing(row, "mbu")
+    [detailed] = other_tools.from_file(DETAILED)
+    assert tuning.effect(detailed, detailed, slo.SLO(10_000, 1_000)) == (tuning.NOTHING, 1.0)
+
+
+def test_pack_as_vllm_bench_writes_this_machines_load_rows_cleaned(results_dir):
+    from helpers.results import fingerprint
+    [row] = other_tools.from_file(DETAILED)
+    fp = fingerprint()
+    mine = {**row, "engine_location": "local", "env_machine_id": fp["machine_id"], "env_env_id": fp["env_id"],
+            "cfg_model": "/home/ana/models/SmolLM2-135M-Instruct", "run_id": "r1"}
+    results_dir.mkdir(parents=True)
+    (results_dir / f"{fp['env_id']}.jsonl").write_text(
+        json.dumps(mine) + "\n" + json.dumps({**mine, "kind": "roof", "run_id": "r2"}) + "\n")
+    folder = workshop.pack(style="vllm-bench")
+    [path] = sorted(folder.glob("*.json"))
+    blob = json.loads(path.read_text())
+    assert blob["model_id"] == "SmolLM2-135M-Instruct", "a local path leaves as its last part"
+    assert "/home/ana" not in path.read_text()
+    [back] = other_tools.from_file(path)
+    assert back["output_throughput"] == pytest.approx(row["output_throughput"]) \
+        and back["import_detail"] == "per request"
+    with pytest.raises(ValueError, match="the styles are"):
+        workshop.pack(style="csv")
+
+
+def test_a_sweep_combination_folder_names_its_server_and_benchmark_parts():
+    _comb_names = vllm.comb_names
+    assert _comb_names("SERVE--seqs2-BENCH--conc4") == ("seqs2", "conc4")
+    assert _comb_names("SERVE--max_num_seqs=8") == ("max_num_seqs=8", None)
+    assert _comb_names("BENCH--max_concurrency=4") == (None, "max_concurrency=4")
+    assert _comb_names("my-run") == ("my-run", None)
+
+
+def test_a_run_in_which_every_request_failed_has_no_latencies_and_says_why(tmp_path, capsys):
+    """vLLM writes 0.0 for every latency when nothing completed (calculate_metrics): not a perfect run."""
+    blob = json.loads(SUMMARY.read_text())
+    failed = {**blob, "completed": 0, "failed": blob["num_prompts"], "output_throughput": 0.0,
+              **{k: 0.0 for k in blob if vllm.LATENCY_KEY.match(k)}}
+    (tmp_path / "failed.json").write_text(json.dumps(failed))
+    [row] = other_tools.from_file(tmp_path / "failed.json")
+    assert row["median_ttft_ms"] is None and row["p99_tpot_ms"] is None
+    assert row["import_failures"] == f"no request completed: 0 of {blob['num_prompts']}"
+    assert "no request completed" in other_tools.missing(row, "median_ttft_ms")
+    [good] = other_tools.from_file(SUMMARY)
+    claim = verdicts.judge_change("cuts median TTFT", good, row, "median_ttft_ms", "lower", 1.2)
+    assert claim.verdict == verdicts.UNTESTED and "no request completed" in claim.evidence
+    # issue 48.5: no rate either; a throughput comparison cannot be judged (it read "held ×inf")
+    assert row["output_throughput"] is None and "no latency or rate" in other_tools.missing(row, "output_throughput")
+    claim = verdicts.judge_change("raises throughput", row, good, "output_throughput", "higher", 1.2)
+    assert claim.verdict == verdicts.UNTESTED
+    assert other_tools.main([str(tmp_path / "failed.json"), "--room", str(tmp_path / "room")]) == 0
+    assert "no request completed: 0 of" in capsys.readouterr().out
+
+
+def test_a_partly_failed_run_says_how_many_failed(tmp_path, capsys):
+    blob = {**json.loads(SUMMARY.read_text()), "failed": 2}
+    (tmp_path / "partly.json").write_text(json.dumps(blob))
+    [row] = other_tools.from_file(tmp_path / "partly.json")
+    assert row["median_ttft_ms"] == pytest.approx(blob["median_ttft_ms"])
+    assert row["import_failures"].startswith(f"2 of {blob['num_prompts']} requests failed")
+    other_tools.main([str(tmp_path / "partly.json"), "--room", str(tmp_path / "room")])
+    assert "2 of" in capsys.readouterr().out
+
+
+def test_an_append_result_file_gives_one_row_per_line(tmp_path):
+    """vllm bench serve --append-result appends one JSON result per line to the same file."""
+    one, two = json.loads(SUMMARY.read_text()), json.loads(DETAILED.read_text())
+    (tmp_path / "appended.json").write_text(json.dumps(one) + "\n" + json.dumps(two) + "\n")
+    rows = other_tools.from_file(tmp_path / "appended.json")
+    assert [r["completed"] for r in rows] == [one["completed"], two["completed"]]
+    assert len({r["run_id"] for r in rows}) == 2
+
+
+def test_a_hub_cache_path_names_the_model_not_its_snapshot_hash(tmp_path):
+    path = ("/home/ana/.cache/huggingface/hub/models--HuggingFaceTB--SmolLM2-135M/snapshots/"
+            "12fd25f77366fa6b3b4b768ec3050bf629380bac/")
+    (tmp_path / "hub.json").write_text(json.dumps({**json.loads(SUMMARY.read_text()), "model_id": path}))
+    [row] = other_tools.from_file(tmp_path / "hub.json")
+    assert row["endpoint_model"] == "HuggingFaceTB/SmolLM2-135M"
+    assert other_tools.model_name("embedded") == "embedded"
+
+
+def test_every_percentile_in_the_file_is_kept_and_only_absent_ones_get_a_reason(tmp_path):
+    blob = {**json.loads(SUMMARY.read_text()), "p90_ttft_ms": 12.5, "p99.9_tpot_ms": 40.0}
+    (tmp_path / "p90.json").write_text(json.dumps(blob))
+    [row] = other_tools.from_file(tmp_path / "p90.json")
+    assert row["p90_ttft_ms"] == 12.5 and row["p99.9_tpot_ms"] == 40.0
+    assert other_tools.missing(row, "p90_ttft_ms") is None
+    assert "--percentile-metrics" in other_tools.missing(row, "p95_ttft_ms")
+
+
+def test_a_key_spelled_like_vllms_own_is_named_not_kept(tmp_path):
+    blob = {**json.loads(SUMMARY.read_text()), "request_througput": 3.0}
+    (tmp_path / "typo.json").write_text(json.dumps(blob))
+    [row] = other_tools.from_file(tmp_path / "typo.json")
+    assert "meta_request_througput" not in row and "request_througput" in row["import_ignored"]
+
+
+def test_the_bench_arguments_are_the_installed_vllms():
+    from vllm.benchmarks.serve import add_cli_args
+    from vllm.utils.argparse_utils import FlexibleArgumentParser
+    parser = FlexibleArgumentParser()
+    add_cli_args(parser)
+    assert vllm.BENCH_ARGUMENTS == {a.dest for a in parser._actions} - {"help"}
+
+
+def test_a_2024_benchmark_serving_file_reads_and_names_its_format(tmp_path):
+    """tests/data/imports/benchmark_serving_2024.json: a real run of the guide's default engine (vllm bench
+    serve, 8 requests of 128 → 16 tokens at 4 req/s, no concurrency cap, percentiles ttft,tpot,itl at 99:
+    the 2024 script's defaults) written with the keys of vLLM's 2024 benchmarks/benchmark_serving.py:
+    `best_of`, `use_beam_search`, no `max_concurrency`, no `latencies` (tests/data/imports/README.md)."""
+    path = DATA / "benchmark_serving_2024.json"
+    blob = json.loads(path.read_text())
+    [row] = other_tools.from_file(path)
+    for k in ("completed", "duration", "output_throughput", "median_ttft_ms", "p99_tpot_ms", "p99_itl_ms"):
+        assert row[k] == pytest.approx(blob[k]), k
+    assert row["load_max_concurrency"] is None and row["load_request_rate"] == 4.0  # uncapped, as the script sent
+    assert "benchmark_serving.py" in row["import_format"] and "no latencies" in row["import_format"]
+    assert "benchmark_serving.py" in other_tools.summary_line([row], set())
+    assert not [k for k in row if k.startswith("meta_")]  # best_of / use_beam_search are the script's own keys
+    # per-request TPOT from TTFT and the chunk gaps: (sum of gaps) / (tokens - 1), never 0 for a long answer
+    want = [round(1000 * sum(g) / (n - 1), 2) for g, n in zip(blob["itls"], blob["output_lens"])]
+    assert row["request_tpot_ms"] == want and min(want) > 0
+    assert "2024 script" in other_tools.missing(row, "p90_ttft_ms")
+    # without the itls as well, no TPOT at all rather than zeros
+    bare = {k: v for k, v in blob.items() if k != "itls"}
+    (tmp_path / "bare.json").write_text(json.dumps(bare))
+    assert other_tools.from_file(tmp_path / "bare.json")[0]["request_tpot_ms"] is None
+    # a file with neither max_concurrency nor the old script's keys is still refused, naming the field
+    other = {k: v for k, v in blob.items() if k not in ("best_of", "use_beam_search")}
+    (tmp_path / "other.json").write_text(json.dumps(other))
+    with pytest.raises(other_tools.ImportFileError, match="max_concurrency"):
+        other_tools.from_file(tmp_path / "other.json")
+
+
+def test_an_older_file_without_a_failed_key_shows_the_requests_that_did_not_complete(tmp_path):
+    """Issue 48.3: benchmark_serving.py files of 2024 write no `failed`; 985 of 2000 completed is not clean."""
+    blob = json.loads((DATA / "benchmark_serving_2024.json").read_text())
+    assert "failed" not in blob
+    [clean] = other_tools.from_file(DATA / "benchmark_serving_2024.json")
+    assert clean["failed"] == 0 and not clean.get("import_failures")
+    short = {**blob, "num_prompts": int(blob["completed"]) + 5}
+    (tmp_path / "short.json").write_text(json.dumps(short))
+    [row] = other_tools.from_file(tmp_path / "short.json")
+    assert row["failed"] == 5 and "5 of" in row["import_failures"] and "no 'failed' key" in row["import_failures"]
+
+
+def test_a_run_against_another_server_names_it_in_its_label(tmp_path):
+    """Issue 48.4: one file with a run against vLLM and one against SGLang gave both rows one label."""
+    blob = json.loads(SUMMARY.read_text())
+    lines = [json.dumps({**blob, "backend": "vllm"}), json.dumps({**blob, "backend": "sglang"})]
+    (tmp_path / "two.jsonl").write_text("\n".join(lines) + "\n")
+    vllm_row, sglang_row = other_tools.from_file(tmp_path / "two.jsonl")
+    assert sglang_row["config_label"] == vllm_row["config_label"] + " (sglang)"
+
+
+def test_an_append_result_file_written_by_vllm_bench_serve_reads_as_one_row_per_run():
+    """Issue 48.8: tests/data/imports/vllm_bench_append.jsonl, written by the installed vLLM 0.32's `vllm bench
+    serve --save-result --append-result` against the guide's default engine: 8 requests of 96 → 16 tokens at
+    concurrency 4, then 2 (/tmp/make_append.py of the session of 2026-12-07; the README's table names it).
+    vLLM writes a newline between runs and none after the last."""
+    path = DATA / "vllm_bench_append.jsonl"
+    blobs = [json.loads(line) for line in path.read_text().splitlines()]
+    assert len(blobs) == 2 and not path.read_text().endswith("\n")
+    rows = other_tools.from_file(path)
+    assert [r["load_max_concurrency"] for r in rows] == [4, 2]
+    for row, blob in zip(rows, blobs):
+        for k in ("completed", "duration", "output_throughput", "median_ttft_ms", "p99_itl_ms"):
+            assert row[k] == pytest.approx(blob[k]), k
+        assert not row.get("import_failures")
+
+
+def test_a_sweep_folder_given_from_above_or_beside_a_copy_gives_each_combination_once(tmp_path):
+    """Issue 48.7: a sweep folder given three levels up imported 5 rows for its 2 combinations. Runs are found by
+    their own files, a run file found twice (the sweep kept beside a copy of it) counts once, and the rows and
+    their ids are the same from any level, so importing again adds nothing."""
+    top = tmp_path / "work"
+    shutil.copytree(SWEEP, top / "results" / "sweeps" / "seqs")
+    shutil.copytree(SWEEP, top / "backup" / "seqs")
+    shutil.copytree(SWEEP / "SERVE--seqs2-BENCH--conc4", top / "backup" / "seqs2-only" / "SERVE--seqs2-BENCH--conc4")
+    here = other_tools.from_file(SWEEP)
+    for folder in (top, top / "results", top / "results" / "sweeps", top / "results" / "sweeps" / "seqs"):
+        rows = other_tools.from_file(folder)
+        assert [r["config_label"] for r in rows] == ["seqs2", "seqs8"], folder
+        assert [r["repeats"] for r in rows] == [2, 2]
+        assert [r["run_id"] for r in rows] == [r["run_id"] for r in here]
+        assert [r["output_throughput"] for r in rows] == [r["output_throughput"] for r in here]
