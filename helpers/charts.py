@@ -316,3 +316,58 @@ def tuning_path(records: list[dict], slo, chart_title: str = "Goodput at the tar
         color=alt.Color("effect:N", scale=colors, title="effect against the best so far"),
         tooltip=["step:N", alt.Tooltip("goodput (req/s):Q", format=".2f"), "effect:N", "kept:N"],
     ).properties(title=chart_title, width=WIDTH, height=HEIGHT)
+
+
+def timeline(row: dict, chart_title: str = "") -> alt.VConcatChart:
+    """Inside one run: a bar per request (sent → first token, then first → last token), and under it,
+    on the same time axis, what the server reported (/metrics: running and waiting requests, KV cache
+    used, preemptions and prefix-cache hits where they changed). Drag across a lower panel to zoom the
+    bars onto that stretch. From the row's first repeat; nothing is drawn without a measured row."""
+    from helpers import tables
+
+    bars, server = tables.timeline(row), tables.server_view(row)
+    if bars.empty:
+        raise ValueError(f"{row.get('config_label')}: this row keeps no timeline (measured before timelines were "
+                         "stored, or read from a file without --save-detailed). Try: measure it again with force=True.")
+    if not server.empty:  # only the series that moved during the run
+        server = server.loc[server["series"].map(server.groupby("series")["value"].agg(lambda v: v.max() > v.min()))]
+    t_axis = alt.Axis(title="time since the run's first /metrics sample (s)" if row.get("timeseries")
+                      else "time since the first request was sent (s)")
+    brush = alt.selection_interval(encodings=["x"], name="zoom") if not server.empty else None
+    top = _request_bars(bars, t_axis, brush, chart_title)
+    if brush is None:  # no /metrics samples (an imported file): zoom the bars by scrolling instead
+        return alt.vconcat(top.interactive(bind_y=False))
+    lower = []
+    for series, height in ((["requests running", "requests waiting"], 110), (["KV cache used (%)"], 80),
+                           (["preemptions (count so far)", "prefix-cache hits (tokens so far)"], 70)):
+        part = server.loc[server["series"].isin(series)]
+        if not part.empty:
+            lower.append(alt.Chart(part).mark_line(interpolate="step-after").encode(
+                x=alt.X("t_s:Q", axis=t_axis, scale=alt.Scale(domain=[0, float(bars["end_s"].max())])),
+                y=alt.Y("value:Q", title=series[0] if len(series) == 1 else "count"),
+                color=alt.Color("series:N", title="the server's /metrics"),
+                tooltip=["series", "t_s", "value"],
+            ).properties(width=WIDTH, height=height).add_params(brush))
+    return alt.vconcat(top, *lower).resolve_scale(color="independent")
+
+
+def _request_bars(bars: pd.DataFrame, t_axis: alt.Axis, zoom, chart_title: str) -> alt.Chart:
+    """The timeline's bars: one line per request in the order sent, red while it waits for its first
+    token, blue while it decodes; outlined where the load mixed two kinds of request."""
+    from helpers import tables
+
+    many = int(bars["request"].max())
+    kinds = bool(bars["kind"].nunique() > 1)
+    return alt.Chart(bars).mark_bar().encode(
+        x=alt.X("start_s:Q", axis=t_axis, scale=alt.Scale(domain=zoom) if zoom is not None else alt.Undefined),
+        x2="end_s:Q",
+        y=alt.Y("request:O", title="request, in the order sent", axis=alt.Axis(labels=many <= 40)),
+        color=alt.Color("phase:N", title=None, scale=alt.Scale(domain=[tables.WAITING, tables.DECODING],
+                                                             range=["#e45756", "#4c78a8"])),
+        stroke=alt.Stroke("kind:N", title="request kind", scale=alt.Scale(range=["#ffffff00", "black"]))
+        if kinds else alt.value(None),
+        tooltip=["request", "kind", "phase", alt.Tooltip("ttft_ms:Q", title="TTFT (ms)", format=".0f"),
+                 alt.Tooltip("e2el_ms:Q", title="latency (ms)", format=".0f"),
+                 alt.Tooltip("max_itl_ms:Q", title="longest gap (ms)", format=".0f")],
+    ).properties(width=WIDTH, height=max(120, min(300, 8 * many)),
+                 title=chart_title or "Each request: waiting for its first token, then decoding")

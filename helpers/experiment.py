@@ -304,6 +304,8 @@ def _run_repeats(config, load, repeats, endpoint, progress, sample_every) -> dic
         cold = reset_prefix_cache(server.base_url, headers) if endpoint is None else False
         with MetricsSampler(server.base_url, sample_every, headers) as sampler:
             figures = run_load(server.base_url, server.model_path, load.repeat(i), progress, **_client(server))
+        if figures.get("request_start_s"):  # the timeline on the samples' axis: seconds since the first sample
+            figures["request_start_s"] = [round(t - sampler.t0, 3) for t in figures["request_start_s"]]
         if not figures.get("completed"):  # nothing came back: say why instead of storing zeros
             raise LoadFailedError(load, figures.get("first_error"), getattr(server, "log_text", lambda: "")())
         runs.append({**figures, **sampler.totals(), "prefix_cache_reset": cold})

@@ -4,6 +4,10 @@ from __future__ import annotations
 
 import pandas as pd
 
+# each request's figures and place in time (helpers/load/workloads.py): kept in the rows, not in tables
+BULKY = ("request_ttft_ms", "request_tpot_ms", "request_start_s", "request_e2el_ms", "request_max_itl_ms",
+         "request_kind")
+
 
 def table(rows: list[dict] | dict[str, dict]) -> pd.DataFrame:
     """Rows as a DataFrame, without the bulky per-repeat lists. The /metrics series stays (one
@@ -14,7 +18,7 @@ def table(rows: list[dict] | dict[str, dict]) -> pd.DataFrame:
     each label starts with its name, so chart legends read "stock · …" and "tuned · …"."""
     names = list(rows) if isinstance(rows, dict) else None
     rows = list(rows.values()) if isinstance(rows, dict) else rows
-    bulky = lambda k: k == "runs" or k.endswith(("request_ttft_ms", "request_tpot_ms"))
+    bulky = lambda k: k == "runs" or k.endswith(BULKY)
     df = pd.DataFrame([{k: v for k, v in r.items() if not bulky(k)} for r in rows], index=names)
     if names is not None and "config_label" in df:  # legends say what each row is: "tuned · len=2048, …"
         df["config_label"] = [lbl if str(n) == lbl else f"{n} · {lbl}" for n, lbl in zip(names, df.config_label)]
@@ -38,3 +42,45 @@ def samples(rows: list[dict]) -> pd.DataFrame:
             ts["config_label"], ts["run_id"] = r["config_label"], r["run_id"]
             frames.append(ts)
     return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
+
+
+WAITING, DECODING = "sent → first token", "first → last token"
+
+
+def timeline(row: dict) -> pd.DataFrame:
+    """One row per request and phase of a row's first repeat: sent → first token (queued, then
+    prefilled) and first → last token (decoding), in seconds on the /metrics samples' axis (an
+    imported file's: since its first request), with the request's kind where the load mixed two.
+    Empty where the row keeps no timeline (measured before timelines were stored, or a file
+    without --save-detailed)."""
+    run = (row.get("runs") or [row])[0]
+    starts, ttfts, e2els = run.get("request_start_s"), run.get("request_ttft_ms"), run.get("request_e2el_ms")
+    if not starts or not ttfts or not e2els:
+        return pd.DataFrame(columns=["request", "kind", "phase", "start_s", "end_s", "ttft_ms", "e2el_ms",
+                                     "max_itl_ms"])
+    origin = 0.0 if row.get("timeseries") else min(starts)
+    kinds = run.get("request_kind") or ["request"] * len(starts)
+    gaps = run.get("request_max_itl_ms") or [None] * len(starts)
+    order = sorted(range(len(starts)), key=lambda i: starts[i])
+    out = []
+    for n, i in enumerate(order):
+        t0, first, last = starts[i] - origin, starts[i] - origin + ttfts[i] / 1000, starts[i] - origin + e2els[i] / 1000
+        common = {"request": n + 1, "kind": kinds[i], "ttft_ms": ttfts[i], "e2el_ms": e2els[i], "max_itl_ms": gaps[i]}
+        out += [{**common, "phase": WAITING, "start_s": t0, "end_s": first},
+                {**common, "phase": DECODING, "start_s": first, "end_s": last}]
+    return pd.DataFrame(out)
+
+
+SERVER_VIEW = {"running": "requests running", "waiting": "requests waiting", "kv_cache_usage_pct": "KV cache used (%)",
+               "preemptions": "preemptions (count so far)", "prefix_cache_hits": "prefix-cache hits (tokens so far)"}
+
+
+def server_view(row: dict) -> pd.DataFrame:
+    """The /metrics samples of the same repeat, long: one row per sample and series, on the timeline's axis."""
+    ts = pd.DataFrame(row.get("timeseries") or [])
+    cols = [c for c in SERVER_VIEW if c in ts]
+    if ts.empty or not cols:
+        return pd.DataFrame(columns=["t_s", "series", "value"])
+    long = ts.melt(id_vars=["t_s"], value_vars=cols, var_name="series", value_name="value")
+    long["series"] = long["series"].map(SERVER_VIEW)
+    return long

@@ -54,7 +54,7 @@ class MetricsSampler:
         self._thread: threading.Thread | None = None
 
     def __enter__(self) -> "MetricsSampler":
-        self._t0 = time.monotonic()
+        self.t0 = time.monotonic()  # the samples' t_s count from here
         self._sample()
         self._thread = threading.Thread(target=self._loop, daemon=True)
         self._thread.start()
@@ -75,7 +75,7 @@ class MetricsSampler:
             v = scrape(self.base_url, timeout=2, headers=self.headers)
         except OSError:
             return
-        v["t_s"] = round(time.monotonic() - self._t0, 3)
+        v["t_s"] = round(time.monotonic() - self.t0, 3)
         self.rows.append(v)
 
     def frame(self) -> pd.DataFrame:

@@ -189,7 +189,25 @@ def summarize(result: dict, prefix: str = "") -> dict:
     out[prefix + "request_ttft_ms"] = [round(1000 * t, 2) for t, _, _ in ok]
     out[prefix + "request_tpot_ms"] = ([round(1000 * (lat - t) / (n - 1), 2) if n > 1 else 0.0 for t, lat, n in ok]
                                        if latencies is not None else None)  # no latency: no TPOT, never 0
+    out.update(_timeline(result, prefix))
     return out
+
+
+def _timeline(result: dict, prefix: str) -> dict:
+    """Each successful request's place in time, in the order of `request_ttft_ms`: when it was sent
+    (the client's time.perf_counter(), CLOCK_MONOTONIC on Linux, which the /metrics sampler's clock
+    also reads; experiment.measure moves it onto the sampler's axis), its latency to the last
+    token, and its longest gap between streamed chunks (a freeze while another prompt was
+    prefilled). From vLLM's own per-request record (`start_times`, `ttfts`, `itls`, as its
+    `--plot-timeline` reads them); rounded to the millisecond, so a full-size run stays small."""
+    starts, ttfts, itls = result.get("start_times"), result.get("ttfts") or [], result.get("itls")
+    lens = result.get("output_lens") or []
+    if not starts or itls is None or len(starts) != len(ttfts):
+        return {prefix + k: None for k in ("request_start_s", "request_e2el_ms", "request_max_itl_ms")}
+    ok = [(s, t, gaps) for s, t, gaps, n in zip(starts, ttfts, itls, lens) if n]
+    return {prefix + "request_start_s": [round(s, 3) for s, _, _ in ok],
+            prefix + "request_e2el_ms": [round(1000 * (t + sum(gaps)), 1) for _, t, gaps in ok],
+            prefix + "request_max_itl_ms": [round(1000 * max(gaps), 1) if gaps else 0.0 for _, _, gaps in ok]}
 
 
 class _Clients:
@@ -369,4 +387,8 @@ def run_load(base_url: str, model_path: str, load: Load, progress: bool = True, 
         row[k] = row["short_" + k]
     for k in ("request_ttft_ms", "request_tpot_ms"):  # every request, so goodput counts the long ones too
         row[k] = row["short_" + k] + row["long_" + k]
+    for k in ("request_start_s", "request_e2el_ms", "request_max_itl_ms"):  # the timeline: every request, once
+        short, long = row.pop("short_" + k), row.pop("long_" + k)
+        row[k] = short + long if short is not None and long is not None else None
+    row["request_kind"] = ["short"] * len(row["short_request_ttft_ms"]) + ["long"] * len(row["long_request_ttft_ms"])
     return row

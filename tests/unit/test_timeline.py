@@ -1,0 +1,66 @@
+"""A run's timeline (helpers/tables.py: timeline, server_view; helpers/charts.py: timeline), built from vLLM's
+own per-request record in a recorded detailed result (tests/data/imports/vllm_bench_detailed.json, written by
+`vllm bench serve --save-detailed` against the guide's engine) and checked against that record."""
+import json
+
+import pytest
+import vl_convert as vlc
+
+from helpers import charts, tables
+from helpers.load.workloads import summarize
+from tests.unit.import_files import DETAILED
+
+
+def _row():
+    """The recorded result as a measured row's figures, with /metrics samples on the same axis."""
+    result = json.loads(DETAILED.read_text())
+    figures = summarize(result)
+    t0 = min(result["start_times"]) - 0.25  # the sampler started a quarter second before the first request
+    figures["request_start_s"] = [round(t - t0, 3) for t in figures["request_start_s"]]
+    series = [{"t_s": 0.5 * i, "running": min(4, i), "waiting": max(0, 6 - i), "kv_cache_usage_pct": 3.0 * i,
+               "preemptions": 0.0, "prefix_cache_hits": 0.0} for i in range(20)]
+    return result, {**figures, "config_label": "recorded", "timeseries": series}
+
+
+def test_each_bar_is_its_requests_own_record():
+    result, row = _row()
+    bars = tables.timeline(row)
+    done = [i for i, n in enumerate(result["output_lens"]) if n]
+    assert len(bars) == 2 * len(done) == 32
+    first = min(result["start_times"])
+    for i in done:  # every request of the record is one pair of bars, at its own times
+        sent = result["start_times"][i] - first + 0.25
+        ttft = result["ttfts"][i]
+        mine = bars.loc[(bars["ttft_ms"] - 1000 * ttft).abs() < 0.01]  # this request's two bars
+        wait, decode = (mine.loc[mine["phase"] == phase].iloc[0] for phase in (tables.WAITING, tables.DECODING))
+        assert wait["start_s"] == pytest.approx(sent, abs=0.002)
+        assert wait["end_s"] == pytest.approx(sent + ttft, abs=0.002)
+        end = sent + ttft + sum(result["itls"][i])
+        assert decode["start_s"] == wait["end_s"] and decode["end_s"] == pytest.approx(end, abs=0.002)
+    assert list(bars.drop_duplicates("request")["start_s"]) == sorted(bars.drop_duplicates("request")["start_s"])
+    longest = max(max(g) for g in result["itls"] if g)
+    assert bars["max_itl_ms"].max() == pytest.approx(1000 * longest, abs=0.06)
+
+
+def test_the_server_view_shares_the_axis_and_the_chart_renders_offline():
+    _, row = _row()
+    view = tables.server_view(row)
+    assert set(view["series"]) == set(tables.SERVER_VIEW.values()) and view["t_s"].min() == 0
+    spec = charts.timeline(row).to_dict()
+    assert len(spec["vconcat"]) == 3, "bars, running/waiting, KV usage (preemptions and hits never moved)"
+    assert vlc.vegalite_to_svg(spec).startswith("<svg")
+
+
+def test_a_row_without_a_timeline_says_why_and_an_imported_file_draws_without_samples():
+    _, row = _row()
+    with pytest.raises(ValueError, match="keeps no timeline"):
+        charts.timeline({**row, "request_start_s": None})
+    spec = charts.timeline({**row, "timeseries": None}).to_dict()
+    assert len(spec["vconcat"]) == 1 and vlc.vegalite_to_svg(spec).startswith("<svg")
+
+
+def test_a_mixed_loads_requests_keep_their_kind():
+    _, row = _row()
+    kinds = ["short"] * 12 + ["long"] * 4
+    bars = tables.timeline({**row, "request_kind": kinds})
+    assert bars.groupby("kind")["request"].nunique().to_dict() == {"long": 4, "short": 12}
