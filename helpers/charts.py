@@ -326,14 +326,16 @@ def timeline(row: dict, chart_title: str = "") -> alt.VConcatChart:
     from helpers import tables
 
     bars, server = tables.timeline(row), tables.server_view(row)
-    if bars.empty:
-        raise ValueError(f"{row.get('config_label')}: this row keeps no timeline (measured before timelines were "
-                         "stored, or read from a file without --save-detailed). Try: measure it again with force=True.")
+    if bars.empty:  # said on the chart, so a notebook of stored rows still runs
+        why = (f"{row.get('config_label')}: this row keeps no timeline (measured before timelines were stored, "
+               "or read from a file without --save-detailed). Measure it again with force=True to see one.")
+        return alt.vconcat(alt.Chart(pd.DataFrame({"why": [why]})).mark_text(align="left", lineBreak=". ").encode(
+            text="why:N").properties(width=WIDTH, height=60, title=chart_title or "No timeline"))
     if not server.empty:  # only the series that moved during the run
         server = server.loc[server["series"].map(server.groupby("series")["value"].agg(lambda v: v.max() > v.min()))]
     t_axis = alt.Axis(title="time since the run's first /metrics sample (s)" if row.get("timeseries")
                       else "time since the first request was sent (s)")
-    brush = alt.selection_interval(encodings=["x"], name="zoom") if not server.empty else None
+    brush = alt.selection_interval(encodings=["x"]) if not server.empty else None
     top = _request_bars(bars, t_axis, brush, chart_title)
     if brush is None:  # no /metrics samples (an imported file): zoom the bars by scrolling instead
         return alt.vconcat(top.interactive(bind_y=False))

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import statistics
 from dataclasses import dataclass
 from typing import Callable
 
@@ -379,10 +380,34 @@ def chunked_prefill_panel(base: EngineConfig, mixed: Load, tag: str = "ch3-panel
     return run
 
 
+def inside_the_runs(rows: dict[str, dict], names: tuple[str, str]) -> str:
+    """What the two runs' timelines show, in numbers from their first repeat: each short request's
+    longest gap between tokens (its own worst freeze; the median over the short requests, as the
+    single worst gap of a run is luck) and how long the long prompts waited for their first token."""
+    seen = {}
+    for name in names:
+        run = (rows[name].get("runs") or [rows[name]])[0]
+        kinds, gaps, ttfts = run.get("request_kind"), run.get("request_max_itl_ms"), run.get("request_ttft_ms")
+        if not kinds or not gaps:
+            return (f"The row of **{name}** keeps no timeline (it was measured before timelines were stored): "
+                    "set FORCE = True in the set-up cell and run again.")
+        short = [g for g, k in zip(gaps, kinds) if k == "short"]
+        long = [t for t, k in zip(ttfts, kinds) if k == "long"]
+        seen[name] = (statistics.median(short), max(short), statistics.median(long), len(short))
+    (a, (ga, worst_a, ta, n)), (b, (gb, worst_b, tb, _)) = seen.items()
+    ratio = gb / ga if ga else math.inf
+    way = ("about as long as" if abs(ratio - 1) <= verdicts.DEFAULT_NOISE else
+           f"×{ratio:.1f} as long as" if ratio > 1 else f"only ×{ratio:.2f} of")
+    return (f"Each of the {n} short requests' own longest gap between two tokens: median **{gb:.0f} ms** with "
+            f"{b} (the longest {worst_b:.0f} ms), {way} with {a} (median **{ga:.0f} ms**, the longest "
+            f"{worst_a:.0f} ms). The long prompts' median wait for their first token: {tb:.0f} ms with {b}, "
+            f"{ta:.0f} ms with {a}.")
+
+
 # The template every home follows (helpers/chapters/__init__.py says what each part is).
 DESIGNS = ("DEFAULT", "OFF", "GAP", "ShrunkenCache", "shrunken_cache")
 PANELS = ("chunked_prefill_panel",)
 CHECKS = ("blocks_admit", "peak_admitted", "NULL_BLOCK", "WHOLE_LENGTH", "peak_mistakes", "q_admitted")
 CLAIMS = ("FULL_CACHE_PCT", "smallest_budget", "never_cuts", "concurrency_claims", "chunking_claims", "long_docs_claim",
           "blocks_only_claim", "queue_claim", "seqs_claim", "block_claims", "claims", "smallest_gap", "smoothest",
-          "budget_for", "best_concurrency")
+          "budget_for", "best_concurrency", "inside_the_runs")
