@@ -283,24 +283,35 @@ def room(r: pd.DataFrame, metric: str, chart_title: str | None = None) -> alt.Fa
 def knee(rows: list[dict], slo, best_rate: float | None, chart_title: str = "") -> alt.HConcatChart:
     """Latency percentiles against the offered request rate, the target as a dashed line and
     the knee (the highest rate that met the target) as a vertical rule."""
+    from helpers.results.rows import over_saturated
+
+    state = {id(r): {True: OVER, False: "steady", None: "cannot tell"}[over_saturated(r)] for r in rows}
     long = pd.DataFrame([{"offered rate (req/s)": r["load_request_rate"], "percentile": p, "figure": f,
-                          "ms": r[f"{k}_{f}_ms"]}
+                          "ms": r[f"{k}_{f}_ms"], "queue": state[id(r)]}
                          for r in rows for k, p in (("median", "median"), ("p99", "P99")) for f in ("ttft", "tpot")
                          if r.get(f"{k}_{f}_ms") is not None])
     panels = []
     for fig, limit, label in (("ttft", slo.ttft_ms, "TTFT (ms)"), ("tpot", slo.tpot_ms, "TPOT (ms/token)")):
         d = long[long.figure == fig]
         x = alt.X("offered rate (req/s):Q", title="offered rate (requests/s, Poisson arrivals)")
-        line = alt.Chart(d).mark_line(point=True).encode(
-            x=x, y=alt.Y("ms:Q", title=label), color=alt.Color("percentile:N", title="percentile"),
-            tooltip=["offered rate (req/s):Q", "percentile:N", alt.Tooltip("ms:Q", format=".1f")])
+        base = alt.Chart(d).encode(x=x, y=alt.Y("ms:Q", title=label), color=alt.Color("percentile:N",
+                                                                                      title="percentile"))
+        line = base.mark_line() + base.mark_point(size=60, filled=True).encode(
+            shape=alt.Shape("queue:N", title="queue while sending", scale=alt.Scale(
+                domain=["steady", OVER, "cannot tell"], range=["circle", "triangle-up", "square"])),
+            tooltip=["offered rate (req/s):Q", "percentile:N", alt.Tooltip("ms:Q", format=".1f"), "queue:N"])
         target = alt.Chart(pd.DataFrame({"ms": [limit]})).mark_rule(strokeDash=[6, 4], color="firebrick").encode(
             y="ms:Q")
         layer = line + target
         if best_rate is not None:
             layer += alt.Chart(pd.DataFrame({"offered rate (req/s)": [best_rate]})).mark_rule(color="gray").encode(x=x)
         panels.append(layer.properties(width=300, height=240, title=f"{label}: target dashed, knee grey"))
-    return alt.hconcat(*panels).properties(title=chart_title)
+    note = (f" (▲ {OVER}: the queue still grew when the last request was sent, so those latencies are not a "
+            "steady state)") if OVER in state.values() else ""
+    return alt.hconcat(*panels).properties(title=(chart_title or "Latency against the offered rate") + note)
+
+
+OVER = "over-saturated"
 
 
 def tuning_path(records: list[dict], slo, chart_title: str = "Goodput at the target after each step") -> alt.Chart:

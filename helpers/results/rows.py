@@ -77,6 +77,32 @@ def full_while_waiting(row, usage_pct: float) -> int | None:
     return sum(1 for x in series if (x.get("kv_cache_usage_pct") or 0) >= usage_pct and (x.get("waiting") or 0) > 0)
 
 
+def over_saturated(row) -> bool | None:
+    """Whether the requests in the engine (running + waiting, from the first repeat's /metrics samples)
+    were still growing when the client sent its last request: arrivals outran the engine for the
+    whole run, so its latencies describe a queue that had not stopped growing, not a steady state.
+    Growing: the last third of the sending window holds, on average, at least one request and a
+    quarter more than its middle third (a ramp-up from an empty engine falls in the first third).
+    None where it cannot be told: no timeline, or fewer than six samples while requests were sent."""
+    series = row.get("timeseries") if hasattr(row, "get") else None
+    run = ((row.get("runs") or [row])[0]) if hasattr(row, "get") else {}
+    starts = run.get("request_start_s")
+    if not isinstance(series, list) or not starts:
+        return None
+    first, last = min(starts), max(starts)
+    held = [(x["t_s"], (x.get("running") or 0) + (x.get("waiting") or 0)) for x in series
+            if first <= x.get("t_s", -1) <= last]
+    if len(held) < 6:
+        return None
+    third = (last - first) / 3
+    middle = [n for t, n in held if first + third <= t < first + 2 * third]
+    end = [n for t, n in held if t >= first + 2 * third]
+    if not middle or not end:
+        return None
+    grew = statistics.mean(end) - statistics.mean(middle)
+    return bool(grew >= max(1.0, 0.25 * statistics.mean(middle)))
+
+
 def combine(runs: list[dict]) -> dict:
     """Median of each numeric figure over the repeats, its min and max, and every repeat (a
     measured row's repeats, and an imported sweep's runs of one combination)."""
