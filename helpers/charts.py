@@ -384,3 +384,33 @@ def _request_bars(bars: pd.DataFrame, t_axis: alt.Axis, zoom, chart_title: str) 
                  alt.Tooltip("max_itl_ms:Q", title="longest gap (ms)", format=".0f")],
     ).properties(width=WIDTH, height=max(120, min(300, 8 * many)),
                  title=chart_title or "Each request: waiting for its first token, then decoding")
+
+
+def pareto(rows: dict[str, dict], tpot_limit_ms: float | None = None, marked: str | None = None,
+           chart_title: str = "") -> alt.LayerChart:
+    """The named rows as output tokens/s for one user against tokens/s in all (`tables.per_user`), the
+    Pareto front joined by a line, the TPOT target as the speed it promises one user (a dashed line:
+    points left of it miss it at the median), and one configuration ringed."""
+    from helpers import tables
+
+    points = tables.per_user(rows)
+    x = alt.X("tokens/s per user:Q", title="output tokens/s one user sees (1000 ÷ median TPOT)",
+              scale=alt.Scale(zero=False))
+    y = alt.Y("total output tokens/s:Q", title="output tokens/s in all (throughput)", scale=alt.Scale(zero=False))
+    dots = alt.Chart(points).mark_point(size=90, filled=True).encode(
+        x=x, y=y, color=alt.Color("on the front:N", scale=alt.Scale(domain=[True, False],
+                                                                    range=["#4c78a8", "#bab0ac"])),
+        tooltip=["config", alt.Tooltip("tokens/s per user:Q", format=".1f"),
+                 alt.Tooltip("total output tokens/s:Q", format=".1f"), "on the front"])
+    front = alt.Chart(points.loc[points["on the front"]]).mark_line(color="#4c78a8").encode(
+        x=x, y=y, order="tokens/s per user:Q")
+    names = alt.Chart(points).mark_text(align="left", dx=8, fontSize=11).encode(x=x, y=y, text="config")
+    layer = front + dots + names
+    if tpot_limit_ms:
+        layer += alt.Chart(pd.DataFrame({"tokens/s per user": [1000 / tpot_limit_ms]})).mark_rule(
+            strokeDash=[6, 4], color="firebrick").encode(x="tokens/s per user:Q")
+    if marked is not None and (points["config"] == marked).any():
+        layer += alt.Chart(points.loc[points["config"] == marked]).mark_point(
+            size=400, color="black", strokeWidth=2).encode(x=x, y=y)
+    return layer.properties(width=WIDTH, height=HEIGHT, title=chart_title or (
+        "Each configuration: one user's speed against the server's" + (", tuned ringed" if marked else "")))

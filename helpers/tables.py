@@ -84,3 +84,26 @@ def server_view(row: dict) -> pd.DataFrame:
     long = ts.melt(id_vars=["t_s"], value_vars=cols, var_name="series", value_name="value")
     long["series"] = long["series"].map(SERVER_VIEW)
     return long
+
+
+def pareto(points: pd.DataFrame, x: str, y: str) -> pd.Series:
+    """Which points lie on the Pareto front of two figures where more is better: no other point is at
+    least as good on both and better on one (vLLM's `_pareto_frontier` in benchmarks/sweep/plot_pareto.py
+    draws the same front)."""
+    on = []
+    for _, p in points.iterrows():
+        beaten = ((points[x] >= p[x]) & (points[y] >= p[y]) & ((points[x] > p[x]) | (points[y] > p[y]))).any()
+        on.append(not beaten)
+    return pd.Series(on, index=points.index, name="on the front")
+
+
+def per_user(rows: dict[str, dict]) -> pd.DataFrame:
+    """Each named row as a point of the Pareto chart: output tokens per second in all (the server's
+    throughput) and for one user while their answer streams (1000 ÷ median TPOT), and whether it is
+    on the front. vLLM's plot_pareto divides the throughput by a user count instead; 1000 ÷ TPOT is what
+    a TPOT target promises one user, so the target is a line on this axis."""
+    out = pd.DataFrame([{"config": name, "total output tokens/s": r.get("output_throughput"),
+                         "tokens/s per user": 1000 / r["median_tpot_ms"] if r.get("median_tpot_ms") else None}
+                        for name, r in rows.items()]).dropna()
+    out["on the front"] = pareto(out, "tokens/s per user", "total output tokens/s")
+    return out

@@ -36,3 +36,32 @@ def test_a_sweep_marks_its_last_points_and_a_steady_sweep_marks_none():
     steady = [_row(r, 0.0) for r in (1.0, 2.0, 3.0)]
     assert not any(over_saturated(r) for r in steady)
     assert "over-saturated" not in str(charts.knee(steady, SLO(500, 50), best_rate=3.0).to_dict().get("title"))
+
+
+def test_inside_the_busiest_rate_says_over_saturated_or_steady_from_the_samples():
+    from helpers.chapters import ch6a
+    growing, steady = _row(4.0, grow_per_s=1.0), _row(1.0, grow_per_s=0.0)
+    for row in (growing, steady):
+        row["request_ttft_ms"] = [100.0 * (i + 1) if row is growing else 100.0 for i in range(20)]
+    assert ch6a.busiest([steady, growing]) is growing
+    said = ch6a.inside_the_busiest(growing)
+    assert "**over-saturated**" in said and "last quarter, 1800 ms" in said
+    assert "steady state" in ch6a.inside_the_busiest(steady) and "over-saturated" not in ch6a.inside_the_busiest(steady)
+    assert "keeps no timeline" in ch6a.inside_the_busiest({**steady, "request_start_s": None})
+
+
+def test_the_pareto_front_holds_the_configurations_no_other_beat_on_both_axes():
+    from helpers import tables
+    from helpers.chapters import ch6a
+    rows = {"baseline": {"output_throughput": 100.0, "median_tpot_ms": 50.0},   # 20 tok/s per user
+            "fewer seats": {"output_throughput": 80.0, "median_tpot_ms": 25.0},  # 40
+            "worse": {"output_throughput": 70.0, "median_tpot_ms": 50.0},        # beaten by the baseline on both
+            "more seats": {"output_throughput": 140.0, "median_tpot_ms": 100.0}}  # 10
+    points = tables.per_user(rows).set_index("config")
+    assert points["on the front"].to_dict() == {"baseline": True, "fewer seats": True, "worse": False,
+                                                "more seats": True}
+    said = ch6a.front_sentence(rows, "worse", tpot_limit_ms=30)
+    assert "inside the front: baseline, fewer seats beat it on both axes" in said and "met by fewer seats." in said
+    assert "is on the front" in ch6a.front_sentence(rows, "baseline", tpot_limit_ms=30)
+    spec = charts.pareto(rows, 30, marked="worse").to_dict()
+    assert vlc.vegalite_to_svg(spec).startswith("<svg")
