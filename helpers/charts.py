@@ -377,8 +377,8 @@ def _request_bars(bars: pd.DataFrame, t_axis: alt.Axis, zoom, chart_title: str) 
         y=alt.Y("request:O", title="request, in the order sent", axis=alt.Axis(labels=many <= 40)),
         color=alt.Color("phase:N", title=None, scale=alt.Scale(domain=[tables.WAITING, tables.DECODING],
                                                              range=["#e45756", "#4c78a8"])),
-        stroke=alt.Stroke("kind:N", title="request kind", scale=alt.Scale(range=["#ffffff00", "black"]))
-        if kinds else alt.value(None),
+        stroke=alt.Stroke("kind:N", title="outlined: long prompts", scale=alt.Scale(
+            domain=["short", "long"], range=["#ffffff00", "black"]), legend=None) if kinds else alt.value(None),
         tooltip=["request", "kind", "phase", alt.Tooltip("ttft_ms:Q", title="TTFT (ms)", format=".0f"),
                  alt.Tooltip("e2el_ms:Q", title="latency (ms)", format=".0f"),
                  alt.Tooltip("max_itl_ms:Q", title="longest gap (ms)", format=".0f")],

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import math
 import re
+import statistics
 from typing import Callable
 
 from helpers import verdicts
@@ -380,10 +381,31 @@ def q_which_check(too_low: Callable[[], dict]) -> Choice:
 
 
 # The template every home follows (helpers/chapters/__init__.py says what each part is).
+def inside_the_fill(row: dict) -> str:
+    """The fill run's timeline in numbers: requests sent while the sampled KV usage was at the ceiling
+    (NEAR_CEILING or more) against those sent while it had room, and each group's median wait for a
+    first token. The sample is the last /metrics reading at or before the request was sent."""
+    run = (row.get("runs") or [row])[0]
+    starts, ttfts, series = run.get("request_start_s"), run.get("request_ttft_ms"), row.get("timeseries")
+    if not starts or not ttfts or not series:
+        return ("This row keeps no timeline (it was measured before timelines were stored): set FORCE = True in "
+                "the set-up cell and run again.")
+    def usage(t: float) -> float:
+        before = [x for x in series if x["t_s"] <= t] or series[:1]
+        return before[-1].get("kv_cache_usage_pct") or 0.0
+    full = [w for t, w in zip(starts, ttfts) if usage(t) >= NEAR_CEILING]
+    room = [w for t, w in zip(starts, ttfts) if usage(t) < NEAR_CEILING]
+    part = lambda ws, when: (f"{len(ws)} were sent {when} and waited a median {statistics.median(ws):.0f} ms for "  # noqa: E731
+                             "their first token" if ws else f"none was sent {when}")
+    return (f"Of the {len(starts)} requests, {part(room, f'while the cache had room (below {NEAR_CEILING:.0f} %)')}"
+            f"; {part(full, 'while it was at its ceiling')}.")
+
+
 DESIGNS = ("NEAR_CEILING", "FREE_MEMORY_CHECK", "KV_SHARE_CHECK", "NO_ROOM_FOR_KV", "blocks_for", "fixed_cache_plan")
 PANELS = ()
 CHECKS = ("admitted", "answer_blocks", "peak_running_hint", "q_peak_running", "q_same_or_half", "q_kv_tokens",
           "WHICH_CHECK",
           "q_which_check")
 CLAIMS = ("failure_kind", "within_preemptions", "same_or_half", "claims", "memory_fraction", "start_failure_high",
-          "start_failure_low", "reported_concurrency", "smaller_len_more_running", "formula", "queueing", "block_size")
+          "start_failure_low", "reported_concurrency", "smaller_len_more_running", "formula", "queueing", "block_size",
+          "inside_the_fill")

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import dataclasses
 import random
+import statistics
 from typing import Callable
 
 import pandas as pd
@@ -356,9 +357,31 @@ def claims(samples, beam, prefix, stale, one_token: dict | None = None,
 
 
 # The template every home follows (helpers/chapters/__init__.py says what each part is).
+def inside_the_prefixes(rows: dict[str, dict], names: tuple[str, str] = (FIXED, CHURN)) -> str:
+    """The two runs' timelines in numbers: each run's median wait for a first token over its requests after
+    the first four (sent together at concurrency 4, before any prefix is in the cache, in both runs), and
+    the ratio between them."""
+    waits = {}
+    for name in names:
+        run = (rows[name].get("runs") or [rows[name]])[0]
+        starts, ttfts = run.get("request_start_s"), run.get("request_ttft_ms")
+        if not starts or not ttfts:
+            return (f"The row of **{name}** keeps no timeline (it was measured before timelines were stored): set "
+                    "FORCE = True in the set-up cell and run again.")
+        later = [w for _, w in sorted(zip(starts, ttfts))][4:] or ttfts
+        waits[name] = statistics.median(later)
+    (a, wa), (b, wb) = waits.items()
+    ratio = wb / wa if wa else float("inf")
+    way = ("about the same as" if abs(ratio - 1) <= verdicts.DEFAULT_NOISE else
+           f"×{ratio:.2f} of" if ratio < 1 else f"×{ratio:.1f}")
+    return (f"After the first four requests, the median wait for a first token was **{wa:.0f} ms** with the {a} "
+            f"and **{wb:.0f} ms** with {b}: {way} the {a}'s.")
+
+
 DESIGNS = ("N1", "N4", "MANY", "FIXED", "CHURN", "REUSE", "SHORT", "OFF", "ORIGINAL", "LATE", "EARLY", "AGAIN", "FIRST",
            "OTHER", "FIRST_AGAIN", "one_token_changes", "eviction_prompts", "timed", "prefix_hits")
 PANELS = ("prefix_caching_panel",)
 CHECKS = ("share_by_shape", "junction_note")
-CLAIMS = ("CLOSE", "FULL_CACHE_PCT", "share_saved", "sample_claims", "beam_claim", "prefix_claims",
-          "repeat_hits", "churn_claim", "one_token_claim", "eviction_claim", "STALE_RULE", "stale_claim", "claims")
+CLAIMS = ("inside_the_prefixes", "CLOSE", "FULL_CACHE_PCT", "share_saved", "sample_claims", "beam_claim",
+          "prefix_claims", "repeat_hits", "churn_claim", "one_token_claim", "eviction_claim", "STALE_RULE",
+          "stale_claim", "claims")

@@ -64,3 +64,22 @@ def test_a_mixed_loads_requests_keep_their_kind():
     kinds = ["short"] * 12 + ["long"] * 4
     bars = tables.timeline({**row, "request_kind": kinds})
     assert bars.groupby("kind")["request"].nunique().to_dict() == {"long": 4, "short": 12}
+
+
+def test_the_chapters_sentences_read_the_timeline_and_say_when_it_is_missing():
+    from helpers.chapters import ch2, ch4a
+    _, row = _row()
+    # ch2: requests sent while the sampled KV usage was at the ceiling against those sent with room
+    full_late = {**row, "timeseries": [{"t_s": 0.0, "kv_cache_usage_pct": 10.0},
+                                       {"t_s": 3.0, "kv_cache_usage_pct": 95.0}]}
+    said = ch2.inside_the_fill(full_late)
+    early = sum(t < 3.0 for t in row["request_start_s"])
+    assert f"{early} were sent while the cache had room" in said and f"{16 - early} were sent while it was" in said
+    assert "none was sent while it was at its ceiling" in ch2.inside_the_fill(
+        {**row, "timeseries": [{"t_s": 0.0, "kv_cache_usage_pct": 10.0}]})
+    assert "keeps no timeline" in ch2.inside_the_fill({**row, "request_start_s": None})
+    # ch4a: the two runs' waits after their first four requests, and which way they differ
+    slow = {**row, "request_ttft_ms": [2 * t for t in row["request_ttft_ms"]]}
+    said = ch4a.inside_the_prefixes({ch4a.FIXED: row, ch4a.CHURN: slow})
+    assert "×2.0 the fixed prefix's" in said
+    assert "about the same as" in ch4a.inside_the_prefixes({ch4a.FIXED: row, ch4a.CHURN: row})
