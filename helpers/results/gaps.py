@@ -11,6 +11,9 @@ import re
 from helpers.results import roofline
 
 VLLM_BENCH, VLLM_SWEEP, GUIDELLM, AIPERF = "vllm bench serve", "vllm bench sweep", "guidellm", "aiperf"
+# the percentiles each tool writes for every latency (GuideLLM's Percentiles; AIPerf's metric blocks)
+TOOL_PERCENTILES = {GUIDELLM: ("0.1", "1", "5", "10", "25", "50", "75", "90", "95", "99", "99.9"),
+                    AIPERF: ("1", "5", "10", "25", "50", "75", "90", "95", "99")}
 
 
 def missing(row, figure: str) -> str | None:
@@ -31,16 +34,18 @@ def missing(row, figure: str) -> str | None:
         why = ("it keeps per-request TTFT only with --save-detailed" if tool == VLLM_BENCH else
                "a sweep's run files keep no per-request TTFT (the sweep does not pass --save-detailed)"
                if tool == VLLM_SWEEP else
-               "AIPerf writes each request's figures only with --export-level records (profile_export.jsonl, "
-               "read from beside the summary)" if tool == AIPERF else
+               _text(get("import_requests_gap")) or "AIPerf writes each request's figures only with --export-level "
+               "records (profile_export.jsonl, read from beside the summary)" if tool == AIPERF else
                _text(get("import_requests_gap")) or "GuideLLM's report does not list the requests it counted")
     elif figure in roofline.COLUMNS:
         why = "a decode floor needs the memory bandwidth of the machine that served, which no such file records"
     elif "_itl_" in figure and tool == GUIDELLM:
         why = "GuideLLM records no gap between streamed chunks"
-    elif re.match(r"^p[\d.]+_\w+_ms$", figure) and tool in (GUIDELLM, AIPERF):
-        why = ("GuideLLM writes the percentiles 0.1, 1, 5, 10, 25, 50, 75, 90, 95, 99 and 99.9 only" if tool == GUIDELLM
-               else "AIPerf writes the percentiles 1, 5, 10, 25, 50, 75, 90, 95 and 99 only")
+    elif re.match(r"^(mean|median|std|p[\d.]+)_(ttft|tpot|itl)_ms$", figure) and get("import_not_streamed"):
+        why = "AIPerf measures TTFT, TPOT and the gaps between chunks only for streamed runs (--streaming)"
+    elif (m := re.match(r"^p([\d.]+)_\w+_ms$", figure)) and m[1] not in TOOL_PERCENTILES.get(tool, (m[1],)):
+        why = (f"{'GuideLLM' if tool == GUIDELLM else 'AIPerf'} writes the percentiles "
+               f"{', '.join(TOOL_PERCENTILES[tool])} only")
     elif re.match(r"^(mean|median|p[\d.]+)_\w+_ms$", figure) and get("import_format"):
         why = ("it was not among the percentiles the 2024 script was asked for (its --metric-percentiles, or p99 "
                "alone in its earlier versions)")

@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 import sys
 from pathlib import Path
 
@@ -39,8 +40,22 @@ from helpers.results.gaps import AIPERF, GUIDELLM, VLLM_BENCH, missing  # noqa: 
 from helpers.results.store import default_dir, jsonable, read_rows
 
 
+def _aiperf_records(data: bytes) -> bool:
+    """Whether a file that is not one JSON document is AIPerf's per-request records: its first line is a
+    record of its own, with the request's metadata (x_request_id, benchmark_phase) and a metrics dict. A
+    GuideLLM report cut short also starts with {"metadata": …, but is one document, not a line."""
+    try:
+        first = json.loads(data.split(b"\n", 1)[0])
+    except (json.JSONDecodeError, UnicodeDecodeError):
+        return False
+    meta = first.get("metadata") if isinstance(first, dict) else None
+    return (isinstance(meta, dict) and isinstance(first.get("metrics"), dict)
+            and ("x_request_id" in meta or "benchmark_phase" in meta))
+
+
 def _not_json(data: bytes) -> str | None:
-    """What a file that is not JSON at all is, so the refusal names it: empty, not text, or a CSV."""
+    """What a file that is not JSON at all is, so the refusal names it: empty, not text, a CSV (a sweep's
+    summary, or another tool's), or GuideLLM's HTML or YAML report."""
     if not data.strip():
         return "empty"
     if b"\0" in data[:4096]:
@@ -50,8 +65,14 @@ def _not_json(data: bytes) -> str | None:
     except UnicodeDecodeError:
         return "not text (not UTF-8)"
     first = head.splitlines()[0] if head else ""
+    if head[:15].lower().startswith(("<!doctype", "<html")):
+        return "an HTML page (GuideLLM's benchmarks.html report: give its benchmarks.json, `--outputs json`)"
     if not head.startswith(("{", "[")) and first.count(",") >= 2:
+        if {"completed", "output_throughput"} <= set(first.split(",")):
+            return "a vllm bench sweep's summary.csv (give the sweep's experiment folder: its run files)"
         return "a CSV table (GuideLLM and AIPerf also write CSV; export JSON instead)"
+    if re.match(r"^[A-Za-z_][\w-]*:(\s|$)", first):
+        return "a YAML document (GuideLLM's benchmarks.yaml: give its benchmarks.json, `--outputs json`)"
     return None
 
 
@@ -72,7 +93,7 @@ def from_file(path: str | Path) -> list[dict]:
     except (json.JSONDecodeError, UnicodeDecodeError) as e:
         if (lines := vllm.json_lines(data)) is not None:  # vllm bench serve --append-result: one result per line
             return [vllm.result_row(b, Source(path, sha, VLLM_BENCH), i) for i, b in enumerate(lines)]
-        if data.lstrip().startswith(b'{"metadata"') and b'"metrics"' in data[:4000]:
+        if _aiperf_records(data):
             raise ImportFileError(path, "holds AIPerf's per-request records, not its summary.",
                                   f"the {aiperf.SUMMARY} beside it (or their folder): "
                                   "the records are read with it.") from e

@@ -2,13 +2,14 @@
 read from its summary, never one the importer computed."""
 import json
 import shutil
+from datetime import datetime
 
 import pytest
 
 from helpers import verdicts
 from helpers.results import other_tools
 from helpers.results.other_tools import ImportFileError
-from tests.unit.import_files import AIPERF_DIR
+from tests.unit.import_files import AIPERF_DIR, DATA
 
 
 def test_an_aiperf_export_gives_aiperfs_own_figures_and_vllms_tpot_beside_them():
@@ -21,7 +22,11 @@ def test_an_aiperf_export_gives_aiperfs_own_figures_and_vllms_tpot_beside_them()
     [row] = other_tools.from_file(AIPERF_DIR)  # the artifact folder, or the summary file itself
     assert other_tools.from_file(AIPERF_DIR / "profile_export_aiperf.json")[0]["run_id"] == row["run_id"]
     assert row["import_tool"] == "aiperf" and row["import_tool_version"] == "0.13.0"
-    assert row["completed"] == own("request_count") == 8 and row["duration"] == own("benchmark_duration")
+    assert row["completed"] == own("request_count") == 8
+    # the duration AIPerf's throughputs divide by: its profiling phase, start_time to end_time (M5 of the reader)
+    phase = datetime.fromisoformat(summary["end_time"]) - datetime.fromisoformat(summary["start_time"])
+    phase = phase.total_seconds()
+    assert row["duration"] == phase and own("request_throughput") == pytest.approx(8 / phase)
     for figure, metric in (("request_throughput", "request_throughput"),
                            ("output_throughput", "output_token_throughput"),
                            ("total_token_throughput", "total_token_throughput")):
@@ -86,3 +91,39 @@ def test_an_aiperf_run_in_which_every_request_failed_is_never_held(tmp_path):
     [good] = other_tools.from_file(AIPERF_DIR)
     claim = verdicts.judge_change("cuts median TTFT", good, row, "median_ttft_ms", "lower", 1.2)
     assert claim.verdict == verdicts.UNTESTED and "no request completed" in claim.evidence
+
+
+def test_aiperf_files_cut_short_stale_incomplete_or_not_streamed_say_so(tmp_path):
+    """The reader's W3, N3, M4 and W6: a torn records file is named, not a crash that loses the other files; a
+    records file of another run is not used; a run AIPerf marked incomplete says so; a run without --streaming
+    says why it has no TTFT, TPOT or ITL."""
+    torn = tmp_path / "torn"
+    shutil.copytree(AIPERF_DIR, torn)
+    records = torn / "profile_export.jsonl"
+    records.write_text(records.read_text()[:5000])
+    added, failed = other_tools.add([torn, DATA / "vllm_bench_summary.json"], tmp_path / "room")
+    assert "line 2 is not complete JSON" in failed[torn] and len(added) == 1
+    stale = tmp_path / "stale"
+    shutil.copytree(AIPERF_DIR, stale)
+    lines = (stale / "profile_export.jsonl").read_text().splitlines()
+    (stale / "profile_export.jsonl").write_text("\n".join(lines[:5]) + "\n")
+    [row] = other_tools.from_file(stale)
+    assert row["request_ttft_ms"] is None and "another run's" in other_tools.missing(row, "request_ttft_ms")
+    blob = json.loads((AIPERF_DIR / "profile_export_aiperf.json").read_text())
+    cut = tmp_path / "cut"
+    cut.mkdir()
+    (cut / "profile_export_aiperf.json").write_text(json.dumps(
+        {**blob, "is_complete": False, "was_cancelled": True, "incomplete_reason": "stopped by the user"}))
+    [row] = other_tools.from_file(cut)
+    assert "AIPerf marked this run incomplete: stopped by the user" in row["import_failures"]
+    plain = tmp_path / "plain"
+    plain.mkdir()
+    unstreamed = {k: v for k, v in blob.items() if k not in ("time_to_first_token", "inter_token_latency",
+                                                           "inter_chunk_latency", "time_to_second_token")}
+    unstreamed["input_config"] = {**blob["input_config"], "endpoint": {**blob["input_config"]["endpoint"],
+                                                                       "streaming": False}}
+    (plain / "profile_export_aiperf.json").write_text(json.dumps(unstreamed))
+    [row] = other_tools.from_file(plain)
+    for figure in ("p99_ttft_ms", "median_tpot_ms", "p90_itl_ms"):
+        assert "only for streamed runs (--streaming)" in other_tools.missing(row, figure), figure
+    assert other_tools.missing(row, "p99_e2el_ms") is None

@@ -10,6 +10,15 @@ from helpers.results.other_tools import ImportFileError
 from tests.unit.import_files import DATA, GUIDELLM
 
 
+def by_rule(b: dict) -> tuple[float, float]:
+    """vLLM's definitions from the report's own timestamps: the requests GuideLLM counted (ended at or after its
+    window's start, started at or before its end), their count and output tokens ÷ their first start to last end."""
+    kept = [r for r in b["requests"]["successful"]
+            if r["request_end_time"] >= b["start_time"] and r["request_start_time"] <= b["end_time"]]
+    span = max(r["request_end_time"] for r in kept) - min(r["request_start_time"] for r in kept)
+    return len(kept) / span, sum(r["output_tokens"] for r in kept) / span
+
+
 def own(b: dict, metric: str, stat: str = "mean"):
     """GuideLLM's own figure: the benchmark's metrics block, successful requests."""
     d = b["metrics"][metric]["successful"]
@@ -34,10 +43,9 @@ def test_a_guidellm_report_gives_guidellms_own_figures_and_vllms_definition_besi
         assert row[f"{figure}_tpot_ms"] == own(b, "inter_token_latency_ms", stat), stat  # vLLM's TPOT, GuideLLM's ITL
         assert row[f"{figure}_e2el_ms"] == pytest.approx(1000 * own(b, "request_latency", stat)), stat
     # vLLM's definition beside GuideLLM's, from GuideLLM's own totals
-    assert row["vllm_rule_request_throughput"] == pytest.approx(16 / b["duration"])
-    assert row["vllm_rule_output_throughput"] == pytest.approx(512 / b["duration"])
+    assert (row["vllm_rule_request_throughput"], row["vllm_rule_output_throughput"]) == pytest.approx(by_rule(b))
     assert row["vllm_rule_request_throughput"] != pytest.approx(row["request_throughput"], rel=0.01), \
-        "in this file GuideLLM's mean of rates and count ÷ duration differ: the row keeps both"
+        "in this file one request ended just after GuideLLM's window: its rate counts 15 of 16, the span all 16"
     line = other_tools.summary_line([row], set())
     assert "GuideLLM's own" in line and "by vLLM's rule" in line
     assert row["p99_itl_ms"] is None and "GuideLLM" in other_tools.missing(row, "p99_itl_ms")
@@ -76,7 +84,10 @@ def test_a_guidellm_warm_up_is_left_out_as_guidellm_leaves_it_out():
     assert row["duration"] == b["duration"] and row["total_output_tokens"] == own(b, "output_token_count", "total_sum")
     assert row["output_throughput"] == own(b, "output_tokens_per_second")
     assert row["median_ttft_ms"] == own(b, "time_to_first_token_ms", "median")
-    assert row["vllm_rule_output_throughput"] == pytest.approx(7 * 16 / b["duration"])
+    assert row["vllm_rule_output_throughput"] == pytest.approx(by_rule(b)[1])
+    assert row["vllm_rule_output_throughput"] < 7 * 16 / b["duration"], \
+        "issue 48's reader: the warm-up's tokens are not divided by the shorter window"
+    assert "of which 4 had their first token in it" in row["import_duration_covers"]
     assert len(row["request_ttft_ms"]) == 7
     assert "warm-up before it (5 request(s))" in row["import_duration_covers"], row["import_duration_covers"]
     [whole] = other_tools.from_file(GUIDELLM)  # no warm-up: the whole run
@@ -85,15 +96,15 @@ def test_a_guidellm_warm_up_is_left_out_as_guidellm_leaves_it_out():
 
 def test_a_warm_up_and_a_cool_down_or_a_sample_keep_guidellms_figures_and_say_why_requests_are_missing(tmp_path):
     """Issue 48.2: with both a warm-up and a cool-down (or GuideLLM's sample_size) the figures were dropped as
-    "a sample"; they are GuideLLM's own and stay, and only the per-request lists are missing, with the true reason."""
+    "a sample". They are GuideLLM's own and stay. GuideLLM's own rule on its window finds the counted requests
+    whatever was cut at either end; only a sample that left some out loses the per-request lists, saying so."""
     blob = json.loads((DATA / "guidellm_warmup.json").read_text())
-    blob["benchmarks"][0]["cooldown_duration"] = 1.5
+    b = blob["benchmarks"][0]
+    b["cooldown_duration"] = 1.5
     (tmp_path / "both.json").write_text(json.dumps(blob))
     [row] = other_tools.from_file(tmp_path / "both.json")
-    b = blob["benchmarks"][0]
-    assert row["output_throughput"] == own(b, "output_tokens_per_second") and row["request_ttft_ms"] is None
-    assert "without marking which fell between its warm-up and its cool-down" in other_tools.missing(
-        row, "request_ttft_ms")
+    assert row["output_throughput"] == own(b, "output_tokens_per_second") and len(row["request_ttft_ms"]) == 7
+    assert "warm-up before it and a 1.5 s cool-down after it" in row["import_duration_covers"]
     blob = json.loads(GUIDELLM.read_text())
     b = blob["benchmarks"][0]
     b["requests"]["successful"] = b["requests"]["successful"][:5]
@@ -101,14 +112,16 @@ def test_a_warm_up_and_a_cool_down_or_a_sample_keep_guidellms_figures_and_say_wh
     (tmp_path / "sample.json").write_text(json.dumps(blob))
     [row] = other_tools.from_file(tmp_path / "sample.json")
     assert row["median_ttft_ms"] == own(b, "time_to_first_token_ms", "median") and row["completed"] == 16
-    assert "kept 5 of its 16 requests in the report (its sample_size, 5)" in other_tools.missing(row, "request_ttft_ms")
+    assert row["request_ttft_ms"] is None and row["vllm_rule_output_throughput"] is None
+    assert "counted 16 requests in its window, but its report lists 5 there (it kept a sample: sample_size 5)" \
+        in other_tools.missing(row, "request_ttft_ms")
 
 
 def test_a_request_that_finished_as_the_warm_up_ended_is_counted_as_guidellm_counted_it():
     """Another real report (tests/data/imports/guidellm_warmup_edge.json: benchmarks/imports.py's load, 32
     requests of 128 → 64 tokens at 4 streams plus `warmup=4`, GuideLLM 0.8.1 against the guide's
-    default engine): GuideLLM counted 31 of 36, one of them finishing 6 ms before the window's
-    recorded start. The row's per-request lists keep the 31 that finished last."""
+    default engine): GuideLLM counted 31 of 36. The fifth request to finish ended 6 ms before the window's
+    recorded start and is not among them; GuideLLM's own rule on the recorded start and end finds the 31."""
     path = DATA / "guidellm_warmup_edge.json"
     b = json.loads(path.read_text())["benchmarks"][0]
     [row] = other_tools.from_file(path)
@@ -116,6 +129,8 @@ def test_a_request_that_finished_as_the_warm_up_ended_is_counted_as_guidellm_cou
     assert len(row["request_ttft_ms"]) == 31 and row["total_output_tokens"] == 31 * 64
     assert row["output_throughput"] == own(b, "output_tokens_per_second")
     assert row["p95_tpot_ms"] == own(b, "inter_token_latency_ms", "p95")
+    edge = [r for r in b["requests"]["successful"] if b["start_time"] - 0.01 < r["request_end_time"] < b["start_time"]]
+    assert len(edge) == 1 and edge[0]["time_to_first_token_ms"] not in row["request_ttft_ms"]
 
 
 def test_a_guidellm_report_without_a_version_is_called_older(tmp_path):

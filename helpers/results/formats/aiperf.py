@@ -12,8 +12,9 @@ Every figure is AIPerf's own, read from its summary, where each metric is a bloc
 | E2E latency | `request_latency` |
 | ITL | `inter_chunk_latency`: the gaps between streamed chunks, as vLLM's ITL |
 
-Beside them the row keeps vLLM's rule where the server's own token count (`usage_completion_tokens`)
-gives another figure: `vllm_rule_output_throughput` (the server's output tokens ÷ duration) and
+The row's duration is AIPerf's profiling phase, `end_time` − `start_time`, which its throughputs divide
+by. Beside them the row keeps vLLM's rule where the server's own token count (`usage_completion_tokens`)
+gives another figure: `vllm_rule_output_throughput` (the server's output tokens ÷ that duration) and
 `vllm_rule_mean_tpot_ms` (from the records, with the server's count). The records also give each
 request's TTFT and TPOT, for goodput at any latency target.
 """  # noqa: E501 - the table's rows are Markdown table rows, one line each
@@ -21,6 +22,7 @@ from __future__ import annotations
 
 import json
 import re
+from datetime import datetime
 from pathlib import Path
 
 from helpers.results.formats.common import ImportFileError, Source, failures, load_label, model_name
@@ -28,8 +30,8 @@ from helpers.results.formats.common import ImportFileError, Source, failures, lo
 SUMMARY, RECORDS = "profile_export_aiperf.json", "profile_export.jsonl"
 LATENCIES = {"ttft": "time_to_first_token", "tpot": "inter_token_latency", "e2el": "request_latency",
              "itl": "inter_chunk_latency"}
-FIGURES = ("AIPerf's own, from its summary; vllm_rule_* beside them count output tokens as the server did "
-           "(usage_completion_tokens), as vllm bench serve does")
+FIGURES = ("AIPerf's own, from its summary, over its profiling phase (start_time to end_time); vllm_rule_* beside "
+           "them count output tokens as the server did (usage_completion_tokens), as vllm bench serve does")
 
 
 def profile(blob: dict, source: Source) -> dict:
@@ -42,7 +44,7 @@ def profile(blob: dict, source: Source) -> dict:
     cfg = blob.get("input_config") or {}
     # request_count counts the successful requests; completed_request_count, successful plus failed
     # (aiperf/metrics/types/); a run in which none succeeded has no request_count at all.
-    completed, duration = int(get("request_count") or 0), get("benchmark_duration")
+    completed, duration = int(get("request_count") or 0), _window(blob) or get("benchmark_duration")
     if not duration:
         raise ImportFileError(source.path, "has no benchmark_duration (every AIPerf profile summary has it).",
                               f"the {SUMMARY} an `aiperf profile` run wrote.")
@@ -54,16 +56,22 @@ def profile(blob: dict, source: Source) -> dict:
     row.update(duration=duration, completed=completed, failed=failed, total_input_tokens=n_in,
                total_output_tokens=n_out, request_throughput=get("request_throughput"),
                output_throughput=get("output_token_throughput"), total_token_throughput=get("total_token_throughput"),
-               vllm_rule_request_throughput=completed / duration,
                vllm_rule_output_throughput=served / duration if served is not None else None,
                max_itl_ms=get("inter_chunk_latency", "max"), import_figures=FIGURES,
                first_error=str((blob.get("error_summary") or [{}])[0].get("error_details") or "")[-500:] or None,
-               import_duration_covers="AIPerf's profiling phase (its warm-up requests are not in it)")
+               import_duration_covers="AIPerf's profiling phase, from its start_time to its end_time, which its "
+               "throughputs divide by (its warm-up requests are not in it)")
+    if (cfg.get("endpoint") or {}).get("streaming") is False or "time_to_first_token" not in blob:
+        row["import_not_streamed"] = True  # AIPerf measures TTFT, TPOT and chunk gaps of streamed runs only
     for name, metric in LATENCIES.items():
         d = blob.get(metric) or {}
         row.update({f"mean_{name}_ms": d.get("avg"), f"median_{name}_ms": d.get("p50"), f"std_{name}_ms": d.get("std"),
                     **{f"{p}_{name}_ms": v for p, v in d.items() if re.fullmatch(r"p\d+", p) and p != "p50"}})
     records = _records(source.path.parent / RECORDS)
+    if records is not None and len(records) != completed:  # another run's records, left beside this summary
+        row["import_requests_gap"] = (f"the {RECORDS} beside it holds {len(records)} successful profiling records, "
+                                      f"not this summary's {completed}: another run's")
+        records = None
     if records:  # vLLM's rule on each request: TPOT = (latency - TTFT) / (output tokens - 1), 0 for one token
         tpot = [(r["latency"] - r["ttft"]) / (r["tokens"] - 1) if r["tokens"] > 1 else 0.0 for r in records]
         many = [t for t, r in zip(tpot, records) if r["tokens"] > 1]
@@ -72,6 +80,10 @@ def profile(blob: dict, source: Source) -> dict:
     else:
         row.update(request_ttft_ms=None, request_tpot_ms=None, vllm_rule_mean_tpot_ms=None, import_detail="summary")
     failures(row, completed, failed, completed + failed)
+    if blob.get("is_complete") is False or blob.get("was_cancelled"):  # AIPerf: tooling should not compare it
+        row["import_failures"] = "; ".join(x for x in (row.get("import_failures"), "AIPerf marked this run incomplete"
+                                                       + (f": {blob['incomplete_reason']}" if blob.get(
+                                                           "incomplete_reason") else " (was_cancelled)")) if x)
     row.update(_load(cfg, completed + failed, n_in, n_out, completed))
     model = ((cfg.get("models") or {}).get("items") or [{}])[0].get("name")
     row.update(endpoint_model=model_name(model), endpoint_url=((cfg.get("endpoint") or {}).get("urls") or [None])[0],
@@ -85,10 +97,15 @@ def _records(path: Path) -> list[dict] | None:
     if not path.exists():
         return None
     out = []
-    for line in path.read_text().splitlines():
+    for n, line in enumerate(path.read_text().splitlines(), 1):
         if not line.strip():
             continue
-        rec = json.loads(line)
+        try:
+            rec = json.loads(line)
+        except json.JSONDecodeError as e:
+            raise ImportFileError(path, f"line {n} is not complete JSON ({e}): the records were cut short.",
+                                  f"the records file as AIPerf wrote it, or the {SUMMARY} alone in a folder of "
+                                  "its own (its figures, without each request's).") from e
         meta, m = rec.get("metadata") or {}, rec.get("metrics") or {}
         value = lambda k: (m.get(k) or {}).get("value")  # noqa: E731
         if (meta.get("benchmark_phase", "profiling") != "profiling" or rec.get("error")
@@ -97,6 +114,15 @@ def _records(path: Path) -> list[dict] | None:
         tokens = value("usage_completion_tokens") or value("output_sequence_length") or 0
         out.append({"ttft": value("time_to_first_token"), "latency": value("request_latency"), "tokens": int(tokens)})
     return out
+
+
+def _window(blob: dict) -> float | None:
+    """AIPerf's profiling phase in seconds, `end_time` - `start_time`: what its throughputs divide by
+    (observation_duration in aiperf's metric dicts); None where either is missing."""
+    try:
+        return (datetime.fromisoformat(blob["end_time"]) - datetime.fromisoformat(blob["start_time"])).total_seconds()
+    except (KeyError, TypeError, ValueError):
+        return None
 
 
 def _load(cfg: dict, total: int, n_in, n_out, completed) -> dict:

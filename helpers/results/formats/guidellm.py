@@ -1,21 +1,23 @@
 """GuideLLM's report (`benchmarks.json`, schema version 2: GuideLLM 0.7 and 0.8), one row per benchmark.
 
 Every figure is GuideLLM's own, read from the benchmark's `metrics` block over its successful requests
-(`GenerativeMetrics.compile` in guidellm/benchmark/schemas/metrics.py), so the room shows what
-GuideLLM's console showed:
+(`GenerativeMetrics.compile` in guidellm/benchmark/schemas/metrics.py):
 
 | row | GuideLLM's metric | how GuideLLM computes it |
 |---|---|---|
-| request / output / total throughput | `requests_per_second`, `output_tokens_per_second`, `tokens_per_second`: `mean` | each event's rate over the time around it, averaged over the window (`rate_distribution_from_timings`) |
+| request / output / total throughput | `requests_per_second`, `output_tokens_per_second`, `tokens_per_second`: `mean` | the requests ended, or tokens made, inside its measured window ÷ the window (`rate_distribution_from_timings` drops what came before its start) |
 | TTFT | `time_to_first_token_ms` | the requests whose first token came inside the window |
-| TPOT | `inter_token_latency_ms` | (latency - TTFT) / (output tokens - 1) per request, as vLLM's TPOT, each request weighted by its output tokens - 1 |
+| TPOT | `inter_token_latency_ms` | (last token − first token) ÷ (output tokens − 1) per request, as vLLM's TPOT but without the stream's closing message, each request weighted by its output tokens − 1 |
 | E2E latency | `request_latency` (seconds, here ms) | per request |
 | ITL | none | GuideLLM records no gap between streamed chunks |
 
-Its percentiles p0.1 … p99.9 are kept under vLLM's names (`p90_ttft_ms`). Beside its throughputs the
-row keeps vLLM's definition, computed from GuideLLM's own totals: `vllm_rule_output_throughput` =
-output tokens ÷ duration, as `vllm bench serve` computes it (GuideLLM's mean of rates differs from it,
-most where a warm-up cuts the window), and `vllm_rule_mean_tpot_ms`, the plain mean over requests.
+Its percentiles p0.1 … p99.9 are kept under vLLM's names (`p90_ttft_ms`). GuideLLM's console prints
+its throughputs over all requests (`status="total"`); the row's count only the successful ones, as
+vLLM's do: the same where none failed or was cut off. Beside them the row keeps vLLM's definition
+(`vllm_rule_*`): the requests GuideLLM counted (those that ended in its window, found by its own rule,
+`get_within_range` in guidellm/benchmark/schemas/accumulator.py), their tokens ÷ the span from the
+first one's start to the last one's end, as `vllm bench serve` times a run. After a warm-up the two
+differ: GuideLLM leaves out the tokens those requests made before its window opened.
 """  # noqa: E501 - the table's rows are Markdown table rows, one line each
 from __future__ import annotations
 
@@ -29,9 +31,11 @@ PERCENTILES = {"p001": "p0.1", "p01": "p1", "p05": "p5", "p10": "p10", "p25": "p
 # the row's figure → GuideLLM's metric and the factor to milliseconds
 LATENCIES = {"ttft": ("time_to_first_token_ms", 1), "tpot": ("inter_token_latency_ms", 1),
              "e2el": ("request_latency", 1000)}
-FIGURES = ("GuideLLM's own, from its metrics block (successful requests): throughputs are the mean of its rate "
-           "over the window, TPOT its inter_token_latency_ms (weighted by tokens); vllm_rule_* beside them are "
-           "GuideLLM's totals ÷ duration and the plain mean TPOT, as vllm bench serve computes them")
+FIGURES = ("GuideLLM's own, from its metrics block, over the successful requests (its console's throughputs count all "
+           "requests: the same where none failed or was cut off): throughputs count what fell inside its measured "
+           "window ÷ the window; TPOT is its inter_token_latency_ms, weighted by tokens. vllm_rule_* beside them: the "
+           "requests it counted, their tokens ÷ their span from first start to last end, as vllm bench serve times "
+           "a run, and their plain mean TPOT")
 
 
 def report(blob: dict, source: Source) -> list[dict]:
@@ -75,8 +79,6 @@ def _row(b: dict, i: int, source: Source, version, spec: dict, data: dict, label
                request_throughput=own["requests_per_second"]["mean"],
                output_throughput=own["output_tokens_per_second"]["mean"],
                total_token_throughput=own["tokens_per_second"]["mean"],
-               vllm_rule_request_throughput=completed / duration, vllm_rule_output_throughput=n_out / duration,
-               vllm_rule_total_token_throughput=(n_in + n_out) / duration,
                max_itl_ms=None, first_error=_first_error(b), import_figures=FIGURES,
                **{f"{s}_itl_ms": None for s in ("mean", "median", "p99")})
     for name, (metric, scale) in LATENCIES.items():
@@ -86,17 +88,15 @@ def _row(b: dict, i: int, source: Source, version, spec: dict, data: dict, label
                     **{f"{PERCENTILES[p]}_{name}_ms": v * scale for p, v in (d.get("percentiles") or {}).items()
                        if p in PERCENTILES}})
     kept, covers, gap = _window(b, done, completed)
-    if kept is not None:  # each request's TTFT and TPOT (vLLM's: GuideLLM's inter_token_latency_ms), for goodput
-        tpot = [r["inter_token_latency_ms"] for r in kept]
-        many = [t for t in tpot if t is not None]  # a one-token answer has none; vLLM's mean leaves it out
-        row.update(request_ttft_ms=[r["time_to_first_token_ms"] for r in kept],
-                   request_tpot_ms=[t or 0.0 for t in tpot], import_detail="per request",
-                   vllm_rule_mean_tpot_ms=sum(many) / len(many) if many else None)
-    else:
-        row.update(request_ttft_ms=None, request_tpot_ms=None, vllm_rule_mean_tpot_ms=None, import_detail="summary",
-                   import_requests_gap=gap)
-    row.update(import_requests_kept=len(kept if kept is not None else done), import_duration_covers=covers)
+    row.update(_by_vllms_rule(kept), import_duration_covers=covers,
+               import_requests_kept=len(kept) if kept is not None else None)
+    if kept is None:
+        row.update(request_ttft_ms=None, request_tpot_ms=None, import_detail="summary", import_requests_gap=gap)
     failures(row, completed, failed, totals["total"])
+    if totals["incomplete"]:  # cut off when the benchmark ended: GuideLLM's console counts them apart
+        row["import_failures"] = "; ".join(x for x in (row.get("import_failures"), (
+            f"{totals['incomplete']} of {totals['total']} requests were cut off unfinished when the benchmark ended "
+            "(GuideLLM's incomplete)")) if x)
     row.update(_load(strategy, data, totals["total"], n_in, n_out, completed))
     backend = spec.get("backend") or {}
     row.update(endpoint_model=model_name(backend.get("model")), endpoint_url=backend.get("target"),
@@ -105,34 +105,46 @@ def _row(b: dict, i: int, source: Source, version, spec: dict, data: dict, label
 
 
 def _window(b: dict, done: list, counted: int) -> tuple[list | None, str, str | None]:
-    """The requests GuideLLM counted, what its `duration` covers, and why the requests are not known
-    where they are not. With a warm-up or cool-down, `requests.successful` lists every request
-    (nothing on one marks its phase) while the figures (`metrics`, `duration` = end_time - start_time)
-    count the requests that end inside the measured window (`get_within_range` in
-    guidellm/benchmark/schemas/accumulator.py): after a warm-up those are the last to finish, before a
-    cool-down the first. GuideLLM's `sample_size` keeps only some requests in the report."""
+    """The requests GuideLLM counted, what its `duration` covers, and why the requests are not known where
+    they are not. GuideLLM counts a request that ended at or after its window's start and started at or
+    before its end (`get_within_range` in guidellm/benchmark/schemas/accumulator.py, used by metrics.py),
+    while `requests.successful` lists every request, warm-up and cool-down too; the same rule on the
+    report's `start_time` and `end_time` finds them. Where it does not give GuideLLM's own count (a
+    report whose `sample_size` kept only some requests), the requests are not known."""
+    start, end = b.get("start_time") or 0.0, b.get("end_time") or float("inf")
     warm, cool = float(b.get("warmup_duration") or 0), float(b.get("cooldown_duration") or 0)
+    kept = [r for r in done if (r.get("request_end_time") or 0) >= start and (r.get("request_start_time") or 0) <= end]
+    cut = " and ".join(x for x in (f"a {warm:.1f} s warm-up before it" if warm else "",
+                                   f"a {cool:.1f} s cool-down after it" if cool else "") if x)
+    covers = (f"GuideLLM's measured window, not counting {cut} ({len(done) - len(kept)} request(s))" if cut
+              else "GuideLLM's whole run, from its first request's start to its last answer")
     sample = (b.get("config") or {}).get("sample_size")
-    whole = "GuideLLM's whole run, from its first request's start to its last answer"
-    if not (warm or cool):
-        if len(done) == counted:
-            return done, whole, None
-        return None, whole, (f"GuideLLM kept {len(done)} of its {counted} requests in the report"
-                             + (f" (its sample_size, {sample})" if sample is not None else ""))
-    if warm and cool:
-        return None, (f"GuideLLM's measured window ({counted} requests) between a {warm:.1f} s warm-up and a "
-                      f"{cool:.1f} s cool-down"), ("the report lists every request without marking which fell "
-                                                   "between its warm-up and its cool-down")
-    if not 0 < counted <= len(done):
-        return None, f"GuideLLM's measured window ({counted} requests)", (
-            f"GuideLLM counted {counted} requests but listed {len(done)}"
-            + (f" (its sample_size, {sample})" if sample is not None else ""))
-    by_end = sorted(done, key=lambda r: r.get("request_end_time") or 0)
-    kept = by_end[-counted:] if warm else by_end[:counted]
-    early = sum((r.get("request_start_time") or 0) < (b.get("start_time") or 0) for r in kept)
-    left = f"a {warm:.1f} s warm-up before it" if warm else f"a {cool:.1f} s cool-down after it"
-    return kept, (f"GuideLLM's measured window, not counting {left} ({len(done) - len(kept)} request(s)): "
-                  f"the {len(kept)} requests that finished in it, {early} of them started before it"), None
+    if len(kept) != counted:
+        return None, covers, (f"GuideLLM counted {counted} requests in its window, but its report lists {len(kept)} "
+                              "there" + (f" (it kept a sample: sample_size {sample})" if sample is not None else ""))
+    ttft_in = sum((r.get("request_start_time") or 0) + (r.get("time_to_first_token_ms") or 0) / 1000 >= start
+                  for r in kept)
+    if cut:
+        covers += (f": the {len(kept)} requests that ended in it (goodput and each request's figures), of which "
+                   f"{ttft_in} had their first token in it (GuideLLM's TTFT figures)")
+    return kept, covers, None
+
+
+def _by_vllms_rule(kept: list | None) -> dict:
+    """vLLM's definitions on the requests GuideLLM counted: their tokens ÷ the span from the first one's start
+    to the last one's end (vllm bench serve's duration runs from its first request to its last answer), and
+    their plain mean TPOT (one-token answers left out, as vLLM does). Each request's TTFT and TPOT, for goodput."""
+    names = ("vllm_rule_request_throughput", "vllm_rule_output_throughput", "vllm_rule_total_token_throughput",
+             "vllm_rule_mean_tpot_ms")
+    if not kept:
+        return dict.fromkeys(names)
+    span = max(r["request_end_time"] for r in kept) - min(r["request_start_time"] for r in kept)
+    n_in, n_out = sum(r["prompt_tokens"] or 0 for r in kept), sum(r["output_tokens"] or 0 for r in kept)
+    tpot = [r["inter_token_latency_ms"] for r in kept]
+    many = [t for t in tpot if t is not None]
+    return {names[0]: len(kept) / span, names[1]: n_out / span, names[2]: (n_in + n_out) / span,
+            names[3]: sum(many) / len(many) if many else None, "import_detail": "per request",
+            "request_ttft_ms": [r["time_to_first_token_ms"] for r in kept], "request_tpot_ms": [t or 0.0 for t in tpot]}
 
 
 def _load(strategy: dict, data: dict, total: int, n_in, n_out, completed: int) -> dict:
