@@ -7,17 +7,18 @@ of AIPerf (`profile_export_aiperf.json`, with its per-request records beside it)
 turns each into rows of the guide's schema, so verdict rules, goodput at a latency target, the knee,
 the room and the charts work on them as on a local run. `to_vllm_bench(row)` is the way back.
 
-Each figure is the tool's own, as its file records it and its console prints it; where the tool
-defines a figure otherwise than vLLM does (GuideLLM's throughput is a mean of rates over time, not
-total ÷ duration), vLLM's definition sits beside it as `vllm_rule_<figure>`, computed from the tool's
-own totals and requests (helpers/results/formats/: one module per tool family). What a file does not
+Each figure is the tool's own, as its file records it; where the tool defines a figure otherwise than
+vLLM does (GuideLLM's throughput counts only what fell inside its measured window, after any warm-up;
+AIPerf counts output tokens with its own tokenizer), vLLM's definition sits beside it as
+`vllm_rule_<figure>`, computed from the tool's own requests (helpers/results/formats/: one module per
+tool family). A sweep's figures are medians over each combination's run files. What a file does not
 record stays empty, never guessed, and `missing(row, figure)` says why:
 
 | in the file | vllm bench serve | + `--save-detailed` | vllm bench sweep | GuideLLM | AIPerf |
 |---|---|---|---|---|---|
 | throughput, request counts, token totals | yes | yes | yes, per repeat | yes (and vLLM's definition beside) | yes |
 | TTFT / TPOT / ITL / E2E percentiles | the `--percentile-metrics` and `--metric-percentiles` asked for | same | same | p0.1 … p99.9; no ITL | p1 … p99 |
-| per-request TTFT and TPOT (goodput at any target) | no | yes | no (the sweep does not pass `--save-detailed`) | yes, where its window and list match | with `--export-level records` |
+| per-request TTFT and TPOT (goodput at any target) | no | yes | no (the sweep does not pass `--save-detailed`) | yes, unless it kept a sample | with `--export-level records` |
 | load: requests, concurrency, rate | yes | yes | yes | from its strategy | from its phase |
 | prompt and answer lengths | means only | each request's | means only | the data it was asked for | the data it was asked for |
 | server settings | `--metadata KEY=VALUE` named like a guide setting (`max_num_seqs=64`); other keys as `meta_*` | same | the sweep's server parameters | none | none |
@@ -165,6 +166,8 @@ def summary_line(rows: list[dict], room_models: set[str]) -> str:
         own, rule = r.get(name), r.get(f"vllm_rule_{name}")
         if own is not None and rule is not None and len(rows) == 1:
             text += f"\n  {name}: {own:.4g} {unit} the tool's own, {rule:.4g} {unit} by vLLM's rule"
+    if r.get("import_skipped"):
+        text += f"\n  also in the folder, not read (give them as files): {r['import_skipped']}"
     if r.get("import_ignored"):
         text += f"\n  keys left out, spelled like vLLM's own: {r['import_ignored']}"
     gaps = [why.split(": ", 1)[1] for why in (missing(r, "request_ttft_ms"), missing(r, "p99_itl_ms")) if why]

@@ -290,11 +290,13 @@ def _number(v):
 
 
 def _failed(r: dict) -> str:
-    """How many of the run's requests failed: "2 of 16", or "—" where the row does not say."""
-    failed, done = _number(r.get("failed")), _number(r.get("completed"))
+    """How many of the run's requests failed: "2 of 16", with those cut off unfinished when the run ended
+    (GuideLLM's incomplete) beside them; "—" where the row does not say."""
+    failed, done, cut = _number(r.get("failed")), _number(r.get("completed")), _number(r.get("incomplete")) or 0
     if failed is None:
         return "—"
-    return f"{failed:.0f} of {failed + (done or 0):.0f}" if done is not None else f"{failed:.0f}"
+    said = f"{failed:.0f} of {failed + cut + (done or 0):.0f}" if done is not None else f"{failed:.0f}"
+    return said + (f", {cut:.0f} cut off" if cut else "")
 
 
 def _shape(r: dict) -> str:

@@ -156,3 +156,15 @@ def test_a_guidellm_0_7_report_reads_as_0_8s_and_names_its_version():
     assert row["p99_ttft_ms"] == own(b, "time_to_first_token_ms", "p99")
     assert "warm-up before it (2 request(s))" in row["import_duration_covers"]
     assert (row["load_input_len"], row["load_output_len"], row["load_max_concurrency"]) == (96, 16, 4)
+
+
+def test_requests_cut_off_when_the_benchmark_ended_are_named(tmp_path):
+    """The reader's M3: GuideLLM's incomplete requests were never reported."""
+    from helpers.results import workshop
+
+    blob = json.loads(GUIDELLM.read_text())
+    blob["benchmarks"][0]["metrics"]["request_totals"].update(incomplete=4, total=20)
+    (tmp_path / "cut.json").write_text(json.dumps(blob))
+    [row] = other_tools.from_file(tmp_path / "cut.json")
+    assert "4 of 20 requests were cut off unfinished" in row["import_failures"]
+    assert workshop._failed(row) == "0 of 20, 4 cut off"

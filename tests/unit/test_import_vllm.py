@@ -281,3 +281,32 @@ def test_a_sweep_folder_given_from_above_or_beside_a_copy_gives_each_combination
         assert [r["repeats"] for r in rows] == [2, 2]
         assert [r["run_id"] for r in rows] == [r["run_id"] for r in here]
         assert [r["output_throughput"] for r in rows] == [r["output_throughput"] for r in here]
+
+
+def test_a_sweep_combination_with_a_failed_run_says_so_and_takes_medians_of_the_runs_that_have_them(tmp_path):
+    """The reader's W5 and M6: a run in which nothing completed gave the combination run 0's figures as its median
+    and hid the failures; a copy with other line endings counted every run twice; other files were skipped
+    silently (M7)."""
+    copy = tmp_path / "seqs"
+    shutil.copytree(SWEEP, copy)
+    run = copy / "SERVE--seqs8-BENCH--conc4" / "run=1.json"
+    blob = json.loads(run.read_text())
+    run.write_text(json.dumps({**blob, "completed": 0, "failed": blob["num_prompts"], "output_throughput": 0.0,
+                               **{k: 0.0 for k in blob if vllm.LATENCY_KEY.match(k)}}))
+    shutil.copy(DATA / "vllm_bench_summary.json", copy / "other.json")
+    seqs2, seqs8 = other_tools.from_file(copy)
+    run0 = json.loads((SWEEP / "SERVE--seqs8-BENCH--conc4" / "run=0.json").read_text())
+    assert seqs8["output_throughput"] == run0["output_throughput"] and seqs8["repeats"] == 2
+    assert "run 1: no request completed" in seqs8["import_failures"]
+    assert (seqs8["completed"], seqs8["failed"]) == (run0["completed"], blob["num_prompts"]), "totals over the runs"
+    assert seqs2["import_failures"] is None and "median over the combination's 2 run file(s)" in seqs2["import_figures"]
+    assert "other.json" in other_tools.summary_line([seqs2, seqs8], set())
+    crlf = tmp_path / "top"
+    shutil.copytree(SWEEP, crlf / "results" / "seqs")
+    # beside it, a copy with other line endings and indentation
+    shutil.copytree(SWEEP, crlf / "backup" / "seqs")
+    for p in (crlf / "backup" / "seqs").rglob("run=*.json"):
+        p.write_text(json.dumps(json.loads(p.read_text()), indent=2).replace("\n", "\r\n"))
+    rows = other_tools.from_file(crlf)
+    assert [r["repeats"] for r in rows] == [2, 2]
+    assert [r["run_id"] for r in rows] == [r["run_id"] for r in other_tools.from_file(crlf / "results" / "seqs")]

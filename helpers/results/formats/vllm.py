@@ -8,6 +8,7 @@ import difflib
 import hashlib
 import json
 import re
+import statistics
 from pathlib import Path
 
 from helpers.config import BY_NAME
@@ -23,7 +24,6 @@ from helpers.results.formats.common import (
     model_name,
 )
 from helpers.results.gaps import VLLM_SWEEP
-from helpers.results.rows import combine
 from helpers.results.store import jsonable
 
 # Fields every `vllm bench serve --save-result` file has (vllm/benchmarks/serve.py: main_async, benchmark).
@@ -173,20 +173,28 @@ def sweep(folder: Path) -> list[dict]:
     as repeats. A combination's folder is SERVE--<server name>-BENCH--<benchmark name> inside the
     experiment's folder (sweep/serve.py: _get_comb_base_path); each run=N.json is a vllm bench serve
     result with the sweep's parameters. Runs are found by their own files wherever they lie below
-    `folder`, and a copy of a run file found twice (a sweep kept beside its backup) counts once, so the
-    folder given, its parent or a folder three levels up give the same rows."""
+    `folder`, and a run found twice (the sweep kept beside a copy of it, even one with other line
+    endings or indentation) counts once, so the folder given, its parent or a folder three levels up
+    give the same rows. Other result files in the folder are named, not read."""
     found = sorted(p for p in folder.rglob("run=*.json") if not p.name.endswith(".failure.json"))
     if not found:
         raise ImportFileError(folder, "holds no run=N.json files: not a vllm bench sweep experiment folder.",
                               "the folder `vllm bench sweep serve -o OUT` wrote (OUT/<experiment name>), or a "
                               "single result file.")
-    runs = {}  # a run file's bytes → where it was first found
+    runs = {}  # a run's content (parsed, so copies with other whitespace are one) → where it was first found
     for p in found:
-        runs.setdefault(p.read_bytes(), p)
+        data = p.read_bytes()
+        try:
+            key = json.dumps(json.loads(data), sort_keys=True).encode()
+        except (json.JSONDecodeError, UnicodeDecodeError):
+            key = data  # refused below, naming the file
+        runs.setdefault(key, p)
     source = Source(folder, hashlib.sha256(b"".join(sorted(runs))).hexdigest(), VLLM_SWEEP)
     combs: dict[tuple[str, str], list[tuple[Path, bytes]]] = {}
     for data, p in runs.items():  # a combination: its experiment's folder name and its own
         combs.setdefault((p.parent.parent.name, p.parent.name), []).append((p, data))
+    others = sorted(p.relative_to(folder).as_posix() for p in folder.rglob("*") if p.suffix in (".json", ".jsonl")
+                    and p.name != "summary.json" and not p.name.startswith("run="))
     rows = []
     for i, ((experiment, comb), files) in enumerate(sorted(combs.items())):
         serve_name, bench_name = comb_names(comb) if comb.startswith(("SERVE-", "BENCH-")) else (None, None)
@@ -197,14 +205,38 @@ def sweep(folder: Path) -> list[dict]:
             except json.JSONDecodeError as e:
                 raise ImportFileError(p, f"is not complete JSON ({e}).", "the sweep's folder as it wrote it.") from e
             repeats.append(result_row(blob, source, i, BENCH_ARGUMENTS))
-        row = {**repeats[0], **combine([_figures(r) for r in repeats])}
+        row = {**repeats[0], **_over_repeats(repeats)}
         named = serve_name is not None or bench_name is not None
         row.update(config_label=serve_name or repeats[0].get("import_settings") or "default",
                    load_label=(f"{bench_name} · " if bench_name else "") + repeats[0]["load_label"],
                    import_file=f"{experiment}/{comb}" if named else comb, tag=f"imported · {VLLM_SWEEP} · "
-                   + (experiment if named else comb))
+                   + (experiment if named else comb),
+                   import_figures=f"each figure the median over the combination's {len(repeats)} run file(s) that "
+                   "have it, with the lowest and highest beside it (each run's own in runs); completed and failed "
+                   "are totals over them")
+        if others:
+            row["import_skipped"] = ", ".join(others[:8]) + (f" and {len(others) - 8} more" if len(others) > 8 else "")
         rows.append(row)
     return rows
+
+
+def _over_repeats(repeats: list[dict]) -> dict:
+    """A combination's figures over its run files: each the median of the runs that have it (a run in which
+    nothing completed has no latency), counts as totals, and every run's failures said."""
+    out = {"repeats": len(repeats), "runs": [_figures(r) for r in repeats]}
+    for key in [*SUMMARY_KEYS, "max_itl_ms"]:
+        values = [r[key] for r in repeats if isinstance(r.get(key), (int, float)) and not isinstance(r.get(key), bool)]
+        out[key] = float(statistics.median(values)) if values else None
+        out[f"{key}_min"], out[f"{key}_max"] = (float(min(values)), float(max(values))) if values else (None, None)
+    for key in ("completed", "failed"):
+        out[key] = float(sum(r.get(key) or 0 for r in repeats))
+    for key in ("request_ttft_ms", "request_tpot_ms"):
+        out[key] = next((r[key] for r in repeats if r.get(key)), None)
+    said = [f"run {i}: {r['import_failures']}" for i, r in enumerate(repeats) if r.get("import_failures")]
+    out["import_failures"] = "; ".join(said) or None
+    if not out["completed"]:
+        out["import_failures"] = f"no request completed: 0 of {out['failed']:.0f} ({out['import_failures']})"
+    return out
 
 
 def _figures(row: dict) -> dict:
