@@ -104,6 +104,7 @@ def per_user(rows: dict[str, dict]) -> pd.DataFrame:
     a TPOT target promises one user, so the target is a line on this axis."""
     out = pd.DataFrame([{"config": name, "total output tokens/s": r.get("output_throughput"),
                          "tokens/s per user": 1000 / r["median_tpot_ms"] if r.get("median_tpot_ms") else None}
-                        for name, r in rows.items()]).dropna()
+                        for name, r in rows.items()], columns=["config", "total output tokens/s", "tokens/s per user"])
+    out = out.dropna()
     out["on the front"] = pareto(out, "tokens/s per user", "total output tokens/s")
     return out

@@ -7,6 +7,9 @@ from __future__ import annotations
 
 import pandas as pd
 
+from helpers import tables
+from helpers.results import workshop
+
 
 def compared(ratios: pd.DataFrame) -> pd.DataFrame:
     """The experiments measured with more than one configuration: one configuration alone is
@@ -16,8 +19,46 @@ def compared(ratios: pd.DataFrame) -> pd.DataFrame:
     return ratios.loc[ratios.groupby("experiment")["config_label"].transform("nunique") > 1]
 
 
+def room_front(room: pd.DataFrame) -> tuple[str | None, dict[str, dict]]:
+    """The experiment (a chapter's tag and its load) that the most machine-and-configuration pairs measured,
+    among the room's compatible load rows with a throughput and a TPOT, and its rows named "machine ·
+    configuration": the points of the room's Pareto front. (None, {}) where no experiment has two."""
+    if room.empty or "output_throughput" not in room or "median_tpot_ms" not in room:
+        return None, {}
+    d = room.loc[room["compatible"] & room["output_throughput"].notna() & room["median_tpot_ms"].notna()].copy()
+    if "kind" in d:
+        d = d.loc[d["kind"].fillna("load") == "load"]
+    if d.empty:
+        return None, {}
+    d["experiment"] = workshop.experiments(d)
+    d["point"] = [f"{_machine(r)} · {r['config_label']}" for r in d.to_dict("records")]
+    d = d.sort_values("time", kind="stable").drop_duplicates(["experiment", "point"], keep="last")
+    counts = d.groupby("experiment")["point"].nunique()
+    if counts.max() < 2:
+        return None, {}
+    best = counts.idxmax()
+    return best, {r["point"]: r for r in d.loc[d["experiment"] == best].to_dict("records")}
+
+
+def _machine(r: dict) -> str:
+    cpu = str(r.get("env_cpu_model") or "?")
+    return f"{cpu[:22]}{'…' if len(cpu) > 22 else ''} #{str(r.get('env_machine_id') or '?')[:4]}"
+
+
+def front_text(experiment: str, rows: dict[str, dict]) -> str:
+    """Which machines' configurations the room's front holds, counted from the points the chart draws."""
+    points = tables.per_user(rows)
+    on = points.loc[points["on the front"], "config"]
+    machines = {name.split(" · ")[0] for name in rows}
+    front_machines = {name.split(" · ")[0] for name in on}
+    return (f"Experiment **{experiment}**: {len(points)} points from {len(machines)} machine(s). On the front: "
+            f"{', '.join(on)}, from {len(front_machines)} of the {len(machines)} machine(s). A faster machine "
+            "lifts all its points at once, so the room's front says which hardware and settings together "
+            "serve best; each machine's own points say what its settings traded.")
+
+
 # The template every home follows (helpers/chapters/__init__.py says what each part is).
-DESIGNS = ("compared",)
+DESIGNS = ("compared", "room_front")
 PANELS = ()
 CHECKS = ()
-CLAIMS = ()
+CLAIMS = ("front_text",)

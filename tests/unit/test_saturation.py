@@ -65,3 +65,27 @@ def test_the_pareto_front_holds_the_configurations_no_other_beat_on_both_axes():
     assert "is on the front" in ch6a.front_sentence(rows, "baseline", tpot_limit_ms=30)
     spec = charts.pareto(rows, 30, marked="worse").to_dict()
     assert vlc.vegalite_to_svg(spec).startswith("<svg")
+
+
+def test_the_rooms_front_takes_the_experiment_most_pairs_measured_and_names_the_machines(tmp_path):
+    import json
+
+    from helpers.chapters import ch90
+    from helpers.results import workshop
+
+    def row(machine: str, config: str, tput: float, tpot: float, tag: str = "ch6") -> dict:
+        return {"run_id": f"{machine}-{config}-{tag}", "kind": "load", "cfg_model": "embedded", "env_env_id": machine,
+                "env_machine_id": machine, "env_cpu_model": f"CPU {machine}", "tag": tag, "time": "2026-12-07T10:00",
+                "measurement_version": 7, "env_vllm": "0.32.0", "config_label": config, "engine_location": "local",
+                "load_label": "16 requests", "output_throughput": tput, "median_tpot_ms": tpot}
+    for m, speed in (("aaaa", 1.0), ("bbbb", 2.0)):
+        rows = [row(m, "stock", 100 * speed, 50 / speed), row(m, "fewer seats", 80 * speed, 25 / speed),
+                row(m, "other", 90 * speed, 40 / speed, tag="ch1")]
+        (tmp_path / f"{m}.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    room = workshop.room(tmp_path, me="aaaa")
+    experiment, rows = ch90.room_front(room)
+    assert experiment == "ch6 · 16 requests" and len(rows) == 4
+    said = ch90.front_text(experiment, rows)
+    assert "4 points from 2 machine(s)" in said and "from 1 of the 2 machine(s)" in said and "#bbbb" in said
+    assert vlc.vegalite_to_svg(charts.pareto(rows).to_dict()).startswith("<svg")
+    assert ch90.room_front(workshop.room(tmp_path / "empty")) == (None, {})
