@@ -382,23 +382,25 @@ def q_which_check(too_low: Callable[[], dict]) -> Choice:
 
 # The template every home follows (helpers/chapters/__init__.py says what each part is).
 def inside_the_fill(row: dict) -> str:
-    """The fill run's timeline in numbers: requests sent while the sampled KV usage was at the ceiling
-    (NEAR_CEILING or more) against those sent while it had room, and each group's median wait for a
-    first token. The sample is the last /metrics reading at or before the request was sent."""
+    """The fill run's timeline in numbers: the requests whose first token came before any request had
+    finished (the cache admitted them from the start) against those whose first token came only after
+    (the moment a finished request hands its blocks back), with each group's median wait for it, and the
+    preemptions /metrics counted."""
     run = (row.get("runs") or [row])[0]
-    starts, ttfts, series = run.get("request_start_s"), run.get("request_ttft_ms"), row.get("timeseries")
-    if not starts or not ttfts or not series:
+    starts, ttfts, e2els = run.get("request_start_s"), run.get("request_ttft_ms"), run.get("request_e2el_ms")
+    if not starts or not ttfts or not e2els:
         return ("This row keeps no timeline (it was measured before timelines were stored): set FORCE = True in "
                 "the set-up cell and run again.")
-    def usage(t: float) -> float:
-        before = [x for x in series if x["t_s"] <= t] or series[:1]
-        return before[-1].get("kv_cache_usage_pct") or 0.0
-    full = [w for t, w in zip(starts, ttfts) if usage(t) >= NEAR_CEILING]
-    room = [w for t, w in zip(starts, ttfts) if usage(t) < NEAR_CEILING]
-    part = lambda ws, when: (f"{len(ws)} were sent {when} and waited a median {statistics.median(ws):.0f} ms for "  # noqa: E731
-                             "their first token" if ws else f"none was sent {when}")
-    return (f"Of the {len(starts)} requests, {part(room, f'while the cache had room (below {NEAR_CEILING:.0f} %)')}"
-            f"; {part(full, 'while it was at its ceiling')}.")
+    first_done = min(s + e / 1000 for s, e in zip(starts, e2els))
+    early = [w for s, w in zip(starts, ttfts) if s + w / 1000 < first_done]
+    late = [w for s, w in zip(starts, ttfts) if s + w / 1000 >= first_done]
+    said = (f"Of the {len(starts)} requests, {len(early)} had their first token before any request finished "
+            f"(a median {statistics.median(early):.0f} ms after being sent)" if early else
+            f"None of the {len(starts)} requests had its first token before a request finished")
+    said += (f"; the other {len(late)} had theirs only after the first request finished, when blocks came back "
+             f"(a median {statistics.median(late):.0f} ms after being sent)" if late else
+             "; none had to wait for a request to finish: the cache held them all at once")
+    return said + f". /metrics counted {row.get('preemptions') or 0:.0f} preemption(s)."
 
 
 DESIGNS = ("NEAR_CEILING", "FREE_MEMORY_CHECK", "KV_SHARE_CHECK", "NO_ROOM_FOR_KV", "blocks_for", "fixed_cache_plan")

@@ -69,14 +69,14 @@ def test_a_mixed_loads_requests_keep_their_kind():
 def test_the_chapters_sentences_read_the_timeline_and_say_when_it_is_missing():
     from helpers.chapters import ch2, ch4a
     _, row = _row()
-    # ch2: requests sent while the sampled KV usage was at the ceiling against those sent with room
-    full_late = {**row, "timeseries": [{"t_s": 0.0, "kv_cache_usage_pct": 10.0},
-                                       {"t_s": 3.0, "kv_cache_usage_pct": 95.0}]}
-    said = ch2.inside_the_fill(full_late)
-    early = sum(t < 3.0 for t in row["request_start_s"])
-    assert f"{early} were sent while the cache had room" in said and f"{16 - early} were sent while it was" in said
-    assert "none was sent while it was at its ceiling" in ch2.inside_the_fill(
-        {**row, "timeseries": [{"t_s": 0.0, "kv_cache_usage_pct": 10.0}]})
+    # ch2: first tokens before any request finished (admitted at once) against those after (blocks handed back)
+    ends = [s + e / 1000 for s, e in zip(row["request_start_s"], row["request_e2el_ms"])]
+    early = sum(s + t / 1000 < min(ends) for s, t in zip(row["request_start_s"], row["request_ttft_ms"]))
+    said = ch2.inside_the_fill({**row, "preemptions": 2.0})
+    assert f"{early} had their first token before any request finished" in said and "2 preemption(s)" in said
+    assert f"the other {16 - early} had theirs only after" in said and 0 < early < 16
+    at_once = {**row, "request_e2el_ms": [1e6] * 16}  # nobody finished before every first token: all fit
+    assert "none had to wait for a request to finish" in ch2.inside_the_fill(at_once)
     assert "keeps no timeline" in ch2.inside_the_fill({**row, "request_start_s": None})
     # ch4a: the two runs' waits after their first four requests, and which way they differ
     slow = {**row, "request_ttft_ms": [2 * t for t in row["request_ttft_ms"]]}
