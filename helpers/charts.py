@@ -357,7 +357,7 @@ def timeline(row: dict, chart_title: str = "") -> alt.VConcatChart:
         part = server.loc[server["series"].isin(series)]
         if not part.empty:
             lower.append(alt.Chart(part).mark_line(interpolate="step-after").encode(
-                x=alt.X("t_s:Q", axis=t_axis, scale=alt.Scale(domain=[0, float(bars["end_s"].max())])),
+                x=alt.X("t_s:Q", axis=t_axis, scale=alt.Scale(domain=[0, float(bars["end_s"].max())], nice=False)),
                 y=alt.Y("value:Q", title=series[0] if len(series) == 1 else "count"),
                 color=alt.Color("series:N", title="the server's /metrics"),
                 tooltip=["series", "t_s", "value"],
@@ -373,7 +373,9 @@ def _request_bars(bars: pd.DataFrame, t_axis: alt.Axis, zoom, chart_title: str) 
     many = int(bars["request"].max())
     kinds = bool(bars["kind"].nunique() > 1)
     return alt.Chart(bars).mark_bar().encode(
-        x=alt.X("start_s:Q", axis=t_axis, scale=alt.Scale(domain=zoom) if zoom is not None else alt.Undefined),
+        # unzoomed, the same span as the panels under it: from 0, unrounded, to the last token
+        x=alt.X("start_s:Q", axis=t_axis, scale=alt.Scale(domain=zoom, nice=False, zero=True) if zoom is not None
+                else alt.Scale(nice=False, zero=True)),
         x2="end_s:Q",
         y=alt.Y("request:O", title="request, in the order sent", axis=alt.Axis(labels=many <= 40)),
         color=alt.Color("phase:N", title=None, scale=alt.Scale(domain=[tables.WAITING, tables.DECODING],

@@ -88,8 +88,8 @@ def server_view(row: dict) -> pd.DataFrame:
 
 def pareto(points: pd.DataFrame, x: str, y: str) -> pd.Series:
     """Which points lie on the Pareto front of two figures where more is better: no other point is at
-    least as good on both and better on one (vLLM's `_pareto_frontier` in benchmarks/sweep/plot_pareto.py
-    draws the same front)."""
+    least as good on both and better on one. vLLM's `_pareto_frontier` (benchmarks/sweep/plot_pareto.py)
+    draws the same front except for ties: it keeps a point tied on y with a smaller x, this drops it."""
     on = []
     for _, p in points.iterrows():
         beaten = ((points[x] >= p[x]) & (points[y] >= p[y]) & ((points[x] > p[x]) | (points[y] > p[y]))).any()

@@ -381,9 +381,10 @@ def chunked_prefill_panel(base: EngineConfig, mixed: Load, tag: str = "ch3-panel
 
 
 def inside_the_runs(rows: dict[str, dict], names: tuple[str, str]) -> str:
-    """What the two runs' timelines show, in numbers from their first repeat: each short request's
-    longest gap between tokens (its own worst freeze; the median over the short requests, as the
-    single worst gap of a run is luck) and how long the long prompts waited for their first token."""
+    """What the two runs' timelines show, in numbers from their first repeat, each half of the page's
+    reading judged: the short requests' own longest gap between tokens (the median over them: in a run
+    they mostly share one freeze, so it is a tail figure, judged against the tail allowance), and the
+    long prompts' median wait for their first token (the page expects it longer with the small budget)."""
     seen = {}
     for name in names:
         run = (rows[name].get("runs") or [rows[name]])[0]
@@ -395,13 +396,22 @@ def inside_the_runs(rows: dict[str, dict], names: tuple[str, str]) -> str:
         long = [t for t, k in zip(ttfts, kinds) if k == "long"]
         seen[name] = (statistics.median(short), max(short), statistics.median(long), len(short))
     (a, (ga, worst_a, ta, n)), (b, (gb, worst_b, tb, _)) = seen.items()
-    ratio = gb / ga if ga else math.inf
-    way = ("about as long as" if abs(ratio - 1) <= verdicts.DEFAULT_NOISE else
-           f"×{ratio:.1f} as long as" if ratio > 1 else f"only ×{ratio:.2f} of")
+    froze = _way(gb, ga, verdicts.TAIL_NOISE, "longer", "shorter")
+    waited = _way(ta, tb, verdicts.DEFAULT_NOISE, "longer", "shorter")
     return (f"Each of the {n} short requests' own longest gap between two tokens: median **{gb:.0f} ms** with "
-            f"{b} (the longest {worst_b:.0f} ms), {way} with {a} (median **{ga:.0f} ms**, the longest "
-            f"{worst_a:.0f} ms). The long prompts' median wait for their first token: {tb:.0f} ms with {b}, "
-            f"{ta:.0f} ms with {a}.")
+            f"{b} (the longest {worst_b:.0f} ms) against **{ga:.0f} ms** with {a} (the longest {worst_a:.0f} ms): "
+            f"{froze} with {b}, as the page expects" + ("" if froze.startswith("longer") else ": **did not hold** here")
+            + f". The long prompts' median wait for their first token: {ta:.0f} ms with {a} against {tb:.0f} ms "
+            f"with {b}: {waited} with {a}" + (", as the page expects" if waited.startswith("longer") else
+                                               ": the page's reading **did not hold** here") + ".")
+
+
+def _way(x: float, y: float, noise: float, more: str, less: str) -> str:
+    """x against y in words: "×r longer", "about the same (within the ±n % noise)" or "×r shorter"."""
+    r = x / y if y else math.inf
+    if abs(r - 1) <= noise:
+        return f"about the same (×{r:.2f}, within the ±{100 * noise:.0f} % noise)"
+    return f"{more} (×{r:.2f})" if r > 1 else f"{less} (×{r:.2f})"
 
 
 # The template every home follows (helpers/chapters/__init__.py says what each part is).

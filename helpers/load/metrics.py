@@ -71,11 +71,12 @@ class MetricsSampler:
             self._sample()
 
     def _sample(self) -> None:
+        asked = time.monotonic()  # the moment the page was asked for: the server answers with its state then
         try:
             v = scrape(self.base_url, timeout=2, headers=self.headers)
         except OSError:
             return
-        v["t_s"] = round(time.monotonic() - self.t0, 3)
+        v["t_s"] = round(asked - self.t0, 3)
         self.rows.append(v)
 
     def frame(self) -> pd.DataFrame:

@@ -78,29 +78,40 @@ def full_while_waiting(row, usage_pct: float) -> int | None:
 
 
 def over_saturated(row) -> bool | None:
-    """Whether the requests in the engine (running + waiting, from the first repeat's /metrics samples)
-    were still growing when the client sent its last request: arrivals outran the engine for the
-    whole run, so its latencies describe a queue that had not stopped growing, not a steady state.
-    Growing: the last third of the sending window holds, on average, at least one request and a
-    quarter more than its middle third (a ramp-up from an empty engine falls in the first third).
-    None where it cannot be told: no timeline, or fewer than six samples while requests were sent."""
+    """Whether the engine's queue kept growing while the client sent its requests: arrivals outran the
+    engine, so the row's latencies describe a queue that had not stopped growing, not a steady state. Read
+    from the first repeat's /metrics samples, from one median request latency after the first send (the
+    ramp from an idle engine is over by then) to the last send, as least-squares lines. True: the requests
+    *waiting* rise by at least one over that stretch, with the slope two standard errors above zero (the
+    requests running alone move by chance with Poisson arrivals, and an engine that admits everything
+    never queues). False: the requests in the engine (running + waiting) would rise, even two standard
+    errors above their slope, by less than one request or half the number it held on average. None
+    otherwise (cannot tell), and where the row keeps no timeline or fewer than six samples in the stretch."""
     series = row.get("timeseries") if hasattr(row, "get") else None
     run = ((row.get("runs") or [row])[0]) if hasattr(row, "get") else {}
-    starts = run.get("request_start_s")
+    starts, e2els = run.get("request_start_s"), run.get("request_e2el_ms")
     if not isinstance(series, list) or not starts:
         return None
-    first, last = min(starts), max(starts)
-    held = [(x["t_s"], (x.get("running") or 0) + (x.get("waiting") or 0)) for x in series
-            if first <= x.get("t_s", -1) <= last]
-    if len(held) < 6:
+    settled = min(starts) + (statistics.median(e2els) / 1000 if e2els else 0.0)
+    stretch = [x for x in series if settled <= x.get("t_s", -1) <= max(starts)]
+    if len(stretch) < 6 or stretch[-1]["t_s"] == stretch[0]["t_s"]:
         return None
-    third = (last - first) / 3
-    middle = [n for t, n in held if first + third <= t < first + 2 * third]
-    end = [n for t, n in held if t >= first + 2 * third]
-    if not middle or not end:
-        return None
-    grew = statistics.mean(end) - statistics.mean(middle)
-    return bool(grew >= max(1.0, 0.25 * statistics.mean(middle)))
+    span = stretch[-1]["t_s"] - stretch[0]["t_s"]
+    queue, _ = _line([(x["t_s"], x.get("waiting") or 0) for x in stretch])
+    if queue[0] - 2 * queue[1] > 0 and queue[0] * span >= 1:
+        return True
+    held, mean = _line([(x["t_s"], (x.get("running") or 0) + (x.get("waiting") or 0)) for x in stretch])
+    return False if (held[0] + 2 * held[1]) * span < max(1.0, 0.5 * mean) else None
+
+
+def _line(points: list[tuple[float, float]]) -> tuple[tuple[float, float], float]:
+    """A least-squares line through the points: (slope, its standard error), and the mean of y."""
+    n = len(points)
+    mt, my = statistics.mean(t for t, _ in points), statistics.mean(y for _, y in points)
+    sxx = sum((t - mt) ** 2 for t, _ in points)
+    slope = sum((t - mt) * (y - my) for t, y in points) / sxx
+    resid = sum((y - my - slope * (t - mt)) ** 2 for t, y in points)
+    return (slope, (resid / (n - 2) / sxx) ** 0.5), my
 
 
 def combine(runs: list[dict]) -> dict:

@@ -1,5 +1,7 @@
 """Over-saturation (helpers/results/rows.py: over_saturated; helpers/charts.py: knee marks it): a rate-sweep
 point whose queue was still growing when the last request was sent is named, and a steady one is not."""
+import random
+
 import vl_convert as vlc
 
 from helpers import charts
@@ -7,23 +9,44 @@ from helpers.results.rows import over_saturated
 from helpers.slo import SLO
 
 
-def _row(rate: float, grow_per_s: float, capacity: float = 3.0, seconds: int = 20) -> dict:
-    """Requests sent once a second for `seconds`; the engine serves `capacity` at once, and the rest
-    queue at `grow_per_s` more each second (0: the queue levels off after the ramp)."""
+def _row(rate: float, grow_per_s: float, capacity: float = 3.0, seconds: int = 20, seed: int = 0) -> dict:
+    """Requests sent once a second for `seconds`, each in the engine about two seconds; the engine serves
+    `capacity` at once, with a request more or less from sample to sample, and the rest queue at
+    `grow_per_s` more each second (0: no queue at all)."""
+    rng = random.Random(seed)
     series = []
     for i in range(2 * seconds + 6):  # samples every half second, a little past the last request
         t = 0.5 * i
-        running = min(capacity, t)
-        waiting = max(0.0, grow_per_s * (t - 2)) if grow_per_s else (1.0 if t > 2 else 0.0)
+        running = max(0.0, min(capacity, t) + (rng.choice([-1, 0, 1]) if t > 3 else 0))
+        waiting = max(0.0, grow_per_s * (t - 2)) if grow_per_s else 0.0
         series.append({"t_s": t, "running": running, "waiting": waiting, "kv_cache_usage_pct": 10.0})
     starts = [0.2 + i for i in range(seconds)]
     return {"load_request_rate": rate, "timeseries": series, "request_start_s": starts, "config_label": f"{rate}",
+            "request_e2el_ms": [2000.0] * seconds, "request_ttft_ms": [100.0] * seconds,
             "median_ttft_ms": 100 * rate, "p99_ttft_ms": 200 * rate, "median_tpot_ms": 20.0, "p99_tpot_ms": 30.0}
+
+
+def _poisson(rate: float, seed: int, requests: int = 32, busy_s: float = 0.9, every_s: float = 0.52) -> dict:
+    """The fresh reader's case: Poisson arrivals, each request in the engine a fixed 0.9 s ± 20 %, nothing ever
+    waiting. The requests in the engine move by chance alone; no queue grows."""
+    rng = random.Random(seed)
+    t, starts, ends = 0.3, [], []
+    for _ in range(requests):
+        t += rng.expovariate(rate)
+        starts.append(t)
+        ends.append(t + busy_s * rng.uniform(0.8, 1.2))
+    series = [{"t_s": k * every_s, "running": float(sum(a <= k * every_s < b for a, b in zip(starts, ends))),
+               "waiting": 0.0} for k in range(int(max(ends) / every_s) + 2)]
+    return {"load_request_rate": rate, "timeseries": series, "request_start_s": starts,
+            "request_e2el_ms": [1000 * (b - a) for a, b in zip(starts, ends)]}
 
 
 def test_a_growing_queue_is_over_saturated_and_a_steady_one_is_not():
     assert over_saturated(_row(4.0, grow_per_s=0.8)) is True
     assert over_saturated(_row(1.0, grow_per_s=0.0)) is False
+    # the reader's counter-case: chance alone moves the requests in an engine with no queue; never over-saturated
+    said = [over_saturated(_poisson(rate, seed)) for rate in (1.1, 2.2, 4.4) for seed in range(100)]
+    assert True not in said and False in said, "steady where it can tell, never over-saturated"
     assert over_saturated({**_row(1.0, 0.0), "request_start_s": None}) is None, "no timeline: cannot tell"
     assert over_saturated({**_row(1.0, 0.0), "request_start_s": [0.2, 1.2]}) is None, "too few samples while sending"
 
@@ -45,8 +68,11 @@ def test_inside_the_busiest_rate_says_over_saturated_or_steady_from_the_samples(
         row["request_ttft_ms"] = [100.0 * (i + 1) if row is growing else 100.0 for i in range(20)]
     assert ch6a.busiest([steady, growing]) is growing
     said = ch6a.inside_the_busiest(growing)
-    assert "**over-saturated**" in said and "last quarter, 1800 ms" in said
-    assert "steady state" in ch6a.inside_the_busiest(steady) and "over-saturated" not in ch6a.inside_the_busiest(steady)
+    assert "**over-saturated**" in said and "the last quarter 1800 ms: ×6.00: longer" in said
+    calm = ch6a.inside_the_busiest(steady)
+    assert "steady state" in calm and "over-saturated" not in calm and "within the ±10 % noise" in calm
+    falling = ch6a.inside_the_busiest({**growing, "request_ttft_ms": [100.0 * (20 - i) for i in range(20)]})
+    assert "**did not hold**" in falling, "waits that fell from first to last: the page's reading is judged"
     assert "keeps no timeline" in ch6a.inside_the_busiest({**steady, "request_start_s": None})
 
 
@@ -61,7 +87,8 @@ def test_the_pareto_front_holds_the_configurations_no_other_beat_on_both_axes():
     assert points["on the front"].to_dict() == {"baseline": True, "fewer seats": True, "worse": False,
                                                 "more seats": True}
     said = ch6a.front_sentence(rows, "worse", tpot_limit_ms=30)
-    assert "inside the front: baseline, fewer seats beat it on both axes" in said and "met by fewer seats." in said
+    assert "inside the front: baseline, fewer seats did at least as well on both axes" in said
+    assert "met by fewer seats." in said
     assert "is on the front" in ch6a.front_sentence(rows, "baseline", tpot_limit_ms=30)
     spec = charts.pareto(rows, 30, marked="worse").to_dict()
     assert vlc.vegalite_to_svg(spec).startswith("<svg")

@@ -67,19 +67,69 @@ def test_a_mixed_loads_requests_keep_their_kind():
 
 
 def test_the_chapters_sentences_read_the_timeline_and_say_when_it_is_missing():
-    from helpers.chapters import ch2, ch4a
+    from helpers.chapters import ch2, ch3, ch4a
     _, row = _row()
     # ch2: first tokens before any request finished (admitted at once) against those after (blocks handed back)
     ends = [s + e / 1000 for s, e in zip(row["request_start_s"], row["request_e2el_ms"])]
     early = sum(s + t / 1000 < min(ends) for s, t in zip(row["request_start_s"], row["request_ttft_ms"]))
     said = ch2.inside_the_fill({**row, "preemptions": 2.0})
     assert f"{early} had their first token before any request finished" in said and "2 preemption(s)" in said
-    assert f"the other {16 - early} had theirs only after" in said and 0 < early < 16
+    assert f"the other {16 - early} had theirs only after" in said
+    assert early == 4, "by hand from the recorded file: the first wave of four (concurrency 4) before any finished"
     at_once = {**row, "request_e2el_ms": [1e6] * 16}  # nobody finished before every first token: all fit
     assert "none had to wait for a request to finish" in ch2.inside_the_fill(at_once)
     assert "keeps no timeline" in ch2.inside_the_fill({**row, "request_start_s": None})
     # ch4a: the two runs' waits after their first four requests, and which way they differ
     slow = {**row, "request_ttft_ms": [2 * t for t in row["request_ttft_ms"]]}
     said = ch4a.inside_the_prefixes({ch4a.FIXED: row, ch4a.CHURN: slow})
-    assert "×2.0 the fixed prefix's" in said
-    assert "about the same as" in ch4a.inside_the_prefixes({ch4a.FIXED: row, ch4a.CHURN: row})
+    assert "×2.00 the fixed prefix's, as the page expects" in said
+    assert "about the same" in ch4a.inside_the_prefixes({ch4a.FIXED: row, ch4a.CHURN: row})
+    assert "**did not hold**" in ch4a.inside_the_prefixes({ch4a.FIXED: slow, ch4a.CHURN: row})
+    # ch3: both halves of the page's reading, each able to say it did not hold
+    mixed = {**row, "request_kind": ["short"] * 12 + ["long"] * 4}
+    frozen = {**mixed, "request_max_itl_ms": [3 * g for g in row["request_max_itl_ms"]],
+              "request_ttft_ms": [t / 2 for t in row["request_ttft_ms"]]}
+    said = ch3.inside_the_runs({"budget 256": mixed, "chunking off": frozen}, ("budget 256", "chunking off"))
+    assert "longer (×3.00) with chunking off, as the page expects" in said and "longer (×2.00) with budget 256" in said
+    said = ch3.inside_the_runs({"budget 256": frozen, "chunking off": mixed}, ("budget 256", "chunking off"))
+    assert said.count("**did not hold**") == 2
+
+
+def test_send_times_move_onto_the_samplers_clock(tmp_path, monkeypatch):
+    """The reader's N4: vLLM's client stamps a request's send with time.perf_counter(), the sampler its samples
+    with time.monotonic(); on Linux both read CLOCK_MONOTONIC, and measure() subtracts the sampler's start."""
+    import time
+
+    from helpers import EngineConfig, Load, experiment
+    from helpers.results import ResultStore
+
+    assert time.get_clock_info("perf_counter").implementation == time.get_clock_info("monotonic").implementation
+
+    class FakeServer:
+        base_url, model_path, warmed_up = "http://127.0.0.1:9", "/m", True
+
+    class FakeSampler:
+        def __init__(self, *a):
+            self.t0 = 1000.0
+
+        def __enter__(self):
+            return self
+
+        def __exit__(self, *exc):
+            pass
+
+        def totals(self):
+            return {}
+
+        def frame(self):
+            import pandas as pd
+            return pd.DataFrame([{"t_s": 0.0, "running": 0.0}])
+
+    monkeypatch.setattr(experiment, "engine_for", lambda cfg, progress=True: FakeServer())
+    monkeypatch.setattr(experiment, "reset_prefix_cache", lambda *a: True)
+    monkeypatch.setattr(experiment.reported, "read", lambda server: {})
+    monkeypatch.setattr(experiment, "MetricsSampler", FakeSampler)
+    monkeypatch.setattr(experiment, "run_load", lambda *a, **k: {"completed": 2.0, "request_start_s": [1000.25, 1001.5],
+                                                                 "request_ttft_ms": [10.0, 20.0]})
+    row = experiment.measure(EngineConfig(), Load(num_prompts=2), store=ResultStore(tmp_path), progress=False)
+    assert row["request_start_s"] == [0.25, 1.5], "seconds since the sampler started"

@@ -26,7 +26,7 @@ from helpers.chapters.ch6a.claims import (
     tuning_claims,
     tuning_steps,
 )
-from helpers.chapters.ch6a.pictures import busiest, front_sentence, inside_the_busiest
+from helpers.chapters.ch6a.pictures import busiest, front_points, front_sentence, inside_the_busiest
 from helpers.chapters.ch6a.runs import prepare_service, rate_sweep, walk
 from helpers.chapters.ch6a.service import (
     ANSWER,
@@ -56,4 +56,5 @@ PANELS = ()
 CHECKS = ("TTFT_HEADROOM", "TPOT_HEADROOM", "SHARE", "slo_for", "goodput_mistakes", "Verdict", "capstone_verdict")
 CLAIMS = ("FULL_PCT", "GOODPUT_RULE", "KV_SHARE_BANDS", "NO_SHARES", "kv_shares", "share_text", "kv_share_band",
           "explain", "startup_claims", "band_claim",
-          "tuning_claims", "order_claim", "busiest", "inside_the_busiest", "front_sentence")
+          "tuning_claims", "order_claim", "busiest", "inside_the_busiest", "front_points",
+          "front_sentence")
