@@ -43,6 +43,11 @@ def missing(row, figure: str) -> str | None:
         why = "GuideLLM records no gap between streamed chunks"
     elif re.match(r"^(mean|median|std|p[\d.]+)_(ttft|tpot|itl)_ms$", figure) and get("import_not_streamed"):
         why = "AIPerf measures TTFT, TPOT and the gaps between chunks only for streamed runs (--streaming)"
+    elif re.match(r"^(mean|median|std|p[\d.]+)_(ttft|tpot)_ms$", figure) and get("import_no_first_token"):
+        why = ("GuideLLM recorded no first token for these requests (a run that was not streamed, or none inside "
+               "its measured window), so it wrote 0.0 for every such figure, which is not a measurement")
+    elif (m := re.match(r"^p50_(\w+)_ms$", figure)) and get(f"median_{m[1]}_ms") is not None:
+        why = f"the 50th percentile is kept as median_{m[1]}_ms"
     elif (m := re.match(r"^p([\d.]+)_\w+_ms$", figure)) and m[1] not in TOOL_PERCENTILES.get(tool, (m[1],)):
         why = (f"{'GuideLLM' if tool == GUIDELLM else 'AIPerf'} writes the percentiles "
                f"{', '.join(TOOL_PERCENTILES[tool])} only")

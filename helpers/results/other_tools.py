@@ -67,18 +67,19 @@ def _not_json(data: bytes) -> str | None:
         return "not text (not UTF-8)"
     first = head.splitlines()[0] if head else ""
     if head[:15].lower().startswith(("<!doctype", "<html")):
-        return "an HTML page (GuideLLM's benchmarks.html report: give its benchmarks.json, `--outputs json`)"
+        return "an HTML page (GuideLLM's benchmarks.html report: give its benchmarks.json, `--output kind=json`)"
     if not head.startswith(("{", "[")) and first.count(",") >= 2:
         if {"completed", "output_throughput"} <= set(first.split(",")):
             return "a vllm bench sweep's summary.csv (give the sweep's experiment folder: its run files)"
         return "a CSV table (GuideLLM and AIPerf also write CSV; export JSON instead)"
     if re.match(r"^[A-Za-z_][\w-]*:(\s|$)", first):
-        return "a YAML document (GuideLLM's benchmarks.yaml: give its benchmarks.json, `--outputs json`)"
+        return "a YAML document (GuideLLM's benchmarks.yaml: give its benchmarks.json, `--output kind=json`)"
     return None
 
 
 def from_file(path: str | Path) -> list[dict]:
-    """The rows in one `vllm bench serve` result, `vllm bench sweep` folder or GuideLLM report."""
+    """The rows in one `vllm bench serve` result (or --append-result file), `vllm bench sweep` folder,
+    GuideLLM report or AIPerf summary (or the folder either tool wrote)."""
     path = Path(path)
     if path.is_dir():
         for name in ("benchmarks.json", aiperf.SUMMARY):  # GuideLLM's output folder; AIPerf's artifact folder
@@ -139,8 +140,8 @@ def add(paths: list[str | Path], folder: str | Path | None = None) -> tuple[dict
             failed[p] = str(e)
             continue
         target = folder / f"{rows[0]['env_env_id']}.jsonl"
-        seen = {r.get("run_id") for r in read_rows(target)}
-        new = [r for r in rows if r["run_id"] not in seen]
+        seen = {r.get("key") for r in read_rows(target)}  # a row whose content changed (a sweep that grew) is added,
+        new = [r for r in rows if r["key"] not in seen]  # and the room keeps the last row of each run id
         if new:
             folder.mkdir(parents=True, exist_ok=True)
             with open(target, "a") as f:
@@ -166,6 +167,8 @@ def summary_line(rows: list[dict], room_models: set[str]) -> str:
         own, rule = r.get(name), r.get(f"vllm_rule_{name}")
         if own is not None and rule is not None and len(rows) == 1:
             text += f"\n  {name}: {own:.4g} {unit} the tool's own, {rule:.4g} {unit} by vLLM's rule"
+    if r.get("import_server_failures"):
+        text += f"\n  {r['import_server_failures']}"
     if r.get("import_skipped"):
         text += f"\n  also in the folder, not read (give them as files): {r['import_skipped']}"
     if r.get("import_ignored"):

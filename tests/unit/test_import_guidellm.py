@@ -11,12 +11,12 @@ from tests.unit.import_files import DATA, GUIDELLM
 
 
 def by_rule(b: dict) -> tuple[float, float]:
-    """vLLM's definitions from the report's own timestamps: the requests GuideLLM counted (ended at or after its
-    window's start, started at or before its end), their count and output tokens ÷ their first start to last end."""
-    kept = [r for r in b["requests"]["successful"]
-            if r["request_end_time"] >= b["start_time"] and r["request_start_time"] <= b["end_time"]]
-    span = max(r["request_end_time"] for r in kept) - min(r["request_start_time"] for r in kept)
-    return len(kept) / span, sum(r["output_tokens"] for r in kept) / span
+    """vLLM's definitions from the report's own timestamps, over every request GuideLLM sent (its warm-up's
+    too, as vllm bench serve would have timed those requests): count and output tokens ÷ first start to last end."""
+    sent = b["requests"]["successful"] + (b["requests"].get("errored") or [])
+    span = max(r["request_end_time"] for r in sent) - min(r["request_start_time"] for r in sent)
+    done = b["requests"]["successful"]
+    return len(done) / span, sum(r["output_tokens"] for r in done) / span
 
 
 def own(b: dict, metric: str, stat: str = "mean"):
@@ -73,7 +73,8 @@ def test_a_guidellm_strategy_becomes_the_rows_concurrency_and_rate(tmp_path, str
 
 def test_a_guidellm_warm_up_is_left_out_as_guidellm_leaves_it_out():
     """A real GuideLLM 0.8.1 report (tests/data/imports/guidellm_warmup.json: `--profile
-    kind=concurrent,streams=4,warmup=4 --constraint kind=max_requests,count=12`, 96 → 16 tokens, against
+    kind=concurrent,streams=4,warmup=4 --constraint kind=max_requests,count=12`: a 4 s warm-up, GuideLLM 0.8.1's
+    default mode prefer_duration; 96 → 16 tokens, against
     the guide's default engine): its request list holds all 12 requests, its figures the 7 that ended
     after the warm-up. The row's figures are GuideLLM's; its per-request lists, for goodput, those 7."""
     path = DATA / "guidellm_warmup.json"
@@ -85,8 +86,9 @@ def test_a_guidellm_warm_up_is_left_out_as_guidellm_leaves_it_out():
     assert row["output_throughput"] == own(b, "output_tokens_per_second")
     assert row["median_ttft_ms"] == own(b, "time_to_first_token_ms", "median")
     assert row["vllm_rule_output_throughput"] == pytest.approx(by_rule(b)[1])
-    assert row["vllm_rule_output_throughput"] < 7 * 16 / b["duration"], \
-        "issue 48's reader: the warm-up's tokens are not divided by the shorter window"
+    assert row["vllm_rule_output_throughput"] == pytest.approx(12 * 16 / (
+        max(r["request_end_time"] for r in b["requests"]["successful"])
+        - min(r["request_start_time"] for r in b["requests"]["successful"]))), "all 12 requests sent, over their span"
     assert "of which 4 had their first token in it" in row["import_duration_covers"]
     assert len(row["request_ttft_ms"]) == 7
     assert "warm-up before it (5 request(s))" in row["import_duration_covers"], row["import_duration_covers"]
@@ -168,3 +170,22 @@ def test_requests_cut_off_when_the_benchmark_ended_are_named(tmp_path):
     [row] = other_tools.from_file(tmp_path / "cut.json")
     assert "4 of 20 requests were cut off unfinished" in row["import_failures"]
     assert workshop._failed(row) == "0 of 20, 4 cut off"
+
+
+def test_a_report_without_first_tokens_leaves_ttft_and_tpot_empty_and_says_why(tmp_path):
+    """The reader's W4 (pass 17): GuideLLM writes 0.0 for a distribution of no values (a run not streamed, or no
+    first token inside the window); those are no measurement, and goodput cannot be computed from them."""
+    blob = json.loads(GUIDELLM.read_text())
+    b = blob["benchmarks"][0]
+    for metric in ("time_to_first_token_ms", "inter_token_latency_ms"):
+        for status in b["metrics"][metric].values():
+            status.update(count=0, mean=0.0, median=0.0, percentiles={k: 0.0 for k in status["percentiles"]})
+    for r in b["requests"]["successful"]:
+        r.update(time_to_first_token_ms=None, inter_token_latency_ms=None)
+    (tmp_path / "plain.json").write_text(json.dumps(blob))
+    [row] = other_tools.from_file(tmp_path / "plain.json")
+    assert row["median_ttft_ms"] is None and row["p99_tpot_ms"] is None and row["request_ttft_ms"] is None
+    assert "recorded no first token" in other_tools.missing(row, "median_ttft_ms")
+    assert slo.goodput(row, 1000, 100) is None
+    assert row["mean_e2el_ms"] == pytest.approx(1000 * own(b, "request_latency"))
+    assert "kept as median_e2el_ms" in other_tools.missing(row, "p50_e2el_ms")

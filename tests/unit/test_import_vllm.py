@@ -298,7 +298,7 @@ def test_a_sweep_combination_with_a_failed_run_says_so_and_takes_medians_of_the_
     run0 = json.loads((SWEEP / "SERVE--seqs8-BENCH--conc4" / "run=0.json").read_text())
     assert seqs8["output_throughput"] == run0["output_throughput"] and seqs8["repeats"] == 2
     assert "run 1: no request completed" in seqs8["import_failures"]
-    assert (seqs8["completed"], seqs8["failed"]) == (run0["completed"], blob["num_prompts"]), "totals over the runs"
+    assert seqs8["completed"] == (run0["completed"] + 0) / 2, "a median over the runs, as a measured row's repeats"
     assert seqs2["import_failures"] is None and "median over the combination's 2 run file(s)" in seqs2["import_figures"]
     assert "other.json" in other_tools.summary_line([seqs2, seqs8], set())
     crlf = tmp_path / "top"
@@ -310,3 +310,48 @@ def test_a_sweep_combination_with_a_failed_run_says_so_and_takes_medians_of_the_
     rows = other_tools.from_file(crlf)
     assert [r["repeats"] for r in rows] == [2, 2]
     assert [r["run_id"] for r in rows] == [r["run_id"] for r in other_tools.from_file(crlf / "results" / "seqs")]
+
+
+def test_a_sweeps_own_failure_and_warm_up_files_are_read_for_what_they_are(tmp_path):
+    """The reader's M1 and M2 (pass 17), with the files vLLM 0.32's sweep writes (sweep/serve.py run_comb, run_combs):
+    run=N.failure.json for a run that failed under --continue-on-error, warmup.json for --warmup-num-prompts,
+    SERVE-<name>-failure.json for a server combination that never served."""
+    copy = tmp_path / "seqs"
+    shutil.copytree(SWEEP, copy)
+    comb = copy / "SERVE--seqs2-BENCH--conc4"
+    (comb / "run=1.json").unlink()
+    (comb / "run=1.failure.json").write_text(json.dumps({"run_number": 1, "error_type": "RuntimeError",
+                                                         "error": "Server disconnected", "serve_overrides": {},
+                                                         "bench_overrides": {}}))
+    shutil.copy(comb / "run=0.json", comb / "warmup.json")
+    (copy / "SERVE-seqs16-failure.json").write_text(json.dumps({"error_type": "TimeoutError", "error": "not ready",
+                                                               "serve_overrides": {"max_num_seqs": 16}}))
+    seqs2, seqs8 = other_tools.from_file(copy)
+    assert seqs2["repeats"] == 1 and "run 1 failed: RuntimeError: Server disconnected" in seqs2["import_failures"]
+    line = other_tools.summary_line([seqs2, seqs8], set())
+    assert "server combination seqs16 never served: TimeoutError" in line
+    assert "warmup.json" not in line and "not read (give them as files)" not in line
+
+
+def test_a_sweep_run_file_given_alone_keeps_the_load_apart_from_the_server(tmp_path):
+    """The reader's W3 (pass 17): a run file's bench parameters (merged in by the sweep) became engine settings."""
+    blob = {**json.loads((SWEEP / "SERVE--seqs2-BENCH--conc4" / "run=0.json").read_text()), "random_input_len": 128}
+    (tmp_path / "run=0.json").write_text(json.dumps(blob))
+    [row] = other_tools.from_file(tmp_path / "run=0.json")
+    assert "engine_random_input_len" not in row and row["engine_max_num_seqs"] == 2
+
+
+def test_a_sweep_imported_again_after_it_grew_replaces_its_rows_in_the_room(tmp_path):
+    """The reader's M4 (pass 17): a grown sweep, or one of its combination folders, added every combination again."""
+    copy = tmp_path / "seqs"
+    shutil.copytree(SWEEP, copy)
+    room = tmp_path / "room"
+    other_tools.add([copy], room)
+    other_tools.add([copy / "SERVE--seqs2-BENCH--conc4"], room)
+    comb = copy / "SERVE--seqs8-BENCH--conc4"
+    run = json.loads((comb / "run=1.json").read_text())
+    (comb / "run=2.json").write_text(json.dumps({**run, "run_number": 2, "output_throughput": 1.0}))
+    other_tools.add([copy], room)
+    df = workshop.room(room, me="me")
+    assert sorted(df["config_label"]) == ["seqs2", "seqs8"], "each combination once"
+    assert df.set_index("config_label").loc["seqs8", "repeats"] == 3, "the grown combination's last row"

@@ -7,21 +7,25 @@ Every figure is GuideLLM's own, read from the benchmark's `metrics` block over i
 |---|---|---|
 | request / output / total throughput | `requests_per_second`, `output_tokens_per_second`, `tokens_per_second`: `mean` | the requests ended, or tokens made, inside its measured window ÷ the window (`rate_distribution_from_timings` drops what came before its start) |
 | TTFT | `time_to_first_token_ms` | the requests whose first token came inside the window |
-| TPOT | `inter_token_latency_ms` | (last token − first token) ÷ (output tokens − 1) per request, as vLLM's TPOT but without the stream's closing message, each request weighted by its output tokens − 1 |
+| TPOT | `inter_token_latency_ms` | (last token − first token) ÷ (output tokens − 1) per request, as vLLM's TPOT, its mean, median and percentiles weighted by each request's output tokens − 1 (vLLM's are over requests) |
 | E2E latency | `request_latency` (seconds, here ms) | per request |
 | ITL | none | GuideLLM records no gap between streamed chunks |
 
 Its percentiles p0.1 … p99.9 are kept under vLLM's names (`p90_ttft_ms`). GuideLLM's console prints
 its throughputs over all requests (`status="total"`); the row's count only the successful ones, as
-vLLM's do: the same where none failed or was cut off. Beside them the row keeps vLLM's definition
-(`vllm_rule_*`): the requests GuideLLM counted (those that ended in its window, found by its own rule,
-`get_within_range` in guidellm/benchmark/schemas/accumulator.py), their tokens ÷ the span from the
-first one's start to the last one's end, as `vllm bench serve` times a run. After a warm-up the two
-differ: GuideLLM leaves out the tokens those requests made before its window opened.
+vLLM's do: the same where none failed or was cut off. GuideLLM's rates also leave out what ended
+after its recorded window end (its last completion as its scheduler saw it), so even without a warm-up
+its request rate can count one request fewer than its totals. Beside them the row keeps vLLM's
+definitions (`vllm_rule_*`): every request GuideLLM sent in the benchmark, warm-up and cool-down
+included, as `vllm bench serve` would have timed those requests: their tokens ÷ the span from the first
+one's start to the last one's end, and the plain mean, median and p99 of their TPOT over requests. A
+report that kept only a sample of its requests (`sample_size`) gives none. Each request's TTFT and TPOT
+(for goodput) are those GuideLLM counted, found by its own rule (`get_within_range` in
+guidellm/benchmark/schemas/accumulator.py), as its own goodput counts them.
 """  # noqa: E501 - the table's rows are Markdown table rows, one line each
 from __future__ import annotations
 
-from helpers.results.formats.common import ImportFileError, Source, date, failures, load_label, model_name
+from helpers.results.formats.common import ImportFileError, Source, date, failures, load_label, model_name, stats
 
 # GenerativeBenchmarkMetadata.version in guidellm 0.7 and 0.8 (guidellm/benchmark/schemas/report.py)
 SCHEMA = 2
@@ -33,9 +37,9 @@ LATENCIES = {"ttft": ("time_to_first_token_ms", 1), "tpot": ("inter_token_latenc
              "e2el": ("request_latency", 1000)}
 FIGURES = ("GuideLLM's own, from its metrics block, over the successful requests (its console's throughputs count all "
            "requests: the same where none failed or was cut off): throughputs count what fell inside its measured "
-           "window ÷ the window; TPOT is its inter_token_latency_ms, weighted by tokens. vllm_rule_* beside them: the "
-           "requests it counted, their tokens ÷ their span from first start to last end, as vllm bench serve times "
-           "a run, and their plain mean TPOT")
+           "window ÷ the window; TPOT is its inter_token_latency_ms, weighted by tokens. vllm_rule_* beside them: "
+           "every request it sent, warm-up and cool-down included, their tokens ÷ their span from first start to "
+           "last end, as vllm bench serve times a run, and their TPOT over requests")
 
 
 def report(blob: dict, source: Source) -> list[dict]:
@@ -83,14 +87,24 @@ def _row(b: dict, i: int, source: Source, version, spec: dict, data: dict, label
                **{f"{s}_itl_ms": None for s in ("mean", "median", "p99")})
     for name, (metric, scale) in LATENCIES.items():
         d = own[metric]
+        if not d.get("count"):  # GuideLLM writes 0.0 for a distribution of no values: not a measurement
+            row.update({f"{s}_{name}_ms": None for s in ("mean", "median", "std", *PERCENTILES.values())})
+            row["import_no_first_token"] = True  # not streamed, or no first token inside the window
+            continue
         row.update({f"mean_{name}_ms": d["mean"] * scale, f"median_{name}_ms": d["median"] * scale,
                     f"std_{name}_ms": d["std_dev"] * scale,
                     **{f"{PERCENTILES[p]}_{name}_ms": v * scale for p, v in (d.get("percentiles") or {}).items()
                        if p in PERCENTILES}})
     kept, covers, gap = _window(b, done, completed)
-    row.update(_by_vllms_rule(kept), import_duration_covers=covers,
-               import_requests_kept=len(kept) if kept is not None else None)
-    if kept is None:
+    if kept is not None and any(r.get("time_to_first_token_ms") is None for r in kept):
+        kept, gap = None, "GuideLLM recorded no first token for some of its requests (a run that was not streamed)"
+    sampled = (b.get("config") or {}).get("sample_size") is not None
+    row.update(_by_vllms_rule(None if sampled else [*done, *((b.get("requests") or {}).get("errored") or [])]),
+               import_duration_covers=covers, import_requests_kept=len(kept) if kept is not None else None)
+    if kept is not None:  # each request's TTFT and TPOT (vLLM's: GuideLLM's inter_token_latency_ms), for goodput
+        row.update(request_ttft_ms=[r["time_to_first_token_ms"] for r in kept], import_detail="per request",
+                   request_tpot_ms=[r["inter_token_latency_ms"] or 0.0 for r in kept])
+    else:
         row.update(request_ttft_ms=None, request_tpot_ms=None, import_detail="summary", import_requests_gap=gap)
     failures(row, completed, failed, totals["total"])
     if totals["incomplete"]:  # cut off when the benchmark ended: GuideLLM's console counts them apart
@@ -130,21 +144,24 @@ def _window(b: dict, done: list, counted: int) -> tuple[list | None, str, str | 
     return kept, covers, None
 
 
-def _by_vllms_rule(kept: list | None) -> dict:
-    """vLLM's definitions on the requests GuideLLM counted: their tokens ÷ the span from the first one's start
-    to the last one's end (vllm bench serve's duration runs from its first request to its last answer), and
-    their plain mean TPOT (one-token answers left out, as vLLM does). Each request's TTFT and TPOT, for goodput."""
+def _by_vllms_rule(sent: list | None) -> dict:
+    """vLLM's definitions over every request GuideLLM sent in the benchmark (successful and errored, warm-up
+    and cool-down included), as vllm bench serve would have timed them: the successful ones' count and tokens
+    ÷ the span from the first start to the last end (its duration runs from its first request to its last
+    answer), and their TPOT over requests (one-token answers left out, as vLLM does). None where the report
+    does not list them all (a sample)."""
     names = ("vllm_rule_request_throughput", "vllm_rule_output_throughput", "vllm_rule_total_token_throughput",
-             "vllm_rule_mean_tpot_ms")
-    if not kept:
+             "vllm_rule_mean_tpot_ms", "vllm_rule_median_tpot_ms", "vllm_rule_p99_tpot_ms")
+    timed = [r for r in sent or [] if r.get("request_start_time") and r.get("request_end_time")]
+    ok = [r for r in timed if r.get("output_tokens")]
+    if not ok:
         return dict.fromkeys(names)
-    span = max(r["request_end_time"] for r in kept) - min(r["request_start_time"] for r in kept)
-    n_in, n_out = sum(r["prompt_tokens"] or 0 for r in kept), sum(r["output_tokens"] or 0 for r in kept)
-    tpot = [r["inter_token_latency_ms"] for r in kept]
-    many = [t for t in tpot if t is not None]
-    return {names[0]: len(kept) / span, names[1]: n_out / span, names[2]: (n_in + n_out) / span,
-            names[3]: sum(many) / len(many) if many else None, "import_detail": "per request",
-            "request_ttft_ms": [r["time_to_first_token_ms"] for r in kept], "request_tpot_ms": [t or 0.0 for t in tpot]}
+    span = max(r["request_end_time"] for r in timed) - min(r["request_start_time"] for r in timed)
+    n_in, n_out = sum(r.get("prompt_tokens") or 0 for r in ok), sum(r["output_tokens"] for r in ok)
+    tpot = sorted(r["inter_token_latency_ms"] for r in ok if r.get("inter_token_latency_ms") is not None)
+    out = dict(zip(names[:3], (len(ok) / span, n_out / span, (n_in + n_out) / span)))
+    out.update(zip(names[3:], stats("tpot", tpot).values()) if tpot else dict.fromkeys(names[3:]))
+    return out
 
 
 def _load(strategy: dict, data: dict, total: int, n_in, n_out, completed: int) -> dict:

@@ -68,6 +68,8 @@ def result_row(blob: dict, source: Source, index: int, bench_keys: frozenset = f
     """One `vllm bench serve` result as a row. `bench_keys`: in a sweep's run file, the parameters
     that are `vllm bench serve` arguments (the load); the others are the server's."""
     old = _old_script(blob)
+    if "run_number" in blob and not bench_keys:  # a sweep's run file given on its own: its load is not the server's
+        bench_keys = BENCH_ARGUMENTS
     for field in VLLM_REQUIRED:
         if field not in blob and not (old and field == "max_concurrency"):
             raise ImportFileError(source.path, f"has no '{field}', which every vllm bench serve result has "
@@ -172,13 +174,17 @@ def sweep(folder: Path) -> list[dict]:
     """The `vllm bench sweep serve` experiments under `folder`: one row per combination, its run files
     as repeats. A combination's folder is SERVE--<server name>-BENCH--<benchmark name> inside the
     experiment's folder (sweep/serve.py: _get_comb_base_path); each run=N.json is a vllm bench serve
-    result with the sweep's parameters. Runs are found by their own files wherever they lie below
-    `folder`, and a run found twice (the sweep kept beside a copy of it, even one with other line
-    endings or indentation) counts once, so the folder given, its parent or a folder three levels up
-    give the same rows. Other result files in the folder are named, not read."""
+    result with the sweep's parameters, run=N.failure.json a run that failed (--continue-on-error),
+    warmup.json the warm-up (--warmup-num-prompts, not a measurement), and SERVE-<name>-failure.json in
+    the experiment's folder a server combination that never served. Runs are found by their own files
+    wherever they lie below `folder`, and a run found twice (the sweep kept beside a copy of it, even one
+    with other line endings or indentation) counts once. A combination's row id comes from its experiment
+    and its own name, so the folder given, its parent or a folder three levels up give the same rows, and
+    a sweep re-imported after it grew replaces its rows (the room keeps the last)."""
     found = sorted(p for p in folder.rglob("run=*.json") if not p.name.endswith(".failure.json"))
     if not found:
-        raise ImportFileError(folder, "holds no run=N.json files: not a vllm bench sweep experiment folder.",
+        raise ImportFileError(folder, "holds no run=N.json files: not a vllm bench sweep experiment folder"
+                              + _results_below(folder) + ".",
                               "the folder `vllm bench sweep serve -o OUT` wrote (OUT/<experiment name>), or a "
                               "single result file.")
     runs = {}  # a run's content (parsed, so copies with other whitespace are one) → where it was first found
@@ -189,14 +195,13 @@ def sweep(folder: Path) -> list[dict]:
         except (json.JSONDecodeError, UnicodeDecodeError):
             key = data  # refused below, naming the file
         runs.setdefault(key, p)
-    source = Source(folder, hashlib.sha256(b"".join(sorted(runs))).hexdigest(), VLLM_SWEEP)
     combs: dict[tuple[str, str], list[tuple[Path, bytes]]] = {}
     for data, p in runs.items():  # a combination: its experiment's folder name and its own
         combs.setdefault((p.parent.parent.name, p.parent.name), []).append((p, data))
-    others = sorted(p.relative_to(folder).as_posix() for p in folder.rglob("*") if p.suffix in (".json", ".jsonl")
-                    and p.name != "summary.json" and not p.name.startswith("run="))
+    experiments = sorted({e for e, _ in combs})
+    source = Source(folder, hashlib.sha256("/".join(experiments).encode()).hexdigest(), VLLM_SWEEP)
     rows = []
-    for i, ((experiment, comb), files) in enumerate(sorted(combs.items())):
+    for (experiment, comb), files in sorted(combs.items()):
         serve_name, bench_name = comb_names(comb) if comb.startswith(("SERVE-", "BENCH-")) else (None, None)
         repeats = []
         for p, data in sorted(files, key=lambda f: f[0].name):
@@ -204,38 +209,88 @@ def sweep(folder: Path) -> list[dict]:
                 blob = json.loads(data)
             except json.JSONDecodeError as e:
                 raise ImportFileError(p, f"is not complete JSON ({e}).", "the sweep's folder as it wrote it.") from e
-            repeats.append(result_row(blob, source, i, BENCH_ARGUMENTS))
-        row = {**repeats[0], **_over_repeats(repeats)}
+            repeats.append(result_row(blob, source, 0, BENCH_ARGUMENTS))
+        failed_runs = _failed_runs(files[0][0].parent)
+        row = {**repeats[0], **_over_repeats(repeats, failed_runs)}
         named = serve_name is not None or bench_name is not None
+        ident = hashlib.sha256(f"{experiment}/{comb}".encode()).hexdigest()
         row.update(config_label=serve_name or repeats[0].get("import_settings") or "default",
                    load_label=(f"{bench_name} · " if bench_name else "") + repeats[0]["load_label"],
                    import_file=f"{experiment}/{comb}" if named else comb, tag=f"imported · {VLLM_SWEEP} · "
-                   + (experiment if named else comb),
-                   import_figures=f"each figure the median over the combination's {len(repeats)} run file(s) that "
-                   "have it, with the lowest and highest beside it (each run's own in runs); completed and failed "
-                   "are totals over them")
-        if others:
-            row["import_skipped"] = ", ".join(others[:8]) + (f" and {len(others) - 8} more" if len(others) > 8 else "")
+                   + (experiment if named else comb), run_id=f"{ident[:10]}-0",
+                   key="imported-" + hashlib.sha256(b"".join(sorted(d for _, d in files))).hexdigest()[:16],
+                   import_figures=f"the guide's median over the combination's {len(repeats)} run file(s) that have "
+                   "each figure, the lowest and highest beside it (each run's own in runs; vLLM's sweep plot shows "
+                   "their mean ± sd)")
         rows.append(row)
+    notes = _sweep_notes(folder, runs.values())
+    for row in rows:
+        row.update(notes)
     return rows
 
 
-def _over_repeats(repeats: list[dict]) -> dict:
-    """A combination's figures over its run files: each the median of the runs that have it (a run in which
-    nothing completed has no latency), counts as totals, and every run's failures said."""
+def _results_below(folder: Path) -> str:
+    """Other tools' result folders found under `folder`, to name in a refusal."""
+    below = sorted(p.parent.relative_to(folder).as_posix() or "." for p in folder.rglob("*")
+                   if p.name in ("benchmarks.json", "profile_export_aiperf.json"))
+    return (f"; it holds other tools' results in {', '.join(below[:6])}: give those folders one by one"
+            if below else "")
+
+
+def _failed_runs(comb: Path) -> list[str]:
+    """The runs vLLM's sweep recorded as failed in a combination's folder (run=N.failure.json)."""
+    out = []
+    for p in sorted(comb.glob("run=*.failure.json")):
+        try:
+            f = json.loads(p.read_text())
+            out.append(f"run {f.get('run_number')} failed: {f.get('error_type')}: {str(f.get('error'))[:200]}")
+        except (json.JSONDecodeError, OSError):
+            out.append(f"{p.name}: a failed run (its record is unreadable)")
+    return out
+
+
+def _sweep_notes(folder: Path, run_files) -> dict:
+    """What else the experiment folders hold: server combinations that never served (SERVE-<name>-failure.json),
+    warm-ups (not measurements) and other result files (to give on their own)."""
+    notes, others = {}, []
+    used = {p.resolve() for p in run_files}
+    for p in sorted(folder.rglob("*.json")) + sorted(folder.rglob("*.jsonl")):
+        if p.resolve() in used or p.name == "summary.json" or p.name.startswith("run="):
+            continue
+        if p.name == "warmup.json":
+            continue  # the sweep's warm-up (--warmup-num-prompts): not a measurement
+        if p.name.endswith("-failure.json") and p.name.startswith("SERVE-"):
+            try:
+                f = json.loads(p.read_text())
+                notes.setdefault("import_server_failures", []).append(
+                    f"server combination {p.name[len('SERVE-'):-len('-failure.json')]} never served: "
+                    f"{f.get('error_type')}: {str(f.get('error'))[:200]}")
+            except (json.JSONDecodeError, OSError):
+                notes.setdefault("import_server_failures", []).append(f"{p.name}: a server combination that failed")
+            continue
+        others.append(p.relative_to(folder).as_posix())
+    if notes.get("import_server_failures"):
+        notes["import_server_failures"] = "; ".join(notes["import_server_failures"])
+    if others:
+        notes["import_skipped"] = ", ".join(others[:8]) + (f" and {len(others) - 8} more" if len(others) > 8 else "")
+    return notes
+
+
+def _over_repeats(repeats: list[dict], failed_runs: list[str]) -> dict:
+    """A combination's figures over its run files, as a measured row's repeats are combined: each the median of
+    the runs that have it (a run in which nothing completed has no latency); every failed run said, those vLLM
+    recorded as failed (run=N.failure.json) too."""
     out = {"repeats": len(repeats), "runs": [_figures(r) for r in repeats]}
     for key in [*SUMMARY_KEYS, "max_itl_ms"]:
         values = [r[key] for r in repeats if isinstance(r.get(key), (int, float)) and not isinstance(r.get(key), bool)]
         out[key] = float(statistics.median(values)) if values else None
         out[f"{key}_min"], out[f"{key}_max"] = (float(min(values)), float(max(values))) if values else (None, None)
-    for key in ("completed", "failed"):
-        out[key] = float(sum(r.get(key) or 0 for r in repeats))
     for key in ("request_ttft_ms", "request_tpot_ms"):
         out[key] = next((r[key] for r in repeats if r.get(key)), None)
     said = [f"run {i}: {r['import_failures']}" for i, r in enumerate(repeats) if r.get("import_failures")]
-    out["import_failures"] = "; ".join(said) or None
+    out["import_failures"] = "; ".join(said + failed_runs) or None
     if not out["completed"]:
-        out["import_failures"] = f"no request completed: 0 of {out['failed']:.0f} ({out['import_failures']})"
+        out["import_failures"] = f"no request completed in any run ({out['import_failures']})"
     return out
 
 
