@@ -306,9 +306,10 @@ def knee(rows: list[dict], slo, best_rate: float | None, chart_title: str = "") 
         layer = line + target
         if best_rate is not None:
             layer += alt.Chart(pd.DataFrame({"offered rate (req/s)": [best_rate]})).mark_rule(color="gray").encode(x=x)
-        panels.append(layer.properties(width=300, height=240, title=f"{label}: target dashed, knee grey"))
-    note = (f" (▲ {OVER}: the queue still grew when the last request was sent, so those latencies are not a "
-            "steady state)") if OVER in state.values() else ""
+        rule = "highest rate tried (every rate met it) grey" if all(slo.meets(r) for r in rows) else "knee grey"
+        panels.append(layer.properties(width=300, height=240, title=f"{label}: target dashed, {rule}"))
+    note = (f" (▲ {OVER}: the queue grew while requests were sent, so those latencies are not a steady state)"
+            if OVER in state.values() else "")
     return alt.hconcat(*panels).properties(title=(chart_title or "Latency against the offered rate") + note)
 
 
@@ -356,7 +357,7 @@ def timeline(row: dict, chart_title: str = "") -> alt.VConcatChart:
                            (["preemptions (count so far)", "prefix-cache hits (tokens so far)"], 70)):
         part = server.loc[server["series"].isin(series)]
         if not part.empty:
-            lower.append(alt.Chart(part).mark_line(interpolate="step-after").encode(
+            lower.append(alt.Chart(part).mark_line(interpolate="step-after", clip=True).encode(
                 x=alt.X("t_s:Q", axis=t_axis, scale=alt.Scale(domain=[0, float(bars["end_s"].max())], nice=False)),
                 y=alt.Y("value:Q", title=series[0] if len(series) == 1 else "count"),
                 color=alt.Color("series:N", title="the server's /metrics"),

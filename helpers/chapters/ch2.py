@@ -400,7 +400,7 @@ def inside_the_fill(row: dict) -> str:
     said += (f"; the other {len(late)} had theirs only after the first request finished, when blocks came back "
              f"(a median {statistics.median(late):.0f} ms after being sent)" if late else
              "; none had to wait for a request to finish: the cache held them all at once")
-    return said + f". /metrics counted {row.get('preemptions') or 0:.0f} preemption(s)."
+    return said + f". /metrics counted {run.get('preemptions') or 0:.0f} preemption(s) in this run."
 
 
 DESIGNS = ("NEAR_CEILING", "FREE_MEMORY_CHECK", "KV_SHARE_CHECK", "NO_ROOM_FOR_KV", "blocks_for", "fixed_cache_plan")

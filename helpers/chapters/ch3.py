@@ -400,7 +400,8 @@ def inside_the_runs(rows: dict[str, dict], names: tuple[str, str]) -> str:
     waited = _way(ta, tb, verdicts.DEFAULT_NOISE, "longer", "shorter")
     return (f"Each of the {n} short requests' own longest gap between two tokens: median **{gb:.0f} ms** with "
             f"{b} (the longest {worst_b:.0f} ms) against **{ga:.0f} ms** with {a} (the longest {worst_a:.0f} ms): "
-            f"{froze} with {b}, as the page expects" + ("" if froze.startswith("longer") else ": **did not hold** here")
+            f"{froze} with {b}" + (", as the page expects" if froze.startswith("longer") else
+                                   ": the page's reading **did not hold** here")
             + f". The long prompts' median wait for their first token: {ta:.0f} ms with {a} against {tb:.0f} ms "
             f"with {b}: {waited} with {a}" + (", as the page expects" if waited.startswith("longer") else
                                                ": the page's reading **did not hold** here") + ".")

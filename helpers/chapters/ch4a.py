@@ -372,7 +372,8 @@ def inside_the_prefixes(rows: dict[str, dict], names: tuple[str, str] = (FIXED, 
     (a, wa), (b, wb) = waits.items()
     ratio = wb / wa if wa else float("inf")
     if abs(ratio - 1) <= verdicts.DEFAULT_NOISE:
-        way = f"about the same (×{ratio:.2f}, within the ±{100 * verdicts.DEFAULT_NOISE:.0f} % noise)"
+        way = (f"about the same (×{ratio:.2f}, within the ±{100 * verdicts.DEFAULT_NOISE:.0f} % noise): the page's "
+               "reading is not shown by this run")
     else:
         way = (f"×{ratio:.2f} the {a}'s, as the page expects" if ratio > 1 else
                f"×{ratio:.2f} the {a}'s: shorter, so the page's reading **did not hold** here")

@@ -177,9 +177,17 @@ def room(folder: str | Path | None = None, me: str | None = None) -> pd.DataFram
 
 
 def experiments(df: pd.DataFrame) -> pd.Series:
-    """What makes rows comparable as one experiment: the notebook's tag and the load."""
-    load = df.get("load_label", pd.Series(index=df.index, dtype=object)).fillna("")
-    return (df["tag"].fillna("").astype(str) + load.map(lambda x: f" · {x}" if x else ""))
+    """What makes rows comparable as one experiment: the notebook's tag and the load, with its offered rate and
+    concurrency where the load's label leaves them out (a prefix load's does: chapter 6a's sweep offers one load
+    at several rates, and each rate is an experiment of its own)."""
+    load = df.get("load_label", pd.Series(index=df.index, dtype=object)).fillna("").astype(str)
+    rate = df.get("load_request_rate", pd.Series(index=df.index, dtype=object))
+    conc = df.get("load_max_concurrency", pd.Series(index=df.index, dtype=object))
+    extra = [(f" @ {float(r):g} req/s" if isinstance(r, (int, float)) and r == r and "req/s" not in lbl else "")
+             + (f" @ conc {int(c)}" if isinstance(c, (int, float)) and c == c and "conc" not in lbl else "")
+             for lbl, r, c in zip(load, rate, conc)]
+    return (df["tag"].fillna("").astype(str) + pd.Series([f" · {x}{e}" if x else e for x, e in zip(load, extra)],
+                                                          index=df.index))
 
 
 def ratios(df: pd.DataFrame, metric: str = "output_throughput", baseline: str | dict | None = None) -> pd.DataFrame:

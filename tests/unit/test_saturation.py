@@ -5,75 +5,66 @@ import random
 import vl_convert as vlc
 
 from helpers import charts
-from helpers.results.rows import over_saturated
+from helpers.results.rows import over_saturated, queue_growth
 from helpers.slo import SLO
 
 
-def _row(rate: float, grow_per_s: float, capacity: float = 3.0, seconds: int = 20, seed: int = 0) -> dict:
-    """Requests sent once a second for `seconds`, each in the engine about two seconds; the engine serves
-    `capacity` at once, with a request more or less from sample to sample, and the rest queue at
-    `grow_per_s` more each second (0: no queue at all)."""
-    rng = random.Random(seed)
-    series = []
-    for i in range(2 * seconds + 6):  # samples every half second, a little past the last request
-        t = 0.5 * i
-        running = max(0.0, min(capacity, t) + (rng.choice([-1, 0, 1]) if t > 3 else 0))
-        waiting = max(0.0, grow_per_s * (t - 2)) if grow_per_s else 0.0
-        series.append({"t_s": t, "running": running, "waiting": waiting, "kv_cache_usage_pct": 10.0})
-    starts = [0.2 + i for i in range(seconds)]
-    return {"load_request_rate": rate, "timeseries": series, "request_start_s": starts, "config_label": f"{rate}",
-            "request_e2el_ms": [2000.0] * seconds, "request_ttft_ms": [100.0] * seconds,
-            "median_ttft_ms": 100 * rate, "p99_ttft_ms": 200 * rate, "median_tpot_ms": 20.0, "p99_tpot_ms": 30.0}
-
-
-def _poisson(rate: float, seed: int, requests: int = 32, busy_s: float = 0.9, every_s: float = 0.52) -> dict:
-    """The fresh reader's case: Poisson arrivals, each request in the engine a fixed 0.9 s ± 20 %, nothing ever
-    waiting. The requests in the engine move by chance alone; no queue grows."""
-    rng = random.Random(seed)
-    t, starts, ends = 0.3, [], []
+def _queue(rho: float, requests: int = 32, seed: int = 0, seats: int = 4, service_s: float = 2.0) -> list:
+    """A simulated engine of `seats` seats, each request served in about `service_s` s (± 20 %), Poisson arrivals
+    at `rho` times its capacity: each request's send time, latency and wait for its first token."""
+    rng, t, free, out = random.Random(seed), 0.3, [0.0] * seats, []
     for _ in range(requests):
-        t += rng.expovariate(rate)
-        starts.append(t)
-        ends.append(t + busy_s * rng.uniform(0.8, 1.2))
-    series = [{"t_s": k * every_s, "running": float(sum(a <= k * every_s < b for a, b in zip(starts, ends))),
-               "waiting": 0.0} for k in range(int(max(ends) / every_s) + 2)]
-    return {"load_request_rate": rate, "timeseries": series, "request_start_s": starts,
-            "request_e2el_ms": [1000 * (b - a) for a, b in zip(starts, ends)]}
+        t += rng.expovariate(rho * seats / service_s)
+        k = min(range(seats), key=lambda i: free[i])
+        begin = max(t, free[k])
+        free[k] = begin + service_s * rng.uniform(0.8, 1.2)
+        out.append((t, free[k] - t, begin - t + 0.1))
+    return out
 
 
-def test_a_growing_queue_is_over_saturated_and_a_steady_one_is_not():
-    assert over_saturated(_row(4.0, grow_per_s=0.8)) is True
-    assert over_saturated(_row(1.0, grow_per_s=0.0)) is False
-    # the reader's counter-case: chance alone moves the requests in an engine with no queue; never over-saturated
-    said = [over_saturated(_poisson(rate, seed)) for rate in (1.1, 2.2, 4.4) for seed in range(100)]
-    assert True not in said and False in said, "steady where it can tell, never over-saturated"
-    assert over_saturated({**_row(1.0, 0.0), "request_start_s": None}) is None, "no timeline: cannot tell"
-    assert over_saturated({**_row(1.0, 0.0), "request_start_s": [0.2, 1.2]}) is None, "too few samples while sending"
+def _row(rho: float, requests: int = 32, seed: int = 0) -> dict:
+    sent = _queue(rho, requests, seed)
+    series = [{"t_s": 0.5 * k, "running": 1.0, "waiting": 0.0} for k in range(int(max(s + e for s, e, _ in sent) * 2))]
+    return {"load_request_rate": round(rho * 2, 2), "timeseries": series, "config_label": f"{rho}",
+            "request_start_s": [s for s, _, _ in sent], "request_e2el_ms": [1000 * e for _, e, _ in sent],
+            "request_ttft_ms": [1000 * w for _, _, w in sent], "median_ttft_ms": 100.0, "p99_ttft_ms": 200.0,
+            "median_tpot_ms": 20.0, "p99_tpot_ms": 30.0}
 
 
-def test_a_sweep_marks_its_last_points_and_a_steady_sweep_marks_none():
-    sweep = [_row(1.0, 0.0), _row(2.0, 0.0), _row(3.0, 0.6), _row(4.0, 1.2)]
-    assert [over_saturated(r) for r in sweep] == [False, False, True, True]
-    spec = charts.knee(sweep, SLO(500, 50), best_rate=2.0).to_dict()
+def test_a_queue_that_grows_is_over_saturated_and_a_light_one_is_not():
+    """The rule reads each request's own timeline. Fixed seeds: a load at twice the engine's capacity (128
+    requests) is marked over-saturated in most runs; a load at half of it (the readers' stable-queue case) in
+    almost none; an engine that admits everything and never queues (the waits do not grow) never."""
+    heavy = [over_saturated(_row(2.0, 128, seed)) for seed in range(40)]
+    light = [over_saturated(_row(0.5, 128, seed)) for seed in range(40)]
+    assert heavy.count(True) > 20 and False not in heavy
+    assert light.count(True) <= 1 and light.count(False) > 20
+    assert over_saturated({**_row(0.5), "request_start_s": None}) is None, "no timeline: cannot tell"
+    assert over_saturated({**_row(0.5, requests=6)}) is None, "too few requests: cannot tell"
+
+
+def test_a_sweep_marks_its_over_saturated_points_on_the_knee_chart():
+    sweep = [_row(0.5, 128, 1), _row(1.0, 128, 1), _row(2.0, 128, 2)]
+    marks = [over_saturated(r) for r in sweep]
+    assert marks[0] is False and marks[-1] is True
+    spec = charts.knee(sweep, SLO(500, 50), best_rate=1.0).to_dict()
     assert "over-saturated" in str(spec["title"]) and vlc.vegalite_to_svg(spec).startswith("<svg")
-    steady = [_row(r, 0.0) for r in (1.0, 2.0, 3.0)]
+    steady = [_row(0.5, 128, seed) for seed in (1, 3)]
     assert not any(over_saturated(r) for r in steady)
     assert "over-saturated" not in str(charts.knee(steady, SLO(500, 50), best_rate=3.0).to_dict().get("title"))
 
 
-def test_inside_the_busiest_rate_says_over_saturated_or_steady_from_the_samples():
+def test_inside_the_busiest_rate_says_over_saturated_steady_or_cannot_tell_from_the_requests():
     from helpers.chapters import ch6a
-    growing, steady = _row(4.0, grow_per_s=1.0), _row(1.0, grow_per_s=0.0)
-    for row in (growing, steady):
-        row["request_ttft_ms"] = [100.0 * (i + 1) if row is growing else 100.0 for i in range(20)]
-    assert ch6a.busiest([steady, growing]) is growing
-    said = ch6a.inside_the_busiest(growing)
-    assert "**over-saturated**" in said and "the last quarter 1800 ms: ×6.00: longer" in said
-    calm = ch6a.inside_the_busiest(steady)
-    assert "steady state" in calm and "over-saturated" not in calm and "within the ±10 % noise" in calm
-    falling = ch6a.inside_the_busiest({**growing, "request_ttft_ms": [100.0 * (20 - i) for i in range(20)]})
-    assert "**did not hold**" in falling, "waits that fell from first to last: the page's reading is judged"
-    assert "keeps no timeline" in ch6a.inside_the_busiest({**steady, "request_start_s": None})
+    heavy, light = _row(2.0, 128, 2), _row(0.5, 128, 1)
+    assert ch6a.busiest([light, heavy]) is heavy
+    q = queue_growth(heavy)
+    said = ch6a.inside_the_busiest(heavy)
+    assert "**over-saturated**" in said and f"{q['held_at_last_send']} when the last request was sent" in said
+    calm = ch6a.inside_the_busiest(light)
+    assert "did not grow" in calm and "was not tested here" in calm and "over-saturated" not in calm
+    assert "too few requests came after the ramp" in ch6a.inside_the_busiest(_row(2.0, requests=6))
+    assert "keeps no timeline" in ch6a.inside_the_busiest({**light, "request_start_s": None})
 
 
 def test_the_pareto_front_holds_the_configurations_no_other_beat_on_both_axes():
@@ -116,3 +107,18 @@ def test_the_rooms_front_takes_the_experiment_most_pairs_measured_and_names_the_
     assert "4 points from 2 machine(s)" in said and "from 1 of the 2 machine(s)" in said and "#bbbb" in said
     assert vlc.vegalite_to_svg(charts.pareto(rows).to_dict()).startswith("<svg")
     assert ch90.room_front(workshop.room(tmp_path / "empty")) == (None, {})
+
+
+def test_one_load_offered_at_several_rates_is_an_experiment_per_rate():
+    """Pass 18's W4: a prefix load's label leaves out its rate, so a sweep's rates shared one experiment and the
+    room kept whichever rate each machine measured last."""
+    import pandas as pd
+
+    from helpers.results import workshop
+    df = pd.DataFrame([{"tag": "ch6", "load_label": "prefix 384+64→32 ×8, 2 prefix(es)", "load_request_rate": r,
+                        "load_max_concurrency": None} for r in (0.55, 4.4)]
+                      + [{"tag": "ch3", "load_label": "random 128→32 ×8 @ conc 1", "load_request_rate": None,
+                          "load_max_concurrency": 1}])
+    assert list(workshop.experiments(df)) == ["ch6 · prefix 384+64→32 ×8, 2 prefix(es) @ 0.55 req/s",
+                                              "ch6 · prefix 384+64→32 ×8, 2 prefix(es) @ 4.4 req/s",
+                                              "ch3 · random 128→32 ×8 @ conc 1"]

@@ -92,7 +92,7 @@ def test_the_chapters_sentences_read_the_timeline_and_say_when_it_is_missing():
     said = ch3.inside_the_runs({"budget 256": mixed, "chunking off": frozen}, ("budget 256", "chunking off"))
     assert "longer (×3.00) with chunking off, as the page expects" in said and "longer (×2.00) with budget 256" in said
     said = ch3.inside_the_runs({"budget 256": frozen, "chunking off": mixed}, ("budget 256", "chunking off"))
-    assert said.count("**did not hold**") == 2
+    assert said.count("**did not hold**") == 2 and "as the page expects" not in said
 
 
 def test_send_times_move_onto_the_samplers_clock(tmp_path, monkeypatch):

@@ -2,11 +2,8 @@
 knee from the inside (its timeline), and the configurations of the tuning path as a Pareto front."""
 from __future__ import annotations
 
-import math
-import statistics
-
-from helpers import tables, verdicts
-from helpers.results.rows import over_saturated
+from helpers import tables
+from helpers.results.rows import over_saturated, queue_growth
 
 
 def busiest(sweep_rows: list[dict]) -> dict:
@@ -15,44 +12,36 @@ def busiest(sweep_rows: list[dict]) -> dict:
 
 
 def inside_the_busiest(row: dict) -> str:
-    """The requests in the engine (running + waiting, /metrics) at the middle and at the end of the time
-    requests were sent, whether its queue was still growing (`rows.over_saturated`), and the page's reading
-    judged: past the knee each request sent waits longer than the one before, so the last quarter of the
-    requests, in the order sent, should wait longer for a first token than the first quarter."""
-    run = (row.get("runs") or [row])[0]
-    starts, ttfts, series = run.get("request_start_s"), run.get("request_ttft_ms"), row.get("timeseries")
-    if not starts or not ttfts or not series:
-        return ("This row keeps no timeline (it was measured before timelines were stored): set FORCE = True in "
-                "the set-up cell and run again.")
-
-    def held(t: float) -> float:  # the last sample at or before t
-        before = [x for x in series if x["t_s"] <= t] or series[:1]
-        return (before[-1].get("running") or 0) + (before[-1].get("waiting") or 0)
-
-    order = [t for _, t in sorted(zip(starts, ttfts))]
-    q = max(1, len(order) // 4)
-    first, last = statistics.median(order[:q]), statistics.median(order[-q:])
-    r = last / first if first else math.inf
-    judged = (f"×{r:.2f}: longer, as the page reads a rate past the knee" if r > 1 + verdicts.DEFAULT_NOISE else
-              f"×{r:.2f}, within the ±{100 * verdicts.DEFAULT_NOISE:.0f} % noise: no queue building up here"
-              if r >= 1 - verdicts.DEFAULT_NOISE else f"×{r:.2f}: shorter, so the page's reading **did not hold** here")
-    state = {True: "its queue still growing when the last request was sent: **over-saturated**, its latencies "
-                   "describe a queue that had not stopped growing, not a steady state",
-             False: "not growing by the time the last request was sent: a steady state",
-             None: "too few or too scattered /metrics samples while requests were sent to tell whether its queue "
-                   "still grew"}
-    middle = (min(starts) + max(starts)) / 2
+    """The busiest run read from its own requests (`rows.queue_growth`, exact, where the /metrics panels lag):
+    the requests in the engine once the ramp from an idle engine was over and when the last request was sent,
+    the two halves' waits for a first token, and what `rows.over_saturated` makes of them."""
+    q = queue_growth(row)
+    if q is None:
+        run = (row.get("runs") or [row])[0]
+        return ("This row keeps no timeline (it was measured before timelines were stored): set FORCE = True in the "
+                "set-up cell and run again." if not run.get("request_start_s") else
+                f"At **{row['load_request_rate']:g} req/s** too few requests came after the ramp from an idle engine "
+                "(fewer than six) to tell whether a queue grew: the full size sends more.")
+    state = {True: "the queue grew while requests were sent: **over-saturated**, its latencies describe a queue "
+                   "that had not stopped growing, not a steady state, as the page reads a rate past the knee",
+             False: "the queue did not grow while requests were sent: this rate was not past the point where it "
+                    "does, so the page's reading of a rate past the knee was not tested here",
+             None: "between the two, so whether the queue would have kept growing cannot be told from a run "
+                   "this short"}[over_saturated(row)]
     return (f"At **{row['load_request_rate']:g} req/s**, the highest rate offered, the engine held "
-            f"{held(middle):.0f} request(s) halfway through the sending and {held(max(starts)):.0f} when the last "
-            f"was sent, {state[over_saturated(row)]}. The first quarter of the requests sent waited a median "
-            f"{first:.0f} ms for their first token, the last quarter {last:.0f} ms: {judged}.")
+            f"{q['held_after_ramp']} request(s) once the ramp from an idle engine was over and "
+            f"{q['held_at_last_send']} when the last request was sent (counted from the requests' own times). The "
+            f"first half of the {q['requests']} requests sent after the ramp waited a median "
+            f"{q['first_half_wait_ms']:.0f} ms for their first token, the second half {q['second_half_wait_ms']:.0f} "
+            f"ms: {state}.")
 
 
 def front_points(sweep_rows: list[dict], path: list[dict], best: dict, rate: float) -> tuple[dict[str, dict], str]:
     """The Pareto chart's points: the baseline at every rate of the sweep (more requests per second: more
     throughput, a slower stream for each user, the trade-off the front shows) and each configuration of the
-    tuning path at the tuning rate (at one offered rate the same work only finishes sooner or later, so
-    those points move along both axes together); and the name of the tuned one's point."""
+    tuning path at the tuning rate (at one offered rate the same work finishes sooner or later, capped by the
+    rate: an engine faster at everything rises on both axes, a setting that trades one for the other, such as
+    fewer seats, moves them apart); and the name of the tuned one's point."""
     points = {f"baseline at {r['load_request_rate']:g} req/s": r for r in sweep_rows}
     seen = {r.get("run_id") for r in sweep_rows}
     names = {}
