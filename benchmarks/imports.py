@@ -7,8 +7,9 @@ running the three tools one after another, each peer after its own warm-up of on
 serve --num-warmups, GuideLLM's profile warm-up; neither counted) (interleaved, so a slow minute of this shared machine
 falls on all three); the prefix cache is emptied before every run. Per tool: the median over the
 rounds of output tokens/s, median TTFT and median TPOT (vLLM's: (latency - TTFT) / (tokens - 1)),
-and its ratio to the guide's. Throughput is compared by vLLM's definition, total ÷ duration: a GuideLLM
-row's `vllm_rule_output_throughput` (its own figure, a mean of rates over its window, is printed too).
+and its ratio to the guide's. Throughput is compared by vLLM's definition where the row has one
+(`vllm_rule_output_throughput`); after GuideLLM's warm-up it has none (its warm-up runs beside the
+requests it counts), so GuideLLM's own figure, the tokens made inside its window ÷ the window, is compared.
 
 Usage:  .venv/bin/python benchmarks/imports.py [--rounds 3] [--prompts 32] [--concurrency 4]
         (about 6 minutes on 2 cores; figures in benchmarks/results/other_tools.json)

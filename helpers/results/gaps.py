@@ -37,10 +37,12 @@ def missing(row, figure: str) -> str | None:
                _text(get("import_requests_gap")) or "AIPerf writes each request's figures only with --export-level "
                "records (profile_export.jsonl, read from beside the summary)" if tool == AIPERF else
                _text(get("import_requests_gap")) or "GuideLLM's report does not list the requests it counted")
+    elif figure.startswith("vllm_rule_") and _text(get("import_rule_gap")):
+        why = _text(get("import_rule_gap"))
     elif figure in roofline.COLUMNS:
         why = "a decode floor needs the memory bandwidth of the machine that served, which no such file records"
     elif "_itl_" in figure and tool == GUIDELLM:
-        why = "GuideLLM records no gap between streamed chunks"
+        why = "GuideLLM's report writes no gap between streamed chunks"
     elif re.match(r"^(mean|median|std|p[\d.]+)_(ttft|tpot|itl)_ms$", figure) and get("import_not_streamed"):
         why = "AIPerf measures TTFT, TPOT and the gaps between chunks only for streamed runs (--streaming)"
     elif re.match(r"^(mean|median|std|p[\d.]+)_(ttft|tpot)_ms$", figure) and get("import_no_first_token"):

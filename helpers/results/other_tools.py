@@ -93,8 +93,8 @@ def from_file(path: str | Path) -> list[dict]:
     try:
         blob = json.loads(data)
     except (json.JSONDecodeError, UnicodeDecodeError) as e:
-        if (lines := vllm.json_lines(data)) is not None:  # vllm bench serve --append-result: one result per line
-            return [vllm.result_row(b, Source(path, sha, VLLM_BENCH), i) for i, b in enumerate(lines)]
+        if vllm.json_lines(data) is not None:  # vllm bench serve --append-result: one result per line
+            return vllm.appended(path, data)
         if _aiperf_records(data):
             raise ImportFileError(path, "holds AIPerf's per-request records, not its summary.",
                                   f"the {aiperf.SUMMARY} beside it (or their folder): "
@@ -139,14 +139,15 @@ def add(paths: list[str | Path], folder: str | Path | None = None) -> tuple[dict
         except ImportFileError as e:
             failed[p] = str(e)
             continue
-        target = folder / f"{rows[0]['env_env_id']}.jsonl"
-        seen = {r.get("key") for r in read_rows(target)}  # a row whose content changed (a sweep that grew) is added,
-        new = [r for r in rows if r["key"] not in seen]  # and the room keeps the last row of each run id
-        if new:
-            folder.mkdir(parents=True, exist_ok=True)
-            with open(target, "a") as f:
-                for r in new:
-                    f.write(json.dumps(r, default=jsonable) + "\n")
+        for env in dict.fromkeys(r["env_env_id"] for r in rows):  # a sweep's experiments each have their own
+            target = folder / f"{env}.jsonl"
+            seen = {r.get("key") for r in read_rows(target)}  # a row whose content changed (a sweep or an append
+            new = [r for r in rows if r["env_env_id"] == env and r["key"] not in seen]  # file that grew) is added,
+            if new:  # and the room keeps the last row of each run id
+                folder.mkdir(parents=True, exist_ok=True)
+                with open(target, "a") as f:
+                    for r in new:
+                        f.write(json.dumps(r, default=jsonable) + "\n")
         added[p] = rows
     return added, failed
 
@@ -166,7 +167,10 @@ def summary_line(rows: list[dict], room_models: set[str]) -> str:
     for name, unit in (("output_throughput", "tok/s"), ("request_throughput", "req/s"), ("mean_tpot_ms", "ms")):
         own, rule = r.get(name), r.get(f"vllm_rule_{name}")
         if own is not None and rule is not None and len(rows) == 1:
-            text += f"\n  {name}: {own:.4g} {unit} the tool's own, {rule:.4g} {unit} by vLLM's rule"
+            what = OWN_NAMES.get(r.get("import_tool"), {}).get(name, "the tool's own")
+            text += f"\n  {name}: {own:.4g} {unit} ({what}), {rule:.4g} {unit} by vLLM's rule"
+    if r.get("import_rule_gap") and len(rows) == 1:
+        text += f"\n  no figure by vLLM's rule: {r['import_rule_gap']}"
     if r.get("import_server_failures"):
         text += f"\n  {r['import_server_failures']}"
     if r.get("import_skipped"):
@@ -182,6 +186,16 @@ def summary_line(rows: list[dict], room_models: set[str]) -> str:
     return text
 
 
+# What each tool calls the figure the row keeps, as its console prints it, for the line printed at import.
+OWN_NAMES = {GUIDELLM: {"output_throughput": "GuideLLM's output_tokens_per_second",
+                        "request_throughput": "GuideLLM's requests_per_second",
+                        "mean_tpot_ms": "GuideLLM's ITL column, inter_token_latency_ms; its TPOT column counts the "
+                                        "first token too"},
+             AIPERF: {"output_throughput": "AIPerf's output_token_throughput",
+                      "request_throughput": "AIPerf's request_throughput",
+                      "mean_tpot_ms": "AIPerf's Inter Token Latency, with its tokenizer's count"}}
+
+
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     folder = None
@@ -195,8 +209,9 @@ def main(argv: list[str] | None = None) -> int:
         print("usage: bash guide.sh import FILE_OR_FOLDER… [--room FOLDER]", file=sys.stderr)
         return 2
     where = Path(folder) if folder else default_dir()
-    models = {Path(str(r.get("cfg_model") or r.get("endpoint_model"))).name
-              for p in where.glob("*.jsonl") for r in read_rows(p) if r.get("kind") == "load"} - {"None"}
+    models = {Path(str(r.get("cfg_model") or r.get("endpoint_model"))).name  # the room's own, not imported rows
+              for p in where.glob("*.jsonl") for r in read_rows(p)
+              if r.get("kind") == "load" and r.get("engine_location") != "imported"} - {"None"}
     added, failed = add(argv, where)
     for p, rows in added.items():
         print(f"{p}: {summary_line(rows, models)}")

@@ -127,3 +127,20 @@ def test_aiperf_files_cut_short_stale_incomplete_or_not_streamed_say_so(tmp_path
     for figure in ("p99_ttft_ms", "median_tpot_ms", "p90_itl_ms"):
         assert "only for streamed runs (--streaming)" in other_tools.missing(row, figure), figure
     assert other_tools.missing(row, "p99_e2el_ms") is None
+
+
+def test_an_unstreamed_run_with_its_records_imports_without_per_request_figures(tmp_path):
+    """Pass 18's W4: records without a time to first token (a run without --streaming) crashed the import."""
+    folder = tmp_path / "ns"
+    shutil.copytree(AIPERF_DIR, folder)
+    lines = []
+    for line in (folder / "profile_export.jsonl").read_text().splitlines():
+        rec = json.loads(line)
+        for k in ("time_to_first_token", "inter_token_latency", "inter_chunk_latency", "time_to_second_token"):
+            rec["metrics"].pop(k, None)
+        lines.append(json.dumps(rec))
+    (folder / "profile_export.jsonl").write_text("\n".join(lines) + "\n")
+    [row] = other_tools.from_file(folder)
+    assert row["request_ttft_ms"] is None and "not streamed" in other_tools.missing(row, "request_ttft_ms")
+    blob = json.loads((AIPERF_DIR / "profile_export_aiperf.json").read_text())
+    assert row["import_tool_duration"] == blob["benchmark_duration"]["avg"], "AIPerf's own duration kept beside"

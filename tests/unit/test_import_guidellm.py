@@ -11,12 +11,19 @@ from tests.unit.import_files import DATA, GUIDELLM
 
 
 def by_rule(b: dict) -> tuple[float, float]:
-    """vLLM's definitions from the report's own timestamps, over every request GuideLLM sent (its warm-up's
-    too, as vllm bench serve would have timed those requests): count and output tokens ÷ first start to last end."""
+    """vLLM's definitions from the report's own timestamps, for a run without a warm-up: the successful requests'
+    count and output tokens ÷ the span from the first request sent to the last one's end (calculate_metrics in
+    vllm/benchmarks/serve.py counts successful requests; its duration runs from its first request to its last)."""
     sent = b["requests"]["successful"] + (b["requests"].get("errored") or [])
     span = max(r["request_end_time"] for r in sent) - min(r["request_start_time"] for r in sent)
     done = b["requests"]["successful"]
     return len(done) / span, sum(r["output_tokens"] for r in done) / span
+
+
+def gl_counts(b: dict) -> int:
+    """The requests GuideLLM's rates and goodput count: those that ended inside its window (its
+    rate_distribution_from_timings keeps events between start_time and end_time)."""
+    return sum(b["start_time"] <= r["request_end_time"] <= b["end_time"] for r in b["requests"]["successful"])
 
 
 def own(b: dict, metric: str, stat: str = "mean"):
@@ -52,7 +59,10 @@ def test_a_guidellm_report_gives_guidellms_own_figures_and_vllms_definition_besi
     assert other_tools.missing(row, "p90_ttft_ms") is None, "issue 48.6: GuideLLM writes p90"
     assert "GuideLLM writes the percentiles" in other_tools.missing(row, "p98_ttft_ms")
     assert (row["load_max_concurrency"], row["load_input_len"], row["load_output_len"]) == (4, 128, 32)
-    assert len(row["request_ttft_ms"]) == 16 and slo.goodput(row, 10_000, 1_000) == pytest.approx(16 / b["duration"])
+    # goodput where every request meets the target is GuideLLM's own request rate: the 15 requests that ended inside
+    # its window (one ended 0.17 ms after its recorded end), as its goodput counts them
+    assert len(row["request_ttft_ms"]) == gl_counts(b) == 15
+    assert slo.goodput(row, 10_000, 1_000) == pytest.approx(own(b, "requests_per_second"))
 
 
 @pytest.mark.parametrize("strategy, conc, rate", [
@@ -85,11 +95,9 @@ def test_a_guidellm_warm_up_is_left_out_as_guidellm_leaves_it_out():
     assert row["duration"] == b["duration"] and row["total_output_tokens"] == own(b, "output_token_count", "total_sum")
     assert row["output_throughput"] == own(b, "output_tokens_per_second")
     assert row["median_ttft_ms"] == own(b, "time_to_first_token_ms", "median")
-    assert row["vllm_rule_output_throughput"] == pytest.approx(by_rule(b)[1])
-    assert row["vllm_rule_output_throughput"] == pytest.approx(12 * 16 / (
-        max(r["request_end_time"] for r in b["requests"]["successful"])
-        - min(r["request_start_time"] for r in b["requests"]["successful"]))), "all 12 requests sent, over their span"
-    assert "of which 4 had their first token in it" in row["import_duration_covers"]
+    assert row["vllm_rule_output_throughput"] is None and "finishes its warm-up before it starts its clock" in \
+        other_tools.missing(row, "vllm_rule_output_throughput"), "pass 18: no span holds only the counted requests"
+    assert "4 of them had their first token in it" in row["import_duration_covers"]
     assert len(row["request_ttft_ms"]) == 7
     assert "warm-up before it (5 request(s))" in row["import_duration_covers"], row["import_duration_covers"]
     [whole] = other_tools.from_file(GUIDELLM)  # no warm-up: the whole run
@@ -127,8 +135,9 @@ def test_a_request_that_finished_as_the_warm_up_ended_is_counted_as_guidellm_cou
     path = DATA / "guidellm_warmup_edge.json"
     b = json.loads(path.read_text())["benchmarks"][0]
     [row] = other_tools.from_file(path)
-    assert b["metrics"]["request_totals"]["successful"] == row["completed"] == row["import_requests_kept"] == 31
-    assert len(row["request_ttft_ms"]) == 31 and row["total_output_tokens"] == 31 * 64
+    assert b["metrics"]["request_totals"]["successful"] == row["completed"] == 31
+    assert row["import_requests_kept"] == len(row["request_ttft_ms"]) == gl_counts(b) == 30  # one ended late
+    assert row["total_output_tokens"] == 31 * 64
     assert row["output_throughput"] == own(b, "output_tokens_per_second")
     assert row["p95_tpot_ms"] == own(b, "inter_token_latency_ms", "p95")
     edge = [r for r in b["requests"]["successful"] if b["start_time"] - 0.01 < r["request_end_time"] < b["start_time"]]
@@ -189,3 +198,16 @@ def test_a_report_without_first_tokens_leaves_ttft_and_tpot_empty_and_says_why(t
     assert slo.goodput(row, 1000, 100) is None
     assert row["mean_e2el_ms"] == pytest.approx(1000 * own(b, "request_latency"))
     assert "kept as median_e2el_ms" in other_tools.missing(row, "p50_e2el_ms")
+
+
+def test_an_errored_request_is_in_vllms_span_but_not_in_its_counts(tmp_path):
+    """Pass 18's W2: vLLM counts only successful requests (calculate_metrics); an errored one with tokens is timed."""
+    blob = json.loads(GUIDELLM.read_text())
+    b = blob["benchmarks"][0]
+    b["requests"]["errored"] = [b["requests"]["successful"].pop()]
+    b["metrics"]["request_totals"].update(successful=15, errored=1)
+    (tmp_path / "err.json").write_text(json.dumps(blob))
+    [row] = other_tools.from_file(tmp_path / "err.json")
+    assert (row["vllm_rule_request_throughput"], row["vllm_rule_output_throughput"]) == pytest.approx(by_rule(b))
+    assert row["vllm_rule_request_throughput"] * row["import_requests_kept"] > 0 and by_rule(b)[1] == pytest.approx(
+        15 * 32 * by_rule(b)[0] / 15), "15 successful requests of 32 tokens over a span that also holds the errored one"

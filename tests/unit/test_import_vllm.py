@@ -355,3 +355,78 @@ def test_a_sweep_imported_again_after_it_grew_replaces_its_rows_in_the_room(tmp_
     df = workshop.room(room, me="me")
     assert sorted(df["config_label"]) == ["seqs2", "seqs8"], "each combination once"
     assert df.set_index("config_label").loc["seqs8", "repeats"] == 3, "the grown combination's last row"
+
+
+def test_pass_18_sweeps_failed_combinations_experiments_partial_copies_and_run_zero(tmp_path):
+    """Pass 18 of the fresh reader: a combination whose every run failed (vLLM's run=N.failure.json only) gets a
+    row that says so, and a sweep in which every run failed is not called "not a sweep" (W5); two experiments under
+    one folder each keep their own file, so importing the folder after one experiment adds nothing twice (W6); a
+    partial copy under another name joins its combination (W7); a failed run 0 does not lend the row its empty
+    load, and every percentile is a median (W9)."""
+    top = tmp_path / "sweeps"
+    shutil.copytree(SWEEP, top / "seqs")
+    comb = top / "seqs" / "SERVE--seqs8-BENCH--conc4"
+    for n in (0, 1):
+        (comb / f"run={n}.json").unlink()
+        (comb / f"run={n}.failure.json").write_text(json.dumps({"run_number": n, "error_type": "RuntimeError",
+                                                                "error": "engine died"}))
+    seqs2, seqs8 = other_tools.from_file(top / "seqs")
+    assert seqs8["config_label"] == "seqs8" and seqs8["output_throughput"] is None
+    assert seqs8["import_failures"].startswith("no request completed: every run failed (run 0 failed: RuntimeError")
+    lone = tmp_path / "lone"
+    shutil.copytree(comb, lone / "exp" / comb.name)
+    [row] = other_tools.from_file(lone)
+    assert "every run failed" in row["import_failures"]
+    # two experiments: the folder after one of them adds nothing twice
+    shutil.copytree(SWEEP, top / "tp")
+    for p in (top / "tp").rglob("run=*.json"):  # another experiment: its own runs (an identical file is a copy)
+        p.write_text(json.dumps({**json.loads(p.read_text()), "date": "20261206-120000"}))
+    room = tmp_path / "room"
+    other_tools.add([top / "seqs"], room)
+    other_tools.add([top], room)
+    df = workshop.room(room, me="me")
+    assert len(df) == 4 and df.groupby("tag").size().to_dict() == {"imported · vllm bench sweep · seqs": 2,
+                                                                  "imported · vllm bench sweep · tp": 2}
+    # a partial copy of one run per combination, under another name
+    part = tmp_path / "part"
+    shutil.copytree(SWEEP, part / "seqs")
+    for c in ("SERVE--seqs2-BENCH--conc4", "SERVE--seqs8-BENCH--conc4"):
+        (part / "aaa-copy" / c).mkdir(parents=True)
+        shutil.copy(SWEEP / c / "run=0.json", part / "aaa-copy" / c / "run=0.json")
+    rows = other_tools.from_file(part)
+    assert [(r["import_file"], r["repeats"]) for r in rows] == [("seqs/SERVE--seqs2-BENCH--conc4", 2),
+                                                                ("seqs/SERVE--seqs8-BENCH--conc4", 2)]
+    # a failed run 0: the load and every percentile from the runs that served
+    copy = tmp_path / "seqs"
+    shutil.copytree(SWEEP, copy)
+    run0 = copy / "SERVE--seqs8-BENCH--conc4" / "run=0.json"
+    blob = json.loads(run0.read_text())
+    run0.write_text(json.dumps({**blob, "completed": 0, "failed": blob["num_prompts"], "output_throughput": 0.0,
+                                "total_input_tokens": 0, "total_output_tokens": 0,
+                                **{k: 0.0 for k in blob if vllm.LATENCY_KEY.match(k)}}))
+    seqs2, seqs8 = other_tools.from_file(copy)
+    assert seqs8["load_label"] == seqs2["load_label"], "the load of the run that served"
+    runs = [json.loads((SWEEP / "SERVE--seqs2-BENCH--conc4" / f"run={n}.json").read_text()) for n in (0, 1)]
+    assert seqs2["std_ttft_ms"] == pytest.approx((runs[0]["std_ttft_ms"] + runs[1]["std_ttft_ms"]) / 2)
+
+
+def test_an_append_result_file_imported_again_after_it_grew_adds_only_the_new_run(tmp_path):
+    """Pass 18's W8: each run's id comes from its own line, the file's from its first line."""
+    lines = (DATA / "vllm_bench_append.jsonl").read_text().splitlines()
+    grown = tmp_path / "runs.jsonl"
+    grown.write_text(lines[0] + "\n" + lines[1])
+    room = tmp_path / "room"
+    other_tools.add([grown], room)
+    third = lines[0].replace('"max_concurrency": 4', '"max_concurrency": 3')
+    grown.write_text(lines[0] + "\n" + lines[1] + "\n" + third)
+    other_tools.add([grown], room)
+    df = workshop.room(room, me="me")
+    assert sorted(df["load_max_concurrency"]) == [2, 3, 4] and df["env_env_id"].nunique() == 1
+
+
+def test_a_folder_of_vllm_bench_files_is_refused_naming_them(tmp_path):
+    """Pass 18's U1."""
+    shutil.copy(SUMMARY, tmp_path / "a.json")
+    shutil.copy(DETAILED, tmp_path / "b.json")
+    with pytest.raises(ImportFileError, match=r"vllm bench serve results \(a.json, b.json\): give them as files"):
+        other_tools.from_file(tmp_path)

@@ -159,9 +159,8 @@ def test_a_room_of_the_guides_rows_failed_runs_and_a_guidellm_warm_up_renders_co
     assert by_file["every.json"]["failed"] == "16 of 16" and by_file["some.json"]["failed"] == "2 of 16"
     assert by_file["every.json"]["output_throughput"] != by_file["every.json"]["output_throughput"], "empty, not 0"
     assert "no request completed" in by_file["every.json"]["not in this file"]
-    guidellm = next(r for r in df.to_dict("records") if r.get("import_tool") == "guidellm")
-    assert side.loc[side["source"].str.contains("guidellm"), workshop.RULE].item() == pytest.approx(
-        guidellm["vllm_rule_output_throughput"]), "vLLM's definition, comparable with the other rows"
+    gl = side.loc[side["source"].str.contains("guidellm")].iloc[0]
+    assert gl[workshop.RULE] != gl[workshop.RULE], "after GuideLLM's warm-up no figure by vLLM's rule: empty, not 0"
     for metric in ("output_throughput", "median_ttft_ms", "p99_itl_ms"):
         workshop.ratios(df, metric)
     rows = {r["import_file"]: r for r in df.to_dict("records") if r.get("engine_location") == "imported"}

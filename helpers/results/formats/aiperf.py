@@ -59,8 +59,10 @@ def profile(blob: dict, source: Source) -> dict:
                vllm_rule_output_throughput=served / duration if served is not None else None,
                max_itl_ms=get("inter_chunk_latency", "max"), import_figures=FIGURES,
                first_error=str((blob.get("error_summary") or [{}])[0].get("error_details") or "")[-500:] or None,
+               import_tool_duration=get("benchmark_duration"),
                import_duration_covers="AIPerf's profiling phase, from its start_time to its end_time, which its "
-               "throughputs divide by (its warm-up requests are not in it)")
+               "throughputs divide by (its warm-up requests are not in it); AIPerf's own Benchmark Duration, from "
+               "its first request to its last response, is kept as import_tool_duration")
     if (cfg.get("endpoint") or {}).get("streaming") is False or "time_to_first_token" not in blob:
         row["import_not_streamed"] = True  # AIPerf measures TTFT, TPOT and chunk gaps of streamed runs only
     for name, metric in LATENCIES.items():
@@ -71,6 +73,10 @@ def profile(blob: dict, source: Source) -> dict:
     if records is not None and len(records) != completed:  # another run's records, left beside this summary
         row["import_requests_gap"] = (f"the {RECORDS} beside it holds {len(records)} successful profiling records, "
                                       f"not this summary's {completed}: another run's")
+        records = None
+    if records and any(r["ttft"] is None for r in records):  # AIPerf times a first token only when streamed
+        row["import_requests_gap"] = ("AIPerf's records hold no time to first token: the run was not streamed "
+                                      "(--streaming), so no request's TTFT or TPOT is known")
         records = None
     if records:  # vLLM's rule on each request: TPOT = (latency - TTFT) / (output tokens - 1), 0 for one token
         tpot = [(r["latency"] - r["ttft"]) / (r["tokens"] - 1) if r["tokens"] > 1 else 0.0 for r in records]

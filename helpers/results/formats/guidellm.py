@@ -9,19 +9,19 @@ Every figure is GuideLLM's own, read from the benchmark's `metrics` block over i
 | TTFT | `time_to_first_token_ms` | the requests whose first token came inside the window |
 | TPOT | `inter_token_latency_ms` | (last token − first token) ÷ (output tokens − 1) per request, as vLLM's TPOT, its mean, median and percentiles weighted by each request's output tokens − 1 (vLLM's are over requests) |
 | E2E latency | `request_latency` (seconds, here ms) | per request |
-| ITL | none | GuideLLM records no gap between streamed chunks |
+| ITL | none | GuideLLM's report writes no gap between streamed chunks |
 
 Its percentiles p0.1 … p99.9 are kept under vLLM's names (`p90_ttft_ms`). GuideLLM's console prints
 its throughputs over all requests (`status="total"`); the row's count only the successful ones, as
 vLLM's do: the same where none failed or was cut off. GuideLLM's rates also leave out what ended
 after its recorded window end (its last completion as its scheduler saw it), so even without a warm-up
-its request rate can count one request fewer than its totals. Beside them the row keeps vLLM's
-definitions (`vllm_rule_*`): every request GuideLLM sent in the benchmark, warm-up and cool-down
-included, as `vllm bench serve` would have timed those requests: their tokens ÷ the span from the first
-one's start to the last one's end, and the plain mean, median and p99 of their TPOT over requests. A
-report that kept only a sample of its requests (`sample_size`) gives none. Each request's TTFT and TPOT
-(for goodput) are those GuideLLM counted, found by its own rule (`get_within_range` in
-guidellm/benchmark/schemas/accumulator.py), as its own goodput counts them.
+its request rate can count one request fewer than its totals. Beside them, for a run without a warm-up
+or a cool-down, the row keeps vLLM's definitions (`vllm_rule_*`): the successful requests' count and
+tokens ÷ the span from the first request sent to the last one's end, as `vllm bench serve` times a run,
+and the plain mean, median and p99 of their TPOT over requests. After a warm-up there are none:
+GuideLLM's warm-up runs beside the requests it counts, while `vllm bench serve` finishes its warm-up
+before it starts its clock, so no span holds only the counted requests. Each request's TTFT and TPOT
+(for goodput) are those GuideLLM's rates and goodput count (`_window`).
 """  # noqa: E501 - the table's rows are Markdown table rows, one line each
 from __future__ import annotations
 
@@ -37,9 +37,10 @@ LATENCIES = {"ttft": ("time_to_first_token_ms", 1), "tpot": ("inter_token_latenc
              "e2el": ("request_latency", 1000)}
 FIGURES = ("GuideLLM's own, from its metrics block, over the successful requests (its console's throughputs count all "
            "requests: the same where none failed or was cut off): throughputs count what fell inside its measured "
-           "window ÷ the window; TPOT is its inter_token_latency_ms, weighted by tokens. vllm_rule_* beside them: "
-           "every request it sent, warm-up and cool-down included, their tokens ÷ their span from first start to "
-           "last end, as vllm bench serve times a run, and their TPOT over requests")
+           "window ÷ the window; TPOT is its ITL column, inter_token_latency_ms, weighted by tokens (its TPOT column "
+           "counts the first token too). vllm_rule_* beside them, for a run without a warm-up: the successful "
+           "requests ÷ their span from first start to last end, as vllm bench serve times a run, and their TPOT "
+           "over requests")
 
 
 def report(blob: dict, source: Source) -> list[dict]:
@@ -98,9 +99,18 @@ def _row(b: dict, i: int, source: Source, version, spec: dict, data: dict, label
     kept, covers, gap = _window(b, done, completed)
     if kept is not None and any(r.get("time_to_first_token_ms") is None for r in kept):
         kept, gap = None, "GuideLLM recorded no first token for some of its requests (a run that was not streamed)"
-    sampled = (b.get("config") or {}).get("sample_size") is not None
-    row.update(_by_vllms_rule(None if sampled else [*done, *((b.get("requests") or {}).get("errored") or [])]),
-               import_duration_covers=covers, import_requests_kept=len(kept) if kept is not None else None)
+    warm, cool = float(b.get("warmup_duration") or 0), float(b.get("cooldown_duration") or 0)
+    errored = (b.get("requests") or {}).get("errored") or []
+    if warm or cool:  # its warm-up runs beside the requests it counts: no span holds only those
+        rule, rule_gap = _by_vllms_rule(None, None), (
+            "GuideLLM's warm-up or cool-down ran beside the requests it counted, so no span holds only those: "
+            "vllm bench serve finishes its warm-up before it starts its clock, and its definition cannot be applied")
+    elif kept is None or len(done) != completed:
+        rule, rule_gap = _by_vllms_rule(None, None), gap or "the report does not list every request GuideLLM counted"
+    else:
+        rule, rule_gap = _by_vllms_rule(done, [*done, *errored]), None
+    row.update(rule, import_duration_covers=covers, import_rule_gap=rule_gap,
+               import_requests_kept=len(kept) if kept is not None else None)
     if kept is not None:  # each request's TTFT and TPOT (vLLM's: GuideLLM's inter_token_latency_ms), for goodput
         row.update(request_ttft_ms=[r["time_to_first_token_ms"] for r in kept], import_detail="per request",
                    request_tpot_ms=[r["inter_token_latency_ms"] or 0.0 for r in kept])
@@ -119,47 +129,50 @@ def _row(b: dict, i: int, source: Source, version, spec: dict, data: dict, label
 
 
 def _window(b: dict, done: list, counted: int) -> tuple[list | None, str, str | None]:
-    """The requests GuideLLM counted, what its `duration` covers, and why the requests are not known where
-    they are not. GuideLLM counts a request that ended at or after its window's start and started at or
-    before its end (`get_within_range` in guidellm/benchmark/schemas/accumulator.py, used by metrics.py),
-    while `requests.successful` lists every request, warm-up and cool-down too; the same rule on the
-    report's `start_time` and `end_time` finds them. Where it does not give GuideLLM's own count (a
-    report whose `sample_size` kept only some requests), the requests are not known."""
+    """The requests GuideLLM's figures count, what its `duration` covers, and why the requests are not known
+    where they are not. GuideLLM's totals count a request that ended at or after its window's start and
+    started at or before its end (`get_within_range` in guidellm/benchmark/schemas/accumulator.py); its rates
+    and its goodput count those that ended inside the window (`rate_distribution_from_timings` drops events
+    after `end_time`, its last completion as its scheduler saw it, a fraction of a millisecond before a
+    request's own end). `requests.successful` lists every request, warm-up and cool-down too. Where the first
+    rule does not give GuideLLM's own count (a report whose `sample_size` kept only some), the requests are
+    not known. The per-request lists (goodput) keep the second set, as GuideLLM's goodput counts."""
     start, end = b.get("start_time") or 0.0, b.get("end_time") or float("inf")
     warm, cool = float(b.get("warmup_duration") or 0), float(b.get("cooldown_duration") or 0)
-    kept = [r for r in done if (r.get("request_end_time") or 0) >= start and (r.get("request_start_time") or 0) <= end]
+    within = [r for r in done
+              if (r.get("request_end_time") or 0) >= start and (r.get("request_start_time") or 0) <= end]
     cut = " and ".join(x for x in (f"a {warm:.1f} s warm-up before it" if warm else "",
                                    f"a {cool:.1f} s cool-down after it" if cool else "") if x)
-    covers = (f"GuideLLM's measured window, not counting {cut} ({len(done) - len(kept)} request(s))" if cut
+    covers = (f"GuideLLM's measured window, not counting {cut} ({len(done) - len(within)} request(s))" if cut
               else "GuideLLM's whole run, from its first request's start to its last answer")
     sample = (b.get("config") or {}).get("sample_size")
-    if len(kept) != counted:
-        return None, covers, (f"GuideLLM counted {counted} requests in its window, but its report lists {len(kept)} "
-                              "there" + (f" (it kept a sample: sample_size {sample})" if sample is not None else ""))
+    if len(within) != counted:
+        return None, covers, (f"GuideLLM counted {counted} requests in its window, but its report lists "
+                              f"{len(within)} there" + (f" (it kept a sample: sample_size {sample})"
+                                                        if sample is not None else ""))
+    kept = [r for r in within if (r.get("request_end_time") or 0) <= end]
     ttft_in = sum((r.get("request_start_time") or 0) + (r.get("time_to_first_token_ms") or 0) / 1000 >= start
-                  for r in kept)
-    if cut:
-        covers += (f": the {len(kept)} requests that ended in it (goodput and each request's figures), of which "
-                   f"{ttft_in} had their first token in it (GuideLLM's TTFT figures)")
+                  for r in within)
+    covers += (f": {len(within)} requests ended in it (GuideLLM's totals), {ttft_in} of them had their first token "
+               f"in it (its TTFT figures), and {len(kept)} ended before its recorded end (its rates, its goodput, "
+               "and each request's figures here)")
     return kept, covers, None
 
 
-def _by_vllms_rule(sent: list | None) -> dict:
-    """vLLM's definitions over every request GuideLLM sent in the benchmark (successful and errored, warm-up
-    and cool-down included), as vllm bench serve would have timed them: the successful ones' count and tokens
-    ÷ the span from the first start to the last end (its duration runs from its first request to its last
-    answer), and their TPOT over requests (one-token answers left out, as vLLM does). None where the report
-    does not list them all (a sample)."""
+def _by_vllms_rule(done: list | None, sent: list | None) -> dict:
+    """vLLM's definitions for a run without a warm-up or a cool-down, where GuideLLM counted every request it
+    sent: the successful requests' count and tokens ÷ the span from the first request sent (errored ones
+    too) to the last one's end, as vllm bench serve times a run from its first request to its last answer,
+    and their TPOT over requests (one-token answers left out, as vLLM does)."""
     names = ("vllm_rule_request_throughput", "vllm_rule_output_throughput", "vllm_rule_total_token_throughput",
              "vllm_rule_mean_tpot_ms", "vllm_rule_median_tpot_ms", "vllm_rule_p99_tpot_ms")
     timed = [r for r in sent or [] if r.get("request_start_time") and r.get("request_end_time")]
-    ok = [r for r in timed if r.get("output_tokens")]
-    if not ok:
+    if not done or not timed:
         return dict.fromkeys(names)
     span = max(r["request_end_time"] for r in timed) - min(r["request_start_time"] for r in timed)
-    n_in, n_out = sum(r.get("prompt_tokens") or 0 for r in ok), sum(r["output_tokens"] for r in ok)
-    tpot = sorted(r["inter_token_latency_ms"] for r in ok if r.get("inter_token_latency_ms") is not None)
-    out = dict(zip(names[:3], (len(ok) / span, n_out / span, (n_in + n_out) / span)))
+    n_in, n_out = sum(r.get("prompt_tokens") or 0 for r in done), sum(r.get("output_tokens") or 0 for r in done)
+    tpot = sorted(r["inter_token_latency_ms"] for r in done if r.get("inter_token_latency_ms") is not None)
+    out = dict(zip(names[:3], (len(done) / span, n_out / span, (n_in + n_out) / span)))
     out.update(zip(names[3:], stats("tpot", tpot).values()) if tpot else dict.fromkeys(names[3:]))
     return out
 

@@ -23,7 +23,7 @@ from helpers.results.formats.common import (
     load_label,
     model_name,
 )
-from helpers.results.gaps import VLLM_SWEEP
+from helpers.results.gaps import VLLM_BENCH, VLLM_SWEEP
 from helpers.results.store import jsonable
 
 # Fields every `vllm bench serve --save-result` file has (vllm/benchmarks/serve.py: main_async, benchmark).
@@ -51,6 +51,19 @@ def json_lines(data: bytes) -> list[dict] | None:
     except (json.JSONDecodeError, UnicodeDecodeError):
         return None
     return lines if len(lines) > 1 and all(isinstance(x, dict) and "completed" in x for x in lines) else None
+
+
+def appended(path: Path, data: bytes) -> list[dict]:
+    """The rows of an --append-result file: each run's id and key from its own line, the file's from its first
+    line, so the file imported again after it grew keeps its earlier rows' ids and adds only the new runs."""
+    raw = [x for x in data.splitlines() if x.strip()]
+    source = Source(path, hashlib.sha256(raw[0]).hexdigest(), VLLM_BENCH)
+    rows = []
+    for i, line in enumerate(raw):
+        row = result_row(json.loads(line), source, i)
+        own = hashlib.sha256(line).hexdigest()
+        rows.append({**row, "run_id": f"{own[:10]}-{i}", "key": f"imported-{own[:16]}-{i}"})
+    return rows
 
 
 # vLLM's benchmarks/benchmark_serving.py before it had --max-concurrency (2024 and earlier) wrote the same
@@ -177,31 +190,30 @@ def sweep(folder: Path) -> list[dict]:
     result with the sweep's parameters, run=N.failure.json a run that failed (--continue-on-error),
     warmup.json the warm-up (--warmup-num-prompts, not a measurement), and SERVE-<name>-failure.json in
     the experiment's folder a server combination that never served. Runs are found by their own files
-    wherever they lie below `folder`, and a run found twice (the sweep kept beside a copy of it, even one
-    with other line endings or indentation) counts once. A combination's row id comes from its experiment
-    and its own name, so the folder given, its parent or a folder three levels up give the same rows, and
-    a sweep re-imported after it grew replaces its rows (the room keeps the last)."""
+    wherever they lie below `folder`; a run found twice (the sweep kept beside a copy of it, even a partial
+    one, under another name, with other line endings or indentation) counts once, and the folders that
+    share a run are one combination. A combination's row id comes from its experiment and its own name,
+    each experiment's rows go to a file of their own, so the folder given, its parent or a folder three
+    levels up give the same rows, and a sweep re-imported after it grew replaces its rows."""
     found = sorted(p for p in folder.rglob("run=*.json") if not p.name.endswith(".failure.json"))
-    if not found:
+    failures = sorted(folder.rglob("run=*.failure.json"))
+    if not found and not failures:
         raise ImportFileError(folder, "holds no run=N.json files: not a vllm bench sweep experiment folder"
                               + _results_below(folder) + ".",
                               "the folder `vllm bench sweep serve -o OUT` wrote (OUT/<experiment name>), or a "
                               "single result file.")
-    runs = {}  # a run's content (parsed, so copies with other whitespace are one) → where it was first found
+    where: dict[bytes, list[Path]] = {}  # a run's content (parsed, so reformatted copies are one) → where found
     for p in found:
         data = p.read_bytes()
         try:
             key = json.dumps(json.loads(data), sort_keys=True).encode()
         except (json.JSONDecodeError, UnicodeDecodeError):
             key = data  # refused below, naming the file
-        runs.setdefault(key, p)
-    combs: dict[tuple[str, str], list[tuple[Path, bytes]]] = {}
-    for data, p in runs.items():  # a combination: its experiment's folder name and its own
-        combs.setdefault((p.parent.parent.name, p.parent.name), []).append((p, data))
-    experiments = sorted({e for e, _ in combs})
-    source = Source(folder, hashlib.sha256("/".join(experiments).encode()).hexdigest(), VLLM_SWEEP)
+        where.setdefault(key, []).append(p)
+    combs = _combinations(where, failures)
     rows = []
-    for (experiment, comb), files in sorted(combs.items()):
+    for (experiment, comb), (files, failed_runs) in sorted(combs.items()):
+        source = Source(folder, hashlib.sha256(experiment.encode()).hexdigest(), VLLM_SWEEP)
         serve_name, bench_name = comb_names(comb) if comb.startswith(("SERVE-", "BENCH-")) else (None, None)
         repeats = []
         for p, data in sorted(files, key=lambda f: f[0].name):
@@ -210,43 +222,88 @@ def sweep(folder: Path) -> list[dict]:
             except json.JSONDecodeError as e:
                 raise ImportFileError(p, f"is not complete JSON ({e}).", "the sweep's folder as it wrote it.") from e
             repeats.append(result_row(blob, source, 0, BENCH_ARGUMENTS))
-        failed_runs = _failed_runs(files[0][0].parent)
-        row = {**repeats[0], **_over_repeats(repeats, failed_runs)}
+        if not repeats:  # every run of this combination failed: a row that says so, with no figure
+            rows.append({**source.base(0, None, None), "config_label": serve_name or comb, "completed": 0.0,
+                         "repeats": 0, "load_label": bench_name or comb, "import_detail": "summary",
+                         "import_failures": "no request completed: every run failed (" + "; ".join(failed_runs) + ")",
+                         **NOTHING_COMPLETED})
+        else:
+            done = next((r for r in repeats if r.get("completed")), repeats[0])  # a run that served: its load
+            rows.append({**done, **_over_repeats(repeats, failed_runs)})
         named = serve_name is not None or bench_name is not None
         ident = hashlib.sha256(f"{experiment}/{comb}".encode()).hexdigest()
-        row.update(config_label=serve_name or repeats[0].get("import_settings") or "default",
-                   load_label=(f"{bench_name} · " if bench_name else "") + repeats[0]["load_label"],
-                   import_file=f"{experiment}/{comb}" if named else comb, tag=f"imported · {VLLM_SWEEP} · "
-                   + (experiment if named else comb), run_id=f"{ident[:10]}-0",
-                   key="imported-" + hashlib.sha256(b"".join(sorted(d for _, d in files))).hexdigest()[:16],
-                   import_figures=f"the guide's median over the combination's {len(repeats)} run file(s) that have "
-                   "each figure, the lowest and highest beside it (each run's own in runs; vLLM's sweep plot shows "
-                   "their mean ± sd)")
-        rows.append(row)
-    notes = _sweep_notes(folder, runs.values())
+        rows[-1].update(config_label=serve_name or rows[-1].get("import_settings") or "default",
+                        load_label=(f"{bench_name} · " if bench_name else "") + rows[-1]["load_label"]
+                        if repeats else rows[-1]["load_label"],
+                        import_file=f"{experiment}/{comb}" if named else comb, tag=f"imported · {VLLM_SWEEP} · "
+                        + (experiment if named else comb), run_id=f"{ident[:10]}-0",
+                        key="imported-" + hashlib.sha256(b"".join(sorted(d for _, d in files))
+                                                         + "".join(failed_runs).encode()).hexdigest()[:16],
+                        import_figures=f"the guide's median over the combination's {len(repeats)} run file(s) that "
+                        "have each figure, the lowest and highest beside it (each run's own in runs; vLLM's sweep "
+                        "plot shows their mean ± sd)")
+    notes = _sweep_notes(folder, [p for ps in where.values() for p in ps])
     for row in rows:
         row.update(notes)
     return rows
+
+
+def _combinations(where: dict[bytes, list[Path]], failures: list[Path]) -> dict:
+    """Each combination, (experiment folder name, combination folder name) → (its run files once each, the
+    runs vLLM recorded as failed). Folders that hold the same run are one combination (a copy kept beside the
+    sweep, even a partial one under another name), named by the folder that holds the most of its runs."""
+    loc = lambda p: (p.parent.parent.name, p.parent.name)  # noqa: E731
+    parent: dict[tuple, tuple] = {}
+
+    def root(x):
+        while parent.setdefault(x, x) != x:
+            x = parent[x]
+        return x
+
+    for paths in where.values():  # folders that share a run are one
+        for p in paths[1:]:
+            parent[root(loc(p))] = root(loc(paths[0]))
+    groups: dict[tuple, list[tuple[Path, bytes]]] = {}
+    for data, paths in where.items():
+        groups.setdefault(root(loc(paths[0])), []).append((paths[0], data))
+    failed: dict[tuple, list[str]] = {}
+    for p in failures:
+        failed.setdefault(root(loc(p)), []).extend(_failed_runs_in(p))
+    out = {}
+    for g in dict.fromkeys([*groups, *failed]):
+        files = groups.get(g, [])
+        members = [loc(p) for p, _ in files] or [g]
+        name = max(set(members), key=lambda m: (members.count(m), m))
+        out[name] = (files, failed.get(g, []))
+    return out
+
+
+def _failed_runs_in(p: Path) -> list[str]:
+    """What one run=N.failure.json says: the run that failed, and why."""
+    try:
+        f = json.loads(p.read_text())
+        return [f"run {f.get('run_number')} failed: {f.get('error_type')}: {str(f.get('error'))[:200]}"]
+    except (json.JSONDecodeError, OSError):
+        return [f"{p.name}: a failed run (its record is unreadable)"]
 
 
 def _results_below(folder: Path) -> str:
     """Other tools' result folders found under `folder`, to name in a refusal."""
     below = sorted(p.parent.relative_to(folder).as_posix() or "." for p in folder.rglob("*")
                    if p.name in ("benchmarks.json", "profile_export_aiperf.json"))
-    return (f"; it holds other tools' results in {', '.join(below[:6])}: give those folders one by one"
-            if below else "")
+    files = sorted(p.relative_to(folder).as_posix() for p in folder.rglob("*.json*") if p.suffix in (".json", ".jsonl")
+                   and p.name not in ("benchmarks.json", "profile_export_aiperf.json") and _looks_like_a_result(p))
+    said = f"; it holds other tools' results in {', '.join(below[:6])}: give those folders one by one" if below else ""
+    return said + (f"; it holds vllm bench serve results ({', '.join(files[:6])}): give them as files" if files else "")
 
 
-def _failed_runs(comb: Path) -> list[str]:
-    """The runs vLLM's sweep recorded as failed in a combination's folder (run=N.failure.json)."""
-    out = []
-    for p in sorted(comb.glob("run=*.failure.json")):
-        try:
-            f = json.loads(p.read_text())
-            out.append(f"run {f.get('run_number')} failed: {f.get('error_type')}: {str(f.get('error'))[:200]}")
-        except (json.JSONDecodeError, OSError):
-            out.append(f"{p.name}: a failed run (its record is unreadable)")
-    return out
+def _looks_like_a_result(p: Path) -> bool:
+    """Whether a JSON file's first bytes name a vllm bench serve result's fields."""
+    try:
+        head = p.read_bytes()[:4000]
+    except OSError:
+        return False
+    return b'"completed"' in head or b'"model_id"' in head
 
 
 def _sweep_notes(folder: Path, run_files) -> dict:
@@ -281,7 +338,8 @@ def _over_repeats(repeats: list[dict], failed_runs: list[str]) -> dict:
     the runs that have it (a run in which nothing completed has no latency); every failed run said, those vLLM
     recorded as failed (run=N.failure.json) too."""
     out = {"repeats": len(repeats), "runs": [_figures(r) for r in repeats]}
-    for key in [*SUMMARY_KEYS, "max_itl_ms"]:
+    keys = dict.fromkeys([*SUMMARY_KEYS, "max_itl_ms", *(k for r in repeats for k in r if LATENCY_KEY.match(k))])
+    for key in keys:
         values = [r[key] for r in repeats if isinstance(r.get(key), (int, float)) and not isinstance(r.get(key), bool)]
         out[key] = float(statistics.median(values)) if values else None
         out[f"{key}_min"], out[f"{key}_max"] = (float(min(values)), float(max(values))) if values else (None, None)
