@@ -284,9 +284,10 @@ def room(r: pd.DataFrame, metric: str, chart_title: str | None = None) -> alt.Fa
 def knee(rows: list[dict], slo, best_rate: float | None, chart_title: str = "") -> alt.HConcatChart:
     """Latency percentiles against the offered request rate, the target as a dashed line and
     the knee (the highest rate that met the target) as a vertical rule."""
-    from helpers.results.rows import over_saturated
+    from helpers.results.rows import over_saturated, queue_growth
 
-    state = {id(r): {True: OVER, False: "steady", None: "cannot tell"}[over_saturated(r)] for r in rows}
+    state = {id(r): FEW if queue_growth(r) is None else {True: OVER, False: "steady", None: "cannot tell"}[
+        over_saturated(r)] for r in rows}
     long = pd.DataFrame([{"offered rate (req/s)": r["load_request_rate"], "percentile": p, "figure": f,
                           "ms": r[f"{k}_{f}_ms"], "queue": state[id(r)]}
                          for r in rows for k, p in (("median", "median"), ("p99", "P99")) for f in ("ttft", "tpot")
@@ -298,22 +299,23 @@ def knee(rows: list[dict], slo, best_rate: float | None, chart_title: str = "") 
         base = alt.Chart(d).encode(x=x, y=alt.Y("ms:Q", title=label), color=alt.Color("percentile:N",
                                                                                       title="percentile"))
         line = base.mark_line() + base.mark_point(size=60, filled=True).encode(
-            shape=alt.Shape("queue:N", title="queue while sending", scale=alt.Scale(
-                domain=["steady", OVER, "cannot tell"], range=["circle", "triangle-up", "square"])),
+            shape=alt.Shape("queue:N", title="queue while sending (first repeat)", scale=alt.Scale(
+                domain=["steady", OVER, "cannot tell", FEW], range=["circle", "triangle-up", "square", "diamond"])),
             tooltip=["offered rate (req/s):Q", "percentile:N", alt.Tooltip("ms:Q", format=".1f"), "queue:N"])
         target = alt.Chart(pd.DataFrame({"ms": [limit]})).mark_rule(strokeDash=[6, 4], color="firebrick").encode(
             y="ms:Q")
         layer = line + target
         if best_rate is not None:
             layer += alt.Chart(pd.DataFrame({"offered rate (req/s)": [best_rate]})).mark_rule(color="gray").encode(x=x)
-        rule = "highest rate tried (every rate met it) grey" if all(slo.meets(r) for r in rows) else "knee grey"
+        rule = ("no rate met the target" if best_rate is None else "highest rate tried (every rate met it) grey"
+                if all(slo.meets(r) for r in rows) else "knee grey")
         panels.append(layer.properties(width=300, height=240, title=f"{label}: target dashed, {rule}"))
     note = (f" (▲ {OVER}: the queue grew while requests were sent, so those latencies are not a steady state)"
             if OVER in state.values() else "")
     return alt.hconcat(*panels).properties(title=(chart_title or "Latency against the offered rate") + note)
 
 
-OVER = "over-saturated"
+OVER, FEW = "over-saturated", "too few requests to tell"
 
 
 def tuning_path(records: list[dict], slo, chart_title: str = "Goodput at the target after each step") -> alt.Chart:
@@ -354,7 +356,7 @@ def timeline(row: dict, chart_title: str = "") -> alt.VConcatChart:
         return alt.vconcat(top.interactive(bind_y=False))
     lower = []
     for series, height in ((["requests running", "requests waiting"], 110), (["KV cache used (%)"], 80),
-                           (["preemptions (count so far)", "prefix-cache hits (tokens so far)"], 70)):
+                           (["preemptions (count so far)"], 60), (["prefix-cache hits (tokens so far)"], 60)):
         part = server.loc[server["series"].isin(series)]
         if not part.empty:
             lower.append(alt.Chart(part).mark_line(interpolate="step-after", clip=True).encode(

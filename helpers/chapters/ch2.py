@@ -391,6 +391,10 @@ def inside_the_fill(row: dict) -> str:
     if not starts or not ttfts or not e2els:
         return ("This row keeps no timeline (it was measured before timelines were stored): set FORCE = True in "
                 "the set-up cell and run again.")
+    cap = row.get("load_max_concurrency")
+    if cap and cap == cap and cap < len(starts):  # the client held the later requests: not the cache's doing
+        return (f"The client sent at most {cap:.0f} requests at once, so a request sent later waited in the client, "
+                "not for blocks: this run cannot show the cache's ceiling.")
     first_done = min(s + e / 1000 for s, e in zip(starts, e2els))
     early = [w for s, w in zip(starts, ttfts) if s + w / 1000 < first_done]
     late = [w for s, w in zip(starts, ttfts) if s + w / 1000 >= first_done]

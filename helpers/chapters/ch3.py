@@ -380,14 +380,16 @@ def chunked_prefill_panel(base: EngineConfig, mixed: Load, tag: str = "ch3-panel
     return run
 
 
-def inside_the_runs(rows: dict[str, dict], names: tuple[str, str]) -> str:
+def inside_the_runs(by_name: dict[str, dict], names: tuple[str, str]) -> str:
     """What the two runs' timelines show, in numbers from their first repeat, each half of the page's
     reading judged: the short requests' own longest gap between tokens (the median over them: in a run
     they mostly share one freeze, so it is a tail figure, judged against the tail allowance), and the
     long prompts' median wait for their first token (the page expects it longer with the small budget)."""
+    if why := rows.no_collision(*(by_name[n] for n in names)):  # the long prompts met no short answer
+        return why[0].upper() + why[1:] + ": the pictures show two runs, not what chunking changes."
     seen = {}
     for name in names:
-        run = (rows[name].get("runs") or [rows[name]])[0]
+        run = (by_name[name].get("runs") or [by_name[name]])[0]
         kinds, gaps, ttfts = run.get("request_kind"), run.get("request_max_itl_ms"), run.get("request_ttft_ms")
         if not kinds or not gaps:
             return (f"The row of **{name}** keeps no timeline (it was measured before timelines were stored): "
@@ -400,11 +402,16 @@ def inside_the_runs(rows: dict[str, dict], names: tuple[str, str]) -> str:
     waited = _way(ta, tb, verdicts.DEFAULT_NOISE, "longer", "shorter")
     return (f"Each of the {n} short requests' own longest gap between two tokens: median **{gb:.0f} ms** with "
             f"{b} (the longest {worst_b:.0f} ms) against **{ga:.0f} ms** with {a} (the longest {worst_a:.0f} ms): "
-            f"{froze} with {b}" + (", as the page expects" if froze.startswith("longer") else
-                                   ": the page's reading **did not hold** here")
+            f"{froze} with {b}" + _reading(froze)
             + f". The long prompts' median wait for their first token: {ta:.0f} ms with {a} against {tb:.0f} ms "
-            f"with {b}: {waited} with {a}" + (", as the page expects" if waited.startswith("longer") else
-                                               ": the page's reading **did not hold** here") + ".")
+            f"with {b}: {waited} with {a}" + _reading(waited) + ".")
+
+
+def _reading(way: str) -> str:
+    """The page expects "longer": held; within the noise: this run does not show it; shorter: did not hold."""
+    return (", as the page expects" if way.startswith("longer") else
+            ": within noise, so this run does not show the page's reading" if way.startswith("about") else
+            ": the page's reading **did not hold** here")
 
 
 def _way(x: float, y: float, noise: float, more: str, less: str) -> str:

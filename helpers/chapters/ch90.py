@@ -32,7 +32,7 @@ def room_front(room: pd.DataFrame) -> tuple[str | None, dict[str, dict]]:
         return None, {}
     d["experiment"] = workshop.experiments(d)
     d["point"] = [f"{_machine(r)} · {r['config_label']}" for r in d.to_dict("records")]
-    d = d.sort_values("time", kind="stable").drop_duplicates(["experiment", "point"], keep="last")
+    d = d.sort_values("time", kind="stable").drop_duplicates(["experiment", "env_env_id", "config_label"], keep="last")
     counts = d.groupby("experiment")["point"].nunique()
     if counts.max() < 2:
         return None, {}
@@ -41,8 +41,11 @@ def room_front(room: pd.DataFrame) -> tuple[str | None, dict[str, dict]]:
 
 
 def _machine(r: dict) -> str:
-    cpu = str(r.get("env_cpu_model") or "?")
-    return f"{cpu[:22]}{'…' if len(cpu) > 22 else ''} #{str(r.get('env_machine_id') or '?')[:4]}"
+    """A point's machine: its GPU where it has one, else its CPU, and a short id (the full fingerprint is the
+    room table's `machine`)."""
+    gpu = r.get("env_gpu")
+    name = str(gpu if isinstance(gpu, str) and gpu else r.get("env_cpu_model") or "?")
+    return f"{name[:22]}{'…' if len(name) > 22 else ''} #{str(r.get('env_env_id') or '?')[:6]}"
 
 
 def front_text(experiment: str, rows: dict[str, dict]) -> str:
@@ -53,8 +56,9 @@ def front_text(experiment: str, rows: dict[str, dict]) -> str:
     front_machines = {name.split(" · ")[0] for name in on}
     return (f"Experiment **{experiment}**: {len(points)} points from {len(machines)} machine(s). On the front: "
             f"{', '.join(on)}, from {len(front_machines)} of the {len(machines)} machine(s). A faster machine "
-            "lifts all its points at once, so the room's front says which hardware and settings together "
-            "serve best; each machine's own points say what its settings traded.")
+            "moves all its points right (and up too, where the load is not capped by an offered rate), so the "
+            "room's front says which hardware and settings together serve best; each machine's own points say what "
+            "its settings traded.")
 
 
 # The template every home follows (helpers/chapters/__init__.py says what each part is).

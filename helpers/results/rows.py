@@ -107,7 +107,8 @@ def over_saturated(row) -> bool | None:
     request more at the end and the waits grew by less than half. None in between, or without a timeline.
     A run of a few dozen requests cannot always tell a queue that grows from one that will level off: in a
     simulation of a 4-seat engine with Poisson arrivals, a stable load at 70-85 % of capacity was marked
-    over-saturated in 6-18 % of runs (32 or 128 requests), and a load at 120-200 % in 22-75 %."""
+    over-saturated in 6-18 % of runs (32 or 128 requests), a load at 120-200 % in 22-75 %, and a load just
+    past capacity (110-130 %, 32 requests) read as steady in about one run in ten."""
     q = queue_growth(row)
     if q is None:
         return None

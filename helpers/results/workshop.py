@@ -183,6 +183,8 @@ def experiments(df: pd.DataFrame) -> pd.Series:
     load = df.get("load_label", pd.Series(index=df.index, dtype=object)).fillna("").astype(str)
     rate = df.get("load_request_rate", pd.Series(index=df.index, dtype=object))
     conc = df.get("load_max_concurrency", pd.Series(index=df.index, dtype=object))
+    kind = df.get("load_kind", pd.Series(index=df.index, dtype=object))
+    conc = conc.where(kind != "mixed")  # the mixed load sends with no cap: its label says what it is
     extra = [(f" @ {float(r):g} req/s" if isinstance(r, (int, float)) and r == r and "req/s" not in lbl else "")
              + (f" @ conc {int(c)}" if isinstance(c, (int, float)) and c == c and "conc" not in lbl else "")
              for lbl, r, c in zip(load, rate, conc)]

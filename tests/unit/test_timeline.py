@@ -72,14 +72,14 @@ def test_the_chapters_sentences_read_the_timeline_and_say_when_it_is_missing():
     # ch2: first tokens before any request finished (admitted at once) against those after (blocks handed back)
     ends = [s + e / 1000 for s, e in zip(row["request_start_s"], row["request_e2el_ms"])]
     early = sum(s + t / 1000 < min(ends) for s, t in zip(row["request_start_s"], row["request_ttft_ms"]))
-    said = ch2.inside_the_fill({**row, "preemptions": 2.0})
+    said = ch2.inside_the_fill({**row, "preemptions": 2.0, "load_max_concurrency": None})
     assert f"{early} had their first token before any request finished" in said and "2 preemption(s)" in said
     assert f"the other {16 - early} had theirs only after" in said
     assert early == 4, "by hand from the recorded file: the first wave of four (concurrency 4) before any finished"
     at_once = {**row, "request_e2el_ms": [1e6] * 16}  # nobody finished before every first token: all fit
-    assert "none had to wait for a request to finish" in ch2.inside_the_fill(at_once)
+    assert "none had to wait for a request to finish" in ch2.inside_the_fill({**at_once, "load_max_concurrency": None})
     assert "keeps no timeline" in ch2.inside_the_fill({**row, "request_start_s": None})
-    # ch4a: the two runs' waits after their first four requests, and which way they differ
+    # ch4a: the two runs' median waits over every request, and which way they differ
     slow = {**row, "request_ttft_ms": [2 * t for t in row["request_ttft_ms"]]}
     said = ch4a.inside_the_prefixes({ch4a.FIXED: row, ch4a.CHURN: slow})
     assert "×2.00 the fixed prefix's, as the page expects" in said
@@ -133,3 +133,18 @@ def test_send_times_move_onto_the_samplers_clock(tmp_path, monkeypatch):
                                                                  "request_ttft_ms": [10.0, 20.0]})
     row = experiment.measure(EngineConfig(), Load(num_prompts=2), store=ResultStore(tmp_path), progress=False)
     assert row["request_start_s"] == [0.25, 1.5], "seconds since the sampler started"
+
+
+def test_pass_19_the_chapters_sentences_say_when_a_run_cannot_show_the_reading():
+    """Pass 19: chapter 3's sentence on runs whose long prompts met no short answer says it cannot be judged, and a
+    change within the noise is "this run does not show it", not "did not hold"; chapter 2's on a load the client
+    capped says the run cannot show the cache's ceiling."""
+    from helpers.chapters import ch2, ch3
+    _, row = _row()
+    mixed = {**row, "request_kind": ["short"] * 12 + ["long"] * 4}
+    alone = {**mixed, "shorts_in_flight_at_long": 0.0, "long_start_s": 9.0}
+    said = ch3.inside_the_runs({"a": mixed, "b": alone}, ("a", "b"))
+    assert said.startswith("Cannot be judged here") and "did not hold" not in said
+    said = ch3.inside_the_runs({"a": mixed, "b": mixed}, ("a", "b"))
+    assert said.count("within noise, so this run does not show the page's reading") == 2 and "did not hold" not in said
+    assert "cannot show the cache's ceiling" in ch2.inside_the_fill({**row, "load_max_concurrency": 4})

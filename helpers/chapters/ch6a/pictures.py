@@ -7,7 +7,7 @@ from helpers.results.rows import over_saturated, queue_growth
 
 
 def busiest(sweep_rows: list[dict]) -> dict:
-    """The sweep's row at the highest rate offered: the one whose queue grows most."""
+    """The sweep's row at the highest rate offered."""
     return max(sweep_rows, key=lambda r: r["load_request_rate"])
 
 
@@ -23,9 +23,9 @@ def inside_the_busiest(row: dict) -> str:
                 f"At **{row['load_request_rate']:g} req/s** too few requests came after the ramp from an idle engine "
                 "(fewer than six) to tell whether a queue grew: the full size sends more.")
     state = {True: "the queue grew while requests were sent: **over-saturated**, its latencies describe a queue "
-                   "that had not stopped growing, not a steady state, as the page reads a rate past the knee",
-             False: "the queue did not grow while requests were sent: this rate was not past the point where it "
-                    "does, so the page's reading of a rate past the knee was not tested here",
+                   "that had not stopped growing, not a steady state",
+             False: "the queue did not grow in this run, so what the page reads into an over-saturated rate was not "
+                    "tested here (a short run of a load just past capacity reads this way in about one run in ten)",
              None: "between the two, so whether the queue would have kept growing cannot be told from a run "
                    "this short"}[over_saturated(row)]
     return (f"At **{row['load_request_rate']:g} req/s**, the highest rate offered, the engine held "
