@@ -33,7 +33,7 @@ TITLES = {
     "short_p99_ttft_ms": "short requests: P99 TTFT (ms)", "long_mean_ttft_ms": "long prompts: mean TTFT (ms)",
     "output_throughput": "output throughput (tokens/s)", "request_throughput": "request throughput (req/s)",
     "total_token_throughput": "total throughput (tokens/s)",
-    "output_throughput by vLLM's rule": "output throughput by vLLM's rule (tokens/s)",
+    "output_throughput_vllm_rule": "output throughput by vLLM's rule (tokens/s)",
     "kv_cache_tokens": "KV cache (tokens)", "max_concurrency": "max concurrency (sequences of max_model_len)",
     "kv_cache_gib": "KV cache (GiB)", "start_seconds": "start-up time (s)",
     "kv_cache_usage_pct": "KV cache usage (%)", "waiting": "waiting requests", "running": "running requests",

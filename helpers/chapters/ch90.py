@@ -19,13 +19,23 @@ def compared(ratios: pd.DataFrame) -> pd.DataFrame:
     return ratios.loc[ratios.groupby("experiment")["config_label"].transform("nunique") > 1]
 
 
+def measured(room: pd.DataFrame) -> pd.DataFrame:
+    """The room's measured rows in your group: imported files never enter the room's ratios, fronts or
+    rankings, even in a room that holds nothing else (there the group falls to an imported one)."""
+    if room.empty:
+        return room
+    here = room.get("engine_location", pd.Series("local", index=room.index)) != "imported"
+    return room.loc[here & room["compatible"]] if (here & room["compatible"]).any() else room.loc[here]
+
+
 def room_front(room: pd.DataFrame) -> tuple[str | None, dict[str, dict]]:
     """The experiment (a chapter's tag and its load) that the most machine-and-configuration pairs measured,
     among the room's compatible load rows with a throughput and a TPOT, and its rows named "machine ·
     configuration": the points of the room's Pareto front. (None, {}) where no experiment has two."""
     if room.empty or "output_throughput" not in room or "median_tpot_ms" not in room:
         return None, {}
-    d = room.loc[room["compatible"] & room["output_throughput"].notna() & room["median_tpot_ms"].notna()].copy()
+    d = measured(room)
+    d = d.loc[d["output_throughput"].notna() & d["median_tpot_ms"].notna()].copy()
     if "kind" in d:
         d = d.loc[d["kind"].fillna("load") == "load"]
     if d.empty:
@@ -62,7 +72,7 @@ def front_text(experiment: str, rows: dict[str, dict]) -> str:
 
 
 # The template every home follows (helpers/chapters/__init__.py says what each part is).
-DESIGNS = ("compared", "room_front")
+DESIGNS = ("compared", "measured", "room_front")
 PANELS = ()
 CHECKS = ()
 CLAIMS = ("front_text",)

@@ -37,8 +37,12 @@ def missing(row, figure: str) -> str | None:
                _text(get("import_requests_gap")) or "AIPerf writes each request's figures only with --export-level "
                "records (profile_export.jsonl, read from beside the summary)" if tool == AIPERF else
                _text(get("import_requests_gap")) or "GuideLLM's report does not list the requests it counted")
-    elif figure.startswith("vllm_rule_") and _text(get("import_rule_gap")):
-        why = _text(get("import_rule_gap"))
+    elif figure.startswith("vllm_rule_"):
+        why = (_text(get("import_rule_gap")) or
+               ("its figures are vLLM's own: the row's figure is the one by vLLM's rule" if tool in (VLLM_BENCH,
+                                                                                                     VLLM_SWEEP) else
+                "AIPerf's records (--export-level records) give it; this summary came without them"
+                if tool == AIPERF else f"{tool}'s report does not give what it needs"))
     elif figure in roofline.COLUMNS:
         why = "a decode floor needs the memory bandwidth of the machine that served, which no such file records"
     elif "_itl_" in figure and tool == GUIDELLM:

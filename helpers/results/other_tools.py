@@ -101,6 +101,7 @@ def from_file(path: str | Path) -> list[dict]:
                                   "the records are read with it.") from e
         if what := _not_json(data):
             raise ImportFileError(path, f"is {what}, not a result file.",
+                                  "the sweep's experiment folder." if "summary.csv" in what else
                                   "the JSON file the tool wrote (vllm bench serve --save-result, GuideLLM's "
                                   "--output kind=json, AIPerf's profile_export_aiperf.json).") from e
         ended = data.strip()[-1:] in (b"}", b"]")
@@ -114,6 +115,11 @@ def from_file(path: str | Path) -> list[dict]:
         return [aiperf.profile(blob, Source(path, sha, AIPERF))]
     if isinstance(blob, dict) and ("completed" in blob or "model_id" in blob):
         return [vllm.result_row(blob, Source(path, sha, VLLM_BENCH), 0)]
+    if isinstance(blob, dict) and {"error_type", "error"} <= set(blob):  # sweep/serve.py's failure records
+        what = (f"run {blob['run_number']}" if "run_number" in blob else "a server combination")
+        raise ImportFileError(path, f"is a vllm bench sweep's record that {what} failed ({blob['error_type']}: "
+                              f"{str(blob['error'])[:200]}), not a result.",
+                              "the sweep's experiment folder: its rows say which runs failed.")
     if isinstance(blob, list) and blob and all(isinstance(x, dict) and "completed" in x for x in blob):
         raise ImportFileError(path, "is one combination's summary.json of a vllm bench sweep.",
                               "the sweep's experiment folder (it holds each combination's run files).")
@@ -160,6 +166,8 @@ def summary_line(rows: list[dict], room_models: set[str]) -> str:
     text = f"{len(rows)} row(s) from {r['import_tool']}{version}, model {model}, {r['import_detail']} data"
     for note in dict.fromkeys(x.get("import_failures") for x in rows if x.get("import_failures")):
         text += f"\n  {note}"
+    if r.get("import_note"):
+        text += f"\n  {r['import_note']}"
     if r.get("import_format"):
         text += f"\n  written by {r['import_format']}"
     if r.get("import_figures"):

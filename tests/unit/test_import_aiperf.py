@@ -49,7 +49,9 @@ def test_an_aiperf_export_gives_aiperfs_own_figures_and_vllms_tpot_beside_them()
                  != r["metrics"]["usage_completion_tokens"]["value"]]
     assert recounted, "this export has requests whose text AIPerf's tokenizer counted differently"
     assert row["total_output_tokens"] == own("total_output_tokens")
-    assert row["vllm_rule_output_throughput"] == pytest.approx(own("total_usage_completion_tokens") / row["duration"])
+    # the server's tokens over AIPerf's own benchmark duration, first request to last response, as vLLM times a run
+    assert row["vllm_rule_output_throughput"] == pytest.approx(
+        own("total_usage_completion_tokens") / own("benchmark_duration"))
 
 
 def test_an_aiperf_summary_alone_keeps_its_own_statistics_and_says_what_it_lacks(tmp_path):
@@ -144,3 +146,11 @@ def test_an_unstreamed_run_with_its_records_imports_without_per_request_figures(
     assert row["request_ttft_ms"] is None and "not streamed" in other_tools.missing(row, "request_ttft_ms")
     blob = json.loads((AIPERF_DIR / "profile_export_aiperf.json").read_text())
     assert row["import_tool_duration"] == blob["benchmark_duration"]["avg"], "AIPerf's own duration kept beside"
+
+
+def test_pass_19_a_prefixed_export_finds_its_records(tmp_path):
+    """Pass 19's U2: with --profile-export-prefix foo AIPerf writes foo.json and foo.jsonl."""
+    shutil.copy(AIPERF_DIR / "profile_export_aiperf.json", tmp_path / "foo.json")
+    shutil.copy(AIPERF_DIR / "profile_export.jsonl", tmp_path / "foo.jsonl")
+    [row] = other_tools.from_file(tmp_path / "foo.json")
+    assert row["import_detail"] == "per request" and len(row["request_ttft_ms"]) == 8

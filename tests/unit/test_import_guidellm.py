@@ -211,3 +211,22 @@ def test_an_errored_request_is_in_vllms_span_but_not_in_its_counts(tmp_path):
     assert (row["vllm_rule_request_throughput"], row["vllm_rule_output_throughput"]) == pytest.approx(by_rule(b))
     assert row["vllm_rule_request_throughput"] * row["import_requests_kept"] > 0 and by_rule(b)[1] == pytest.approx(
         15 * 32 * by_rule(b)[0] / 15), "15 successful requests of 32 tokens over a span that also holds the errored one"
+
+
+def test_pass_19_an_unstreamed_report_as_guidellm_writes_it(tmp_path):
+    """Pass 19's W1 and U3: without streaming GuideLLM counts a 0.0 TPOT per request (its ITL distribution has a
+    count, all zeros); the row leaves TTFT and TPOT empty, and keeps vLLM's throughput, which needs no first token."""
+    blob = json.loads(GUIDELLM.read_text())
+    b = blob["benchmarks"][0]
+    for metric in ("time_to_first_token_ms", "inter_token_latency_ms"):
+        for status in b["metrics"][metric].values():
+            status.update(mean=0.0, median=0.0, percentiles={k: 0.0 for k in status["percentiles"]})
+    b["metrics"]["time_to_first_token_ms"]["successful"]["count"] = 0
+    for r in b["requests"]["successful"]:
+        r.update(time_to_first_token_ms=None, inter_token_latency_ms=None)
+    (tmp_path / "plain.json").write_text(json.dumps(blob))
+    [row] = other_tools.from_file(tmp_path / "plain.json")
+    assert row["median_tpot_ms"] is None and row["p99_tpot_ms"] is None
+    assert "recorded no first token" in other_tools.missing(row, "p99_tpot_ms")
+    assert (row["vllm_rule_request_throughput"], row["vllm_rule_output_throughput"]) == pytest.approx(by_rule(b))
+    assert row["vllm_rule_mean_tpot_ms"] is None

@@ -296,7 +296,8 @@ def test_a_sweep_combination_with_a_failed_run_says_so_and_takes_medians_of_the_
     shutil.copy(DATA / "vllm_bench_summary.json", copy / "other.json")
     seqs2, seqs8 = other_tools.from_file(copy)
     run0 = json.loads((SWEEP / "SERVE--seqs8-BENCH--conc4" / "run=0.json").read_text())
-    assert seqs8["output_throughput"] == run0["output_throughput"] and seqs8["repeats"] == 2
+    # throughputs over every run, 0 for the run that served nothing (pass 19: counts and rates over the same runs)
+    assert seqs8["output_throughput"] == run0["output_throughput"] / 2 and seqs8["repeats"] == 2
     assert "run 1: no request completed" in seqs8["import_failures"]
     assert seqs8["completed"] == (run0["completed"] + 0) / 2, "a median over the runs, as a measured row's repeats"
     assert seqs2["import_failures"] is None and "median over the combination's 2 run file(s)" in seqs2["import_figures"]
@@ -430,3 +431,49 @@ def test_a_folder_of_vllm_bench_files_is_refused_naming_them(tmp_path):
     shutil.copy(DETAILED, tmp_path / "b.json")
     with pytest.raises(ImportFileError, match=r"vllm bench serve results \(a.json, b.json\): give them as files"):
         other_tools.from_file(tmp_path)
+
+
+def test_pass_19_sweep_identity_resume_leftovers_and_failures(tmp_path):
+    """Pass 19: two teams' sweeps under one experiment name stay apart (W5); failure records a --resume left beside
+    runs that then served are no failures (W6); a sweep whose servers all failed says so (W7); a failure record given
+    as a file is named (U1); a sweep's warm-up given alone says it is one (N1); a run that completed nothing adds a 0
+    rate, so a row never says "no request completed in any run" beside a rate (W4)."""
+    room = tmp_path / "room"
+    for team, model in (("a", None), ("b", "org/OtherModel")):
+        copy = tmp_path / team / "baseline"
+        shutil.copytree(SWEEP, copy)
+        if model:
+            for p in copy.rglob("run=*.json"):
+                p.write_text(json.dumps({**json.loads(p.read_text()), "model_id": model}))
+        other_tools.add([copy], room)
+    assert len(workshop.room(room, me="me")) == 4
+    res = tmp_path / "res"
+    shutil.copytree(SWEEP, res)
+    (res / "SERVE-seqs2-failure.json").write_text(json.dumps({"error_type": "TimeoutError", "error": "slow start"}))
+    (res / "SERVE--seqs8-BENCH--conc4" / "run=1.failure.json").write_text(
+        json.dumps({"run_number": 1, "error_type": "ReadTimeout", "error": "x"}))
+    rows = other_tools.from_file(res)
+    line = other_tools.summary_line(rows, set())
+    assert "never served" not in line and not any(r["import_failures"] for r in rows)
+    dead = tmp_path / "dead" / "exp"
+    dead.mkdir(parents=True)
+    (dead / "SERVE-seqs2-failure.json").write_text(json.dumps({"error_type": "RuntimeError", "error": "no memory"}))
+    with pytest.raises(ImportFileError, match="no server combination served: server combination seqs2 never served"):
+        other_tools.from_file(dead)
+    with pytest.raises(ImportFileError, match="record that a server combination failed"):
+        other_tools.from_file(dead / "SERVE-seqs2-failure.json")
+    warm = {**json.loads((SWEEP / "SERVE--seqs2-BENCH--conc4" / "run=0.json").read_text()), "run_number": -1}
+    (tmp_path / "warmup.json").write_text(json.dumps(warm))
+    [row] = other_tools.from_file(tmp_path / "warmup.json")
+    assert "warm-up run" in other_tools.summary_line([row], set())
+    grown = tmp_path / "grown"
+    shutil.copytree(SWEEP, grown)
+    comb = grown / "SERVE--seqs2-BENCH--conc4"
+    for n in (0, 1):
+        blob = json.loads((comb / f"run={n}.json").read_text())
+        (comb / f"run={n}.json").write_text(json.dumps({**blob, "completed": 0, "failed": 12, "output_throughput": 0.0,
+                                                        **{k: 0.0 for k in blob if vllm.LATENCY_KEY.match(k)}}))
+    (comb / "run=2.json").write_text((SWEEP / "SERVE--seqs2-BENCH--conc4" / "run=0.json").read_text())
+    seqs2 = other_tools.from_file(grown)[0]
+    assert "no request completed in any run" not in (seqs2["import_failures"] or "")
+    assert seqs2["output_throughput"] == 0.0 and seqs2["completed"] == 0.0, "the median of 0, 0 and one run's"

@@ -172,3 +172,26 @@ def test_a_room_of_the_guides_rows_failed_runs_and_a_guidellm_warm_up_renders_co
                                      verdicts.UNTESTED)
     assert verdicts.judge_change("faster", rows["vllm_bench_detailed.json"], rows["every.json"], "output_throughput",
                                  "higher", 1.1).verdict == verdicts.UNTESTED
+
+
+def test_pass_19_the_rooms_side_by_side_chart_renders_and_imported_rows_stay_out_of_ratios(tmp_path):
+    """Pass 19's W2, W3, W8 and M1: notebook 90's chart of the side-by-side table renders (its field name has no
+    quote), two runs of one file are two bars, a room of imported files alone gives no ratio, and a GuideLLM row
+    without a figure by vLLM's rule says so in the table."""
+    import vl_convert as vlc
+
+    from helpers import charts
+    from helpers.chapters import ch90
+    room = room_of_one_guide_row(tmp_path, 8, 96, 16)
+    other_tools.add([DATA / "vllm_bench_append.jsonl", DATA / "guidellm07_warmup.json", AIPERF_DIR], room)
+    side = workshop.beside(workshop.room(room, me="me"))
+    bars = side.assign(row=[f"{i}. {s} · {c}" for i, (s, c) in enumerate(zip(side["source"], side["config_label"]), 1)])
+    assert bars["row"].is_unique
+    spec = charts.bars(bars, workshop.RULE, "Imported and measured rows", color="row", x_labels=False).to_dict()
+    assert vlc.vegalite_to_svg(spec).startswith("<svg")
+    gl = side.loc[side["source"].str.contains("guidellm")].iloc[0]
+    assert "throughput by vLLM's rule" in gl["not in this file"]
+    only = tmp_path / "only"
+    other_tools.add([SWEEP], only)
+    df = workshop.room(only, me="me")
+    assert ch90.measured(df).empty and workshop.ratios(ch90.measured(df), "output_throughput").empty

@@ -31,7 +31,8 @@ SUMMARY, RECORDS = "profile_export_aiperf.json", "profile_export.jsonl"
 LATENCIES = {"ttft": "time_to_first_token", "tpot": "inter_token_latency", "e2el": "request_latency",
              "itl": "inter_chunk_latency"}
 FIGURES = ("AIPerf's own, from its summary, over its profiling phase (start_time to end_time); vllm_rule_* beside "
-           "them count output tokens as the server did (usage_completion_tokens), as vllm bench serve does")
+           "them count output tokens as the server did (usage_completion_tokens) over AIPerf's own benchmark "
+           "duration, first request to last response, as vllm bench serve does")
 
 
 def profile(blob: dict, source: Source) -> dict:
@@ -53,12 +54,13 @@ def profile(blob: dict, source: Source) -> dict:
     row = source.base(0, blob.get("aiperf_version"), str(blob.get("start_time") or "")[:19] or None)
     n_in, n_out = get("total_isl"), get("total_output_tokens") or get("total_osl")
     served = get("total_usage_completion_tokens")  # the server's own count, where AIPerf asked for the usage
+    spent = get("benchmark_duration")  # first request to last response: the span vllm bench serve times
     row.update(duration=duration, completed=completed, failed=failed, total_input_tokens=n_in,
                total_output_tokens=n_out, request_throughput=get("request_throughput"),
                output_throughput=get("output_token_throughput"), total_token_throughput=get("total_token_throughput"),
-               vllm_rule_output_throughput=served / duration if served is not None else None,
+               vllm_rule_output_throughput=served / spent if served is not None and spent else None,
                max_itl_ms=get("inter_chunk_latency", "max"), import_figures=FIGURES,
-               first_error=str((blob.get("error_summary") or [{}])[0].get("error_details") or "")[-500:] or None,
+               first_error=_error_text((blob.get("error_summary") or [{}])[0].get("error_details")),
                import_tool_duration=get("benchmark_duration"),
                import_duration_covers="AIPerf's profiling phase, from its start_time to its end_time, which its "
                "throughputs divide by (its warm-up requests are not in it); AIPerf's own Benchmark Duration, from "
@@ -69,7 +71,8 @@ def profile(blob: dict, source: Source) -> dict:
         d = blob.get(metric) or {}
         row.update({f"mean_{name}_ms": d.get("avg"), f"median_{name}_ms": d.get("p50"), f"std_{name}_ms": d.get("std"),
                     **{f"{p}_{name}_ms": v for p, v in d.items() if re.fullmatch(r"p\d+", p) and p != "p50"}})
-    records = _records(source.path.parent / RECORDS)
+    records = _records(next((p for p in (source.path.parent / RECORDS, source.path.with_suffix(".jsonl"))
+                             if p.exists()), source.path.parent / RECORDS))  # --profile-export-prefix: <prefix>.jsonl
     if records is not None and len(records) != completed:  # another run's records, left beside this summary
         row["import_requests_gap"] = (f"the {RECORDS} beside it holds {len(records)} successful profiling records, "
                                       f"not this summary's {completed}: another run's")
@@ -120,6 +123,15 @@ def _records(path: Path) -> list[dict] | None:
         tokens = value("usage_completion_tokens") or value("output_sequence_length") or 0
         out.append({"ttft": value("time_to_first_token"), "latency": value("request_latency"), "tokens": int(tokens)})
     return out
+
+
+def _error_text(details) -> str | None:
+    """AIPerf's error_details ({type, code, message}) as one line."""
+    if not details:
+        return None
+    if isinstance(details, dict):
+        return " ".join(str(details[k]) for k in ("type", "code", "message") if details.get(k) is not None)[-500:]
+    return str(details)[-500:]
 
 
 def _window(blob: dict) -> float | None:

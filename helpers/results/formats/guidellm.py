@@ -86,9 +86,12 @@ def _row(b: dict, i: int, source: Source, version, spec: dict, data: dict, label
                total_token_throughput=own["tokens_per_second"]["mean"],
                max_itl_ms=None, first_error=_first_error(b), import_figures=FIGURES,
                **{f"{s}_itl_ms": None for s in ("mean", "median", "p99")})
+    streamed = any(r.get("time_to_first_token_ms") is not None for r in done) or not done
     for name, (metric, scale) in LATENCIES.items():
         d = own[metric]
-        if not d.get("count"):  # GuideLLM writes 0.0 for a distribution of no values: not a measurement
+        # GuideLLM writes 0.0 for a distribution of no values, and for TPOT without a first token it counts a 0.0
+        # per request (metrics.py: `req.inter_token_latency_ms or 0.0`): neither is a measurement
+        if not d.get("count") or (name != "e2el" and not streamed):
             row.update({f"{s}_{name}_ms": None for s in ("mean", "median", "std", *PERCENTILES.values())})
             row["import_no_first_token"] = True  # not streamed, or no first token inside the window
             continue
@@ -105,9 +108,9 @@ def _row(b: dict, i: int, source: Source, version, spec: dict, data: dict, label
         rule, rule_gap = _by_vllms_rule(None, None), (
             "GuideLLM's warm-up or cool-down ran beside the requests it counted, so no span holds only those: "
             "vllm bench serve finishes its warm-up before it starts its clock, and its definition cannot be applied")
-    elif kept is None or len(done) != completed:
-        rule, rule_gap = _by_vllms_rule(None, None), gap or "the report does not list every request GuideLLM counted"
-    else:
+    elif len(done) != completed:
+        rule, rule_gap = _by_vllms_rule(None, None), "the report does not list every request GuideLLM counted"
+    else:  # every request listed, none in a warm-up: vLLM's count, tokens and span (TPOT only where streamed)
         rule, rule_gap = _by_vllms_rule(done, [*done, *errored]), None
     row.update(rule, import_duration_covers=covers, import_rule_gap=rule_gap,
                import_requests_kept=len(kept) if kept is not None else None)
@@ -144,7 +147,8 @@ def _window(b: dict, done: list, counted: int) -> tuple[list | None, str, str | 
     cut = " and ".join(x for x in (f"a {warm:.1f} s warm-up before it" if warm else "",
                                    f"a {cool:.1f} s cool-down after it" if cool else "") if x)
     covers = (f"GuideLLM's measured window, not counting {cut} ({len(done) - len(within)} request(s))" if cut
-              else "GuideLLM's whole run, from its first request's start to its last answer")
+              else "GuideLLM's whole run, from its first request's start to its recorded end (its last completion "
+              "as its scheduler saw it)")
     sample = (b.get("config") or {}).get("sample_size")
     if len(within) != counted:
         return None, covers, (f"GuideLLM counted {counted} requests in its window, but its report lists "

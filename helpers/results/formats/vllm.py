@@ -89,6 +89,8 @@ def result_row(blob: dict, source: Source, index: int, bench_keys: frozenset = f
                                   "(another tool's file, or a format this guide does not know).",
                                   "a file written by vllm bench serve --save-result.")
     row = source.base(index, blob.get("guide_vllm_version"), date(blob.get("date")))
+    if blob.get("run_number") == -1:  # sweep/serve.py run_comb: the warm-up is run -1, written as warmup.json
+        row["import_note"] = "a vllm bench sweep's warm-up run (run_number -1, --warmup-num-prompts), not a measurement"
     figures = summarize(blob)
     detailed = "ttfts" in blob and "output_lens" in blob
     if "guide_runs" in blob:  # written by to_vllm_bench: each repeat's per-request figures, for goodput
@@ -196,7 +198,14 @@ def sweep(folder: Path) -> list[dict]:
     each experiment's rows go to a file of their own, so the folder given, its parent or a folder three
     levels up give the same rows, and a sweep re-imported after it grew replaces its rows."""
     found = sorted(p for p in folder.rglob("run=*.json") if not p.name.endswith(".failure.json"))
-    failures = sorted(folder.rglob("run=*.failure.json"))
+    # a failure record left beside its run's file (vLLM's --resume ran it again) is no failure
+    failures = sorted(p for p in folder.rglob("run=*.failure.json")
+                      if not (p.parent / p.name.replace(".failure.json", ".json")).exists())
+    servers = sorted(folder.rglob("SERVE-*-failure.json"))
+    if not found and not failures and servers:
+        said = "; ".join(_server_failure(p) for p in servers[:4])
+        raise ImportFileError(folder, f"is a vllm bench sweep in which no server combination served: {said}.",
+                              "the server's own error above; run the sweep again once it starts (vLLM's --resume).")
     if not found and not failures:
         raise ImportFileError(folder, "holds no run=N.json files: not a vllm bench sweep experiment folder"
                               + _results_below(folder) + ".",
@@ -211,9 +220,20 @@ def sweep(folder: Path) -> list[dict]:
             key = data  # refused below, naming the file
         where.setdefault(key, []).append(p)
     combs = _combinations(where, failures)
+    # An experiment is its folder's name and what a grown sweep keeps: its model and its first run's date, so two
+    # teams' sweeps both named "baseline" stay apart, and the same sweep grown or seen from above stays one.
+    first: dict[str, tuple] = {}
+    for data, paths in where.items():
+        try:
+            blob = json.loads(data)
+        except json.JSONDecodeError:
+            continue
+        exp = paths[0].parent.parent.name
+        first[exp] = min(first.get(exp, ("~", "")), (str(blob.get("date") or "~"), str(blob.get("model_id") or "")))
     rows = []
     for (experiment, comb), (files, failed_runs) in sorted(combs.items()):
-        source = Source(folder, hashlib.sha256(experiment.encode()).hexdigest(), VLLM_SWEEP)
+        identity = f"{experiment}|{first.get(experiment, ('', ''))[1]}|{first.get(experiment, ('', ''))[0]}"
+        source = Source(folder, hashlib.sha256(identity.encode()).hexdigest(), VLLM_SWEEP)
         serve_name, bench_name = comb_names(comb) if comb.startswith(("SERVE-", "BENCH-")) else (None, None)
         repeats = []
         for p, data in sorted(files, key=lambda f: f[0].name):
@@ -231,7 +251,7 @@ def sweep(folder: Path) -> list[dict]:
             done = next((r for r in repeats if r.get("completed")), repeats[0])  # a run that served: its load
             rows.append({**done, **_over_repeats(repeats, failed_runs)})
         named = serve_name is not None or bench_name is not None
-        ident = hashlib.sha256(f"{experiment}/{comb}".encode()).hexdigest()
+        ident = hashlib.sha256(f"{identity}/{comb}".encode()).hexdigest()
         rows[-1].update(config_label=serve_name or rows[-1].get("import_settings") or "default",
                         load_label=(f"{bench_name} · " if bench_name else "") + rows[-1]["load_label"]
                         if repeats else rows[-1]["load_label"],
@@ -239,8 +259,9 @@ def sweep(folder: Path) -> list[dict]:
                         + (experiment if named else comb), run_id=f"{ident[:10]}-0",
                         key="imported-" + hashlib.sha256(b"".join(sorted(d for _, d in files))
                                                          + "".join(failed_runs).encode()).hexdigest()[:16],
-                        import_figures=f"the guide's median over the combination's {len(repeats)} run file(s) that "
-                        "have each figure, the lowest and highest beside it (each run's own in runs; vLLM's sweep "
+                        import_figures=f"the guide's median over the combination's {len(repeats)} run file(s): counts "
+                        "and throughputs over every run (0 for a run that completed nothing), latencies over the runs "
+                        "that completed; the lowest and highest beside each (each run's own in runs; vLLM's sweep "
                         "plot shows their mean ± sd)")
     notes = _sweep_notes(folder, [p for ps in where.values() for p in ps])
     for row in rows:
@@ -278,6 +299,16 @@ def _combinations(where: dict[bytes, list[Path]], failures: list[Path]) -> dict:
     return out
 
 
+def _server_failure(p: Path) -> str:
+    """What one SERVE-<name>-failure.json says: the server combination that never served, and why."""
+    name = p.name[len("SERVE-"):-len("-failure.json")]
+    try:
+        f = json.loads(p.read_text())
+        return f"server combination {name} never served: {f.get('error_type')}: {str(f.get('error'))[:200]}"
+    except (json.JSONDecodeError, OSError):
+        return f"{p.name}: a server combination that failed"
+
+
 def _failed_runs_in(p: Path) -> list[str]:
     """What one run=N.failure.json says: the run that failed, and why."""
     try:
@@ -289,12 +320,17 @@ def _failed_runs_in(p: Path) -> list[str]:
 
 def _results_below(folder: Path) -> str:
     """Other tools' result folders found under `folder`, to name in a refusal."""
-    below = sorted(p.parent.relative_to(folder).as_posix() or "." for p in folder.rglob("*")
-                   if p.name in ("benchmarks.json", "profile_export_aiperf.json"))
+    below = sorted({p.parent.relative_to(folder).as_posix() or "." for p in folder.rglob("*")
+                    if p.name in ("benchmarks.json", "profile_export_aiperf.json")})
+    other = sorted(p.relative_to(folder).as_posix() for p in folder.rglob("*") if p.name in (
+        "benchmarks.yaml", "benchmarks.html", "benchmarks.csv", "profile_export.jsonl") or (
+        p.suffix == ".json" and b'"aiperf_version"' in p.read_bytes()[:2000]))
     files = sorted(p.relative_to(folder).as_posix() for p in folder.rglob("*.json*") if p.suffix in (".json", ".jsonl")
                    and p.name not in ("benchmarks.json", "profile_export_aiperf.json") and _looks_like_a_result(p))
     said = f"; it holds other tools' results in {', '.join(below[:6])}: give those folders one by one" if below else ""
-    return said + (f"; it holds vllm bench serve results ({', '.join(files[:6])}): give them as files" if files else "")
+    said += f"; it holds vllm bench serve results ({', '.join(files[:6])}): give them as files" if files else ""
+    return said + (f"; it holds GuideLLM's or AIPerf's other files ({', '.join(other[:6])}): give GuideLLM's "
+                   "benchmarks.json or AIPerf's summary JSON" if other else "")
 
 
 def _looks_like_a_result(p: Path) -> bool:
@@ -312,18 +348,21 @@ def _sweep_notes(folder: Path, run_files) -> dict:
     notes, others = {}, []
     used = {p.resolve() for p in run_files}
     for p in sorted(folder.rglob("*.json")) + sorted(folder.rglob("*.jsonl")):
-        if p.resolve() in used or p.name == "summary.json" or p.name.startswith("run="):
+        if p.resolve() in used or p.name == "summary.json" or (p.name.startswith("run=")
+                                                                 and not p.name.endswith(".failure.json")):
             continue
         if p.name == "warmup.json":
             continue  # the sweep's warm-up (--warmup-num-prompts): not a measurement
         if p.name.endswith("-failure.json") and p.name.startswith("SERVE-"):
-            try:
-                f = json.loads(p.read_text())
-                notes.setdefault("import_server_failures", []).append(
-                    f"server combination {p.name[len('SERVE-'):-len('-failure.json')]} never served: "
-                    f"{f.get('error_type')}: {str(f.get('error'))[:200]}")
-            except (json.JSONDecodeError, OSError):
-                notes.setdefault("import_server_failures", []).append(f"{p.name}: a server combination that failed")
+            name = p.name[len("SERVE-"):-len("-failure.json")]
+            if not any(p.parent.glob(f"SERVE--{name}-*/run=*.json")):  # served after vLLM's --resume: no failure
+                notes.setdefault("import_server_failures", []).append(_server_failure(p))
+            continue
+        if p.name == "warmup.failure.json":
+            notes.setdefault("import_server_failures", []).append(
+                f"the warm-up of {p.parent.name} failed: " + _failed_runs_in(p)[0].split(": ", 1)[-1])
+            continue
+        if p.name.startswith("run=") and p.name.endswith(".failure.json"):
             continue
         others.append(p.relative_to(folder).as_posix())
     if notes.get("import_server_failures"):
@@ -340,15 +379,18 @@ def _over_repeats(repeats: list[dict], failed_runs: list[str]) -> dict:
     out = {"repeats": len(repeats), "runs": [_figures(r) for r in repeats]}
     keys = dict.fromkeys([*SUMMARY_KEYS, "max_itl_ms", *(k for r in repeats for k in r if LATENCY_KEY.match(k))])
     for key in keys:
-        values = [r[key] for r in repeats if isinstance(r.get(key), (int, float)) and not isinstance(r.get(key), bool)]
+        zero = key in NOTHING_COMPLETED  # a run that completed nothing served at a rate of 0, not at no rate
+        values = [r[key] if r.get(key) is not None else 0.0 for r in repeats if zero or (
+            isinstance(r.get(key), (int, float)) and not isinstance(r.get(key), bool))]
         out[key] = float(statistics.median(values)) if values else None
         out[f"{key}_min"], out[f"{key}_max"] = (float(min(values)), float(max(values))) if values else (None, None)
     for key in ("request_ttft_ms", "request_tpot_ms"):
         out[key] = next((r[key] for r in repeats if r.get(key)), None)
     said = [f"run {i}: {r['import_failures']}" for i, r in enumerate(repeats) if r.get("import_failures")]
     out["import_failures"] = "; ".join(said + failed_runs) or None
-    if not out["completed"]:
+    if not max(r.get("completed") or 0 for r in repeats):
         out["import_failures"] = f"no request completed in any run ({out['import_failures']})"
+        out.update(NOTHING_COMPLETED)
     return out
 
 
