@@ -284,10 +284,11 @@ def room(r: pd.DataFrame, metric: str, chart_title: str | None = None) -> alt.Fa
 def knee(rows: list[dict], slo, best_rate: float | None, chart_title: str = "") -> alt.HConcatChart:
     """Latency percentiles against the offered request rate, the target as a dashed line and
     the knee (the highest rate that met the target) as a vertical rule."""
-    from helpers.results.rows import over_saturated, queue_growth
+    from helpers.results.rows import over_saturated, queue_unread
 
-    state = {id(r): FEW if queue_growth(r) is None else {True: OVER, False: "steady", None: "cannot tell"}[
-        over_saturated(r)] for r in rows}
+    unread = {id(r): queue_unread(r) for r in rows}
+    state = {id(r): (NO_TIMELINE if unread[id(r)] == "no timeline" else FEW) if unread[id(r)] else
+             {True: OVER, False: "steady", None: "cannot tell"}[over_saturated(r)] for r in rows}
     long = pd.DataFrame([{"offered rate (req/s)": r["load_request_rate"], "percentile": p, "figure": f,
                           "ms": r[f"{k}_{f}_ms"], "queue": state[id(r)]}
                          for r in rows for k, p in (("median", "median"), ("p99", "P99")) for f in ("ttft", "tpot")
@@ -300,22 +301,25 @@ def knee(rows: list[dict], slo, best_rate: float | None, chart_title: str = "") 
                                                                                       title="percentile"))
         line = base.mark_line() + base.mark_point(size=60, filled=True).encode(
             shape=alt.Shape("queue:N", title="queue while sending (first repeat)", scale=alt.Scale(
-                domain=["steady", OVER, "cannot tell", FEW], range=["circle", "triangle-up", "square", "diamond"])),
+                domain=["steady", OVER, "cannot tell", FEW, NO_TIMELINE],
+                range=["circle", "triangle-up", "square", "diamond", "cross"])),
             tooltip=["offered rate (req/s):Q", "percentile:N", alt.Tooltip("ms:Q", format=".1f"), "queue:N"])
         target = alt.Chart(pd.DataFrame({"ms": [limit]})).mark_rule(strokeDash=[6, 4], color="firebrick").encode(
             y="ms:Q")
         layer = line + target
         if best_rate is not None:
             layer += alt.Chart(pd.DataFrame({"offered rate (req/s)": [best_rate]})).mark_rule(color="gray").encode(x=x)
-        rule = ("no rate met the target" if best_rate is None else "highest rate tried (every rate met it) grey"
-                if all(slo.meets(r) for r in rows) else "knee grey")
+        met = [r for r in rows if slo.meets(r)]
+        rule = ("no rate met the target" if best_rate is None and not met else
+                "no knee: the lowest rate missed" if best_rate is None else
+                "highest rate tried (every rate met it) grey" if len(met) == len(rows) else "knee grey")
         panels.append(layer.properties(width=300, height=240, title=f"{label}: target dashed, {rule}"))
-    note = (f" (▲ {OVER}: the queue grew while requests were sent, so those latencies are not a steady state)"
-            if OVER in state.values() else "")
+    note = (" (▲ looked over-saturated: the queue grew while requests were sent, so those latencies are likely not "
+            "a steady state)" if OVER in state.values() else "")
     return alt.hconcat(*panels).properties(title=(chart_title or "Latency against the offered rate") + note)
 
 
-OVER, FEW = "over-saturated", "too few requests to tell"
+OVER, FEW, NO_TIMELINE = "over-saturated", "too few requests, or far past capacity", "no timeline"
 
 
 def tuning_path(records: list[dict], slo, chart_title: str = "Goodput at the target after each step") -> alt.Chart:
@@ -346,12 +350,17 @@ def timeline(row: dict, chart_title: str = "") -> alt.VConcatChart:
                "or read from a file without --save-detailed). Measure it again with force=True to see one.")
         return alt.vconcat(alt.Chart(pd.DataFrame({"why": [why]})).mark_text(align="left", lineBreak=". ").encode(
             text="why:N").properties(width=WIDTH, height=60, title=chart_title or "No timeline"))
-    if not server.empty:  # only the series that moved during the run
-        server = server.loc[server["series"].map(server.groupby("series")["value"].agg(lambda v: v.max() > v.min()))]
+    if not server.empty:  # running and waiting always (a flat 0 is a finding), the rest where they moved
+        moved = server.groupby("series")["value"].agg(lambda v: v.max() > v.min())
+        server = server.loc[server["series"].map(moved) | server["series"].isin(["requests running",
+                                                                                  "requests waiting"])]
     t_axis = alt.Axis(title="time since the run's first /metrics sample (s)" if row.get("timeseries")
                       else "time since the first request was sent (s)")
     brush = alt.selection_interval(encodings=["x"]) if not server.empty else None
-    top = _request_bars(bars, t_axis, brush, chart_title)
+    repeats = len(row.get("runs") or [row])
+    first = f" (the first of {repeats} repeats)" if repeats > 1 else ""
+    top = _request_bars(bars, t_axis, brush, (chart_title or "Each request: waiting for its first token, then "
+                                              "decoding") + first)
     if brush is None:  # no /metrics samples (an imported file): zoom the bars by scrolling instead
         return alt.vconcat(top.interactive(bind_y=False))
     lower = []

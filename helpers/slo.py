@@ -151,9 +151,11 @@ class Knee:
                    "rate as a knee would: slow first requests at the lowest rate (a cold engine, a busy machine) can "
                    "do that; read it with care, or sweep again." if self.lowest_rate is not None
                    and self.closest_rate is not None and self.closest_rate > self.lowest_rate else "")
-            return (f"No offered rate met the target ({slo.label()}). Closest: {self.closest_rate:g} req/s, where "
-                    f"{100 * (self.closest_share or 0):.0f} % of requests met it. Loosen the target, or tune the "
-                    "engine and sweep again." + odd)
+            met = self.closest_share is not None and self.closest_share >= slo.share
+            head = (f"No knee: the lowest rate missed the target ({slo.label()}), though {self.closest_rate:g} req/s "
+                    "met it" if met else f"No offered rate met the target ({slo.label()})")
+            return (f"{head}. Closest: {self.closest_rate:g} req/s, where {100 * (self.closest_share or 0):.0f} % of "
+                    "requests met it. Loosen the target, or tune the engine and sweep again." + odd)
         miss = f"; at {self.first_miss:g} req/s it was missed" if self.first_miss is not None else \
             "; every rate tried met it, so the knee lies higher"
         return f"The highest offered rate that met the target: {self.best_rate:g} req/s{miss}."

@@ -401,7 +401,9 @@ def inside_the_fill(row: dict) -> str:
     said = (f"Of the {len(starts)} requests, {len(early)} had their first token before any request finished "
             f"(a median {statistics.median(early):.0f} ms after being sent)" if early else
             f"None of the {len(starts)} requests had its first token before a request finished")
-    said += (f"; the other {len(late)} had theirs only after the first request finished, when blocks came back "
+    sent_early = all(s < first_done for s, w in zip(starts, ttfts) if s + w / 1000 >= first_done)
+    blocks = " when blocks came back" if sent_early and (rows.full_while_waiting(row, NEAR_CEILING) or 0) > 0 else ""
+    said += (f"; the other {len(late)} had theirs only after the first request finished,{blocks} "
              f"(a median {statistics.median(late):.0f} ms after being sent)" if late else
              "; none had to wait for a request to finish: the cache held them all at once")
     return said + f". /metrics counted {run.get('preemptions') or 0:.0f} preemption(s) in this run."

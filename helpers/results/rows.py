@@ -82,16 +82,38 @@ def queue_growth(row) -> dict | None:
     lag): the requests in the engine (sent, not yet answered) when the ramp from an idle engine was over (one
     median latency of the first quarter sent after the first send) and when the last request was sent, and
     the median wait for a first token of the first and the second half of the requests sent after the ramp.
-    None where the row keeps no timeline or fewer than six requests came after the ramp."""
+    None where it cannot be read (`queue_unread` says why)."""
+    return None if queue_unread(row) else _growth(row)
+
+
+def queue_unread(row) -> str | None:
+    """Why `queue_growth` cannot read a row, or None: no timeline, fewer than eight requests, or a ramp (the
+    first quarter's median latency) that outlasted almost all the sending, which only a load far past capacity
+    does (its first requests already waited long)."""
     run = ((row.get("runs") or [row])[0]) if hasattr(row, "get") else {}
     starts, e2els, ttfts = run.get("request_start_s"), run.get("request_e2el_ms"), run.get("request_ttft_ms")
-    if not starts or not e2els or not ttfts or len(starts) < 8:
-        return None
+    if not starts or not e2els or not ttfts:
+        return "no timeline"
+    if len(starts) < 8:
+        return f"too few requests ({len(starts)}) to tell"
+    if sum(s >= _settled(starts, e2els) for s in starts) < 6:
+        return ("the first requests' latency outlasted the sending: a load far past capacity, which this rule "
+                "cannot judge")
+    return None
+
+
+def _settled(starts: list, e2els: list) -> float:
+    """When the ramp from an idle engine is over: the first send plus the median latency of the first quarter sent."""
     order = sorted(range(len(starts)), key=lambda i: starts[i])
-    settled = min(starts) + statistics.median(e2els[i] for i in order[:max(2, len(order) // 4)]) / 1000
+    return min(starts) + statistics.median(e2els[i] for i in order[:max(2, len(order) // 4)]) / 1000
+
+
+def _growth(row) -> dict:
+    run = (row.get("runs") or [row])[0]
+    starts, e2els, ttfts = run["request_start_s"], run["request_e2el_ms"], run["request_ttft_ms"]
+    order = sorted(range(len(starts)), key=lambda i: starts[i])
+    settled = _settled(starts, e2els)
     later = [(starts[i], ttfts[i]) for i in order if starts[i] >= settled]
-    if len(later) < 6:
-        return None
     held = lambda t: sum(1 for s, e in zip(starts, e2els) if s <= t < s + e / 1000)  # noqa: E731
     half = len(later) // 2
     return {"held_after_ramp": held(later[0][0]), "held_at_last_send": held(later[-1][0]),
@@ -108,7 +130,11 @@ def over_saturated(row) -> bool | None:
     A run of a few dozen requests cannot always tell a queue that grows from one that will level off: in a
     simulation of a 4-seat engine with Poisson arrivals, a stable load at 70-85 % of capacity was marked
     over-saturated in 6-18 % of runs (32 or 128 requests), a load at 120-200 % in 22-75 %, and a load just
-    past capacity (110-130 %, 32 requests) read as steady in about one run in ten."""
+    past capacity (110-130 %, 32 requests) read as steady in about one run in ten. These figures are for a
+    queue that waits for seats; past about twice the capacity the ramp outlasts the sending and the rule says
+    it cannot judge. An engine that admits every request (max_num_seqs above the load, as the guide's CPU
+    baseline) shows overload as a growing batch and slower steps (TPOT), not as a waiting line whose first
+    tokens come later and later: this rule does not read that."""
     q = queue_growth(row)
     if q is None:
         return None

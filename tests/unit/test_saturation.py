@@ -63,7 +63,10 @@ def test_inside_the_busiest_rate_says_over_saturated_steady_or_cannot_tell_from_
     assert "**over-saturated**" in said and f"{q['held_at_last_send']} when the last request was sent" in said
     calm = ch6a.inside_the_busiest(light)
     assert "did not grow" in calm and "was not tested here" in calm and "**over-saturated**" not in calm
-    assert "too few requests came after the ramp" in ch6a.inside_the_busiest(_row(2.0, requests=6))
+    assert "reads nothing: too few requests (6) to tell" in ch6a.inside_the_busiest(_row(2.0, requests=6))
+    far = next(_row(4.0, 32, seed) for seed in range(40) if queue_growth(_row(4.0, 32, seed)) is None)
+    said = ch6a.inside_the_busiest(far)
+    assert "far past capacity, which this rule cannot judge" in said and "full size" not in said
     assert "keeps no timeline" in ch6a.inside_the_busiest({**light, "request_start_s": None})
 
 
@@ -122,3 +125,20 @@ def test_one_load_offered_at_several_rates_is_an_experiment_per_rate():
     assert list(workshop.experiments(df)) == ["ch6 · prefix 384+64→32 ×8, 2 prefix(es) @ 0.55 req/s",
                                               "ch6 · prefix 384+64→32 ×8, 2 prefix(es) @ 4.4 req/s",
                                               "ch3 · random 128→32 ×8 @ conc 1"]
+
+
+def test_pass_20_the_knee_chart_names_why_a_point_is_unread_and_when_there_is_no_knee():
+    """Pass 20's W1 and W2: a sweep whose lowest rate missed while a higher one met the target has no knee, and the
+    chart says so rather than "no rate met the target"; a row without a timeline is marked as that."""
+    from helpers.slo import knee
+    rows = [_row(0.5, 128, 1), _row(1.0, 128, 1)]
+    rows[0] = {**rows[0], "median_ttft_ms": 900.0, "p99_ttft_ms": 900.0, "request_ttft_ms": [900.0] * 128,
+               "request_tpot_ms": [20.0] * 128}
+    rows[1] = {**rows[1], "request_ttft_ms": [100.0] * 128, "request_tpot_ms": [20.0] * 128}
+    target = SLO(500, 50)
+    k = knee(rows, target)
+    assert k.best_rate is None and k.text(target).startswith("No knee: the lowest rate missed")
+    spec = charts.knee(rows, target, k.best_rate).to_dict()
+    assert "no knee: the lowest rate missed" in str(spec) and "no rate met the target" not in str(spec)
+    bare = charts.knee([{**rows[1], "request_start_s": None}], target, 1.0).to_dict()
+    assert "no timeline" in str(bare["hconcat"][0])

@@ -2,8 +2,8 @@
 knee from the inside (its timeline), and the configurations of the tuning path as a Pareto front."""
 from __future__ import annotations
 
-from helpers import tables
-from helpers.results.rows import over_saturated, queue_growth
+from helpers import run_size, tables
+from helpers.results.rows import over_saturated, queue_growth, queue_unread
 
 
 def busiest(sweep_rows: list[dict]) -> dict:
@@ -17,13 +17,15 @@ def inside_the_busiest(row: dict) -> str:
     the two halves' waits for a first token, and what `rows.over_saturated` makes of them."""
     q = queue_growth(row)
     if q is None:
-        run = (row.get("runs") or [row])[0]
-        return ("This row keeps no timeline (it was measured before timelines were stored): set FORCE = True in the "
-                "set-up cell and run again." if not run.get("request_start_s") else
-                f"At **{row['load_request_rate']:g} req/s** too few requests came after the ramp from an idle engine "
-                "(fewer than six) to tell whether a queue grew: the full size sends more.")
-    state = {True: "the queue grew while requests were sent: **over-saturated**, its latencies describe a queue "
-                   "that had not stopped growing, not a steady state",
+        why = queue_unread(row)
+        if why == "no timeline":
+            return ("This row keeps no timeline (it was measured before timelines were stored): set FORCE = True in "
+                    "the set-up cell and run again.")
+        more = " (the full size sends more)" if why.startswith("too few") and run_size.size() != "full" else ""
+        return f"At **{row['load_request_rate']:g} req/s** the over-saturation rule reads nothing: {why}{more}."
+    state = {True: "the queue grew while requests were sent: it looks **over-saturated**, its latencies those of a "
+                   "queue that had not stopped growing (a stable load at 70-85 % of capacity reads this way in up to "
+                   "one run in seven)",
              False: "the queue did not grow in this run, so what the page reads into an over-saturated rate was not "
                     "tested here (a short run of a load just past capacity reads this way in about one run in ten)",
              None: "between the two, so whether the queue would have kept growing cannot be told from a run "
@@ -69,6 +71,8 @@ def front_sentence(rows: dict[str, dict], tuned: str, tpot_limit_ms: float) -> s
              else f"inside the front: {', '.join(better)} did at least as well on both axes and better on one "
              "(goodput, which chose it, counts requests within both targets, TTFT's too, which neither axis shows)")
     fast = points.loc[points["tokens/s per user"] >= 1000 / tpot_limit_ms, "config"]
-    return (f"On the front: {', '.join(on)}. The tuned configuration ({tuned}) is {where}. At the median, "
+    who = ("The baseline (the path kept no step)" if tuned.startswith("baseline") else
+           f"The tuned configuration ({tuned})")
+    return (f"On the front: {', '.join(on)}. {who} is {where}. At the median, "
             f"the TPOT target ({tpot_limit_ms:g} ms) is met by " + (", ".join(fast) if len(fast) else "none of them")
             + ".")
