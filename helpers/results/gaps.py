@@ -39,9 +39,11 @@ def missing(row, figure: str) -> str | None:
                _text(get("import_requests_gap")) or "GuideLLM's report does not list the requests it counted")
     elif figure.startswith("vllm_rule_"):
         why = (_text(get("import_rule_gap")) or
-               ("its figures are vLLM's own: the row's figure is the one by vLLM's rule" if tool in (VLLM_BENCH,
-                                                                                                     VLLM_SWEEP) else
-                "AIPerf's records (--export-level records) give it; this summary came without them"
+               ("vLLM's own figures are by vLLM's rule (a sweep's: the guide's medians of them)" if tool in (
+                   VLLM_BENCH, VLLM_SWEEP) else
+                ("AIPerf's records (--export-level records) give it; this summary came without them"
+                 if figure.endswith("_tpot_ms") else "the summary holds no server token count "
+                 "(total_usage_completion_tokens: AIPerf records it where the server reports usage)")
                 if tool == AIPERF else f"{tool}'s report does not give what it needs"))
     elif figure in roofline.COLUMNS:
         why = "a decode floor needs the memory bandwidth of the machine that served, which no such file records"

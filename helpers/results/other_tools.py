@@ -84,12 +84,22 @@ def from_file(path: str | Path) -> list[dict]:
     if path.is_dir():
         for name in ("benchmarks.json", aiperf.SUMMARY):  # GuideLLM's output folder; AIPerf's artifact folder
             if (path / name).exists():
-                return from_file(path / name)
+                rows = from_file(path / name)
+                others = sorted(p.name for p in path.iterdir() if p.suffix in (".json", ".jsonl") and p.name not in (
+                    name, aiperf.RECORDS) and p.is_file())
+                if others:  # named, never dropped without a word
+                    for r in rows:
+                        r["import_skipped"] = ", ".join(others[:8]) + (" …" if len(others) > 8 else "")
+                return rows
         return vllm.sweep(path)
     if not path.exists():
         raise ImportFileError(path, "no such file or folder.", "the path of a result file or a sweep's folder.")
     data = path.read_bytes()
     sha = hashlib.sha256(data).hexdigest()
+    if path.name.endswith(".guide.json.gz") or (path.suffix == ".jsonl" and b'"env_env_id"' in data[:20000]):
+        raise ImportFileError(path, "holds the guide's own rows (a results file, or a pack handed in), not another "
+                              "tool's result.", "copy it into the room's folder (a pack: `python -m "
+                              "helpers.results.workshop unpack FILE ROOM`); notebook 90 reads it there.")
     try:
         blob = json.loads(data)
     except (json.JSONDecodeError, UnicodeDecodeError) as e:

@@ -270,7 +270,7 @@ def beside(df: pd.DataFrame, figures=HEADLINE) -> pd.DataFrame:
     """Imported rows next to the room's measured rows of the same load shape (requests,
     concurrency, rate, prompt and answer tokens), with their headline figures side by side. A
     figure a file does not record stays empty. Only shapes that have an imported row appear."""
-    cols = ["load", "source", "config_label", "failed", *figures, RULE, "not in this file"]
+    cols = ["load", "source", "config_label", "failed", *figures, RULE, "not in this file", "notes"]
     if df.empty or "engine_location" not in df or not (df["engine_location"] == "imported").any():
         return pd.DataFrame(columns=cols)
     d = df.loc[df.get("kind", pd.Series("load", index=df.index)).eq("load")].copy()
@@ -283,6 +283,8 @@ def beside(df: pd.DataFrame, figures=HEADLINE) -> pd.DataFrame:
             d[f] = None
     records = d.to_dict("records")
     d["failed"] = [_failed(r) for r in records]
+    # what the file said of its run beyond the counts: failed or cut-off runs, a run its tool marked incomplete
+    d["notes"] = [r["import_failures"] if isinstance(r.get("import_failures"), str) else "" for r in records]
     # the one throughput every tool's row states alike: vLLM's own rows hold it as output_throughput; GuideLLM's
     # and AIPerf's define theirs otherwise and keep vLLM's beside it (helpers/results/formats/)
     d[RULE] = [_number(r.get("vllm_rule_output_throughput")) if r.get("import_tool") in (GUIDELLM, AIPERF)

@@ -73,8 +73,8 @@ def _same_load_as_the_guides(row: dict, guide: dict, requests: int = 8) -> None:
     assert row["load_max_concurrency"] == 4 and row["mean_input_tokens"] == 96
     assert row["duration"] > 0 and row["output_throughput"] > 0 and row["request_throughput"] > 0  # the tool's own
     # every answer's tokens, as the server counted them: AIPerf's own count is its tokenizer's, so the server's
-    # is read from vLLM's rule beside it (its output tokens ÷ the row's duration)
-    served = (row["vllm_rule_output_throughput"] * row["duration"] if row.get("import_tool") == "aiperf"
+    # is read from vLLM's rule beside it (its output tokens ÷ AIPerf's benchmark duration)
+    served = (row["vllm_rule_output_throughput"] * row["import_tool_duration"] if row.get("import_tool") == "aiperf"
               else row["total_output_tokens"])
     assert served == pytest.approx(requests * per_request)
     if row.get("import_tool") in (None, "vllm bench serve"):  # vLLM's own figures: count ÷ its duration

@@ -477,3 +477,31 @@ def test_pass_19_sweep_identity_resume_leftovers_and_failures(tmp_path):
     seqs2 = other_tools.from_file(grown)[0]
     assert "no request completed in any run" not in (seqs2["import_failures"] or "")
     assert seqs2["output_throughput"] == 0.0 and seqs2["completed"] == 0.0, "the median of 0, 0 and one run's"
+
+
+def test_pass_20_sweeps_teams_run_numbers_resume_layouts_and_ci_files(tmp_path):
+    """Pass 20: two teams' sweeps of one name under a common folder stay apart (W2); a failed run is named by its
+    run number (W3); a --resume leftover beside a combination without a BENCH part is no failure (W4); vLLM's
+    run=N.pytorch.json is not read as a run (W5)."""
+    for team, factor in (("teamA", 1), ("teamB", 2)):
+        copy = tmp_path / "teams" / team / "baseline"
+        shutil.copytree(SWEEP, copy)
+        for p in copy.rglob("run=*.json"):
+            blob = json.loads(p.read_text())
+            p.write_text(json.dumps({**blob, "date": f"2026120{factor}-100000",
+                                     "output_throughput": blob["output_throughput"] * factor}))
+    rows = other_tools.from_file(tmp_path / "teams")
+    assert len(rows) == 4 and sorted(r["repeats"] for r in rows) == [2, 2, 2, 2]
+    assert len({r["run_id"] for r in rows}) == 4
+    many = tmp_path / "many" / "exp" / "SERVE--seqs2"
+    many.mkdir(parents=True)
+    run = json.loads((SWEEP / "SERVE--seqs2-BENCH--conc4" / "run=0.json").read_text())
+    for n in range(12):
+        done = {**run, "run_number": n} if n != 10 else {**run, "run_number": n, "completed": 0, "failed": 12,
+                                                          **{k: 0.0 for k in run if vllm.LATENCY_KEY.match(k)}}
+        (many / f"run={n}.json").write_text(json.dumps(done))
+    (many / "run=3.pytorch.json").write_text(json.dumps([{"benchmark": {"name": "vLLM benchmark"}}]))
+    (many.parent / "SERVE-seqs2-failure.json").write_text(json.dumps({"error_type": "TimeoutError", "error": "slow"}))
+    [row] = other_tools.from_file(tmp_path / "many")
+    assert row["repeats"] == 12 and row["import_failures"].startswith("run 10: no request completed")
+    assert "never served" not in other_tools.summary_line([row], set())

@@ -2,6 +2,7 @@
 adds to a room, and a room mixing every tool's rows."""
 import json
 import re
+import shutil
 
 import pytest
 
@@ -195,3 +196,27 @@ def test_pass_19_the_rooms_side_by_side_chart_renders_and_imported_rows_stay_out
     other_tools.add([SWEEP], only)
     df = workshop.room(only, me="me")
     assert ch90.measured(df).empty and workshop.ratios(ch90.measured(df), "output_throughput").empty
+
+
+def test_pass_20_folders_the_guides_own_files_and_the_tables_notes(tmp_path):
+    """Pass 20: a GuideLLM folder with other result files beside it names them (M2); the guide's own results file
+    and pack are refused with where they belong (U1); the side-by-side table carries what a file said of its run
+    (M3)."""
+    folder = tmp_path / "out"
+    folder.mkdir()
+    shutil.copy(GUIDELLM, folder / "benchmarks.json")
+    shutil.copy(DETAILED, folder / "bench.json")
+    [row] = other_tools.from_file(folder)
+    assert "bench.json" in other_tools.summary_line([row], set())
+    ours = tmp_path / "me.jsonl"
+    ours.write_text(json.dumps({"run_id": "a", "env_env_id": "me", "kind": "load"}) + "\n" * 2)
+    with pytest.raises(ImportFileError, match="the guide's own rows"):
+        other_tools.from_file(ours)
+    room = room_of_one_guide_row(tmp_path, 8, 96, 16)
+    blob = json.loads((AIPERF_DIR / "profile_export_aiperf.json").read_text())
+    cut = tmp_path / "cut"
+    cut.mkdir()
+    (cut / "profile_export_aiperf.json").write_text(json.dumps({**blob, "is_complete": False, "was_cancelled": True}))
+    other_tools.add([cut], room)
+    side = workshop.beside(workshop.room(room, me="me"))
+    assert "AIPerf marked this run incomplete" in side.loc[side["source"].str.contains("aiperf"), "notes"].item()

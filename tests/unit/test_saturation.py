@@ -142,3 +142,19 @@ def test_pass_20_the_knee_chart_names_why_a_point_is_unread_and_when_there_is_no
     assert "no knee: the lowest rate missed" in str(spec) and "no rate met the target" not in str(spec)
     bare = charts.knee([{**rows[1], "request_start_s": None}], target, 1.0).to_dict()
     assert "no timeline" in str(bare["hconcat"][0])
+
+
+def test_the_6a_front_takes_the_sweeps_rates_and_the_paths_steps_once_each():
+    from helpers.chapters import ch6a
+    sweep = [{"run_id": f"s{r}", "load_request_rate": r, "output_throughput": 40 * r, "median_tpot_ms": 20 + 5 * r}
+             for r in (0.5, 1.0, 2.0)]
+    path = [{"step": "baseline", "row": sweep[-1]},
+            {"step": "seqs=2", "row": {"run_id": "p1", "output_throughput": 70.0, "median_tpot_ms": 15.0}}]
+    points, tuned = ch6a.front_points(sweep, path, path[1], 2.0)
+    assert list(points) == ["baseline at 0.5 req/s", "baseline at 1 req/s", "baseline at 2 req/s", "seqs=2 at 2 req/s"]
+    assert tuned == "seqs=2 at 2 req/s"
+    assert ch6a.front_points(sweep, path, path[0], 2.0)[1] == "baseline at 2 req/s"
+    said = ch6a.front_sentence(points, tuned, 50)
+    assert "The tuned configuration (seqs=2 at 2 req/s) is on the front" in said
+    assert "The baseline (the path kept no step)" in ch6a.front_sentence(points, "baseline at 2 req/s", 50)
+    assert vlc.vegalite_to_svg(charts.pareto(points, 50, marked=tuned).to_dict()).startswith("<svg")

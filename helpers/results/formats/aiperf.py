@@ -59,6 +59,9 @@ def profile(blob: dict, source: Source) -> dict:
                total_output_tokens=n_out, request_throughput=get("request_throughput"),
                output_throughput=get("output_token_throughput"), total_token_throughput=get("total_token_throughput"),
                vllm_rule_output_throughput=served / spent if served is not None and spent else None,
+               vllm_rule_request_throughput=completed / spent if spent else None,
+               vllm_rule_total_token_throughput=(served + (get("total_usage_prompt_tokens") or n_in or 0)) / spent
+               if served is not None and spent else None,
                max_itl_ms=get("inter_chunk_latency", "max"), import_figures=FIGURES,
                first_error=_error_text((blob.get("error_summary") or [{}])[0].get("error_details")),
                import_tool_duration=get("benchmark_duration"),

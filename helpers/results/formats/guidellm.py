@@ -114,7 +114,7 @@ def _row(b: dict, i: int, source: Source, version, spec: dict, data: dict, label
         rule, rule_gap = _by_vllms_rule(done, [*done, *errored]), None
     row.update(rule, import_duration_covers=covers, import_rule_gap=rule_gap,
                import_requests_kept=len(kept) if kept is not None else None)
-    if kept is not None:  # each request's TTFT and TPOT (vLLM's: GuideLLM's inter_token_latency_ms), for goodput
+    if kept:  # each request's TTFT and TPOT (vLLM's: GuideLLM's inter_token_latency_ms), for goodput
         row.update(request_ttft_ms=[r["time_to_first_token_ms"] for r in kept], import_detail="per request",
                    request_tpot_ms=[r["inter_token_latency_ms"] or 0.0 for r in kept])
     else:

@@ -197,7 +197,7 @@ def sweep(folder: Path) -> list[dict]:
     share a run are one combination. A combination's row id comes from its experiment and its own name,
     each experiment's rows go to a file of their own, so the folder given, its parent or a folder three
     levels up give the same rows, and a sweep re-imported after it grew replaces its rows."""
-    found = sorted(p for p in folder.rglob("run=*.json") if not p.name.endswith(".failure.json"))
+    found = sorted((p for p in folder.rglob("run=*.json") if RUN_FILE.fullmatch(p.name)), key=_run_order)
     # a failure record left beside its run's file (vLLM's --resume ran it again) is no failure
     failures = sorted(p for p in folder.rglob("run=*.failure.json")
                       if not (p.parent / p.name.replace(".failure.json", ".json")).exists())
@@ -228,20 +228,26 @@ def sweep(folder: Path) -> list[dict]:
             blob = json.loads(data)
         except json.JSONDecodeError:
             continue
-        exp = paths[0].parent.parent.name
+        if not isinstance(blob, dict):
+            continue  # refused below, naming the file
+        exp = str(paths[0].parent.parent)
         first[exp] = min(first.get(exp, ("~", "")), (str(blob.get("date") or "~"), str(blob.get("model_id") or "")))
     rows = []
-    for (experiment, comb), (files, failed_runs) in sorted(combs.items()):
-        identity = f"{experiment}|{first.get(experiment, ('', ''))[1]}|{first.get(experiment, ('', ''))[0]}"
+    for (where_exp, comb), (files, failed_runs) in sorted(combs.items()):
+        experiment = Path(where_exp).name  # keyed by its folder's path: two teams' "baseline" folders stay apart
+        identity = f"{experiment}|{first.get(where_exp, ('', ''))[1]}|{first.get(where_exp, ('', ''))[0]}"
         source = Source(folder, hashlib.sha256(identity.encode()).hexdigest(), VLLM_SWEEP)
         serve_name, bench_name = comb_names(comb) if comb.startswith(("SERVE-", "BENCH-")) else (None, None)
         repeats = []
-        for p, data in sorted(files, key=lambda f: f[0].name):
+        for p, data in sorted(files, key=lambda f: _run_order(f[0])):
             try:
                 blob = json.loads(data)
             except json.JSONDecodeError as e:
                 raise ImportFileError(p, f"is not complete JSON ({e}).", "the sweep's folder as it wrote it.") from e
-            repeats.append(result_row(blob, source, 0, BENCH_ARGUMENTS))
+            if not isinstance(blob, dict):
+                raise ImportFileError(p, f"is a JSON {type(blob).__name__}, not a vllm bench serve result.",
+                                      "the sweep's folder as it wrote it (its run=N.json files).")
+            repeats.append({**result_row(blob, source, 0, BENCH_ARGUMENTS), "run_number": blob.get("run_number")})
         if not repeats:  # every run of this combination failed: a row that says so, with no figure
             rows.append({**source.base(0, None, None), "config_label": serve_name or comb, "completed": 0.0,
                          "repeats": 0, "load_label": bench_name or comb, "import_detail": "summary",
@@ -260,9 +266,10 @@ def sweep(folder: Path) -> list[dict]:
                         key="imported-" + hashlib.sha256(b"".join(sorted(d for _, d in files))
                                                          + "".join(failed_runs).encode()).hexdigest()[:16],
                         import_figures=f"the guide's median over the combination's {len(repeats)} run file(s): counts "
-                        "and throughputs over every run (0 for a run that completed nothing), latencies over the runs "
-                        "that completed; the lowest and highest beside each (each run's own in runs; vLLM's sweep "
-                        "plot shows their mean ± sd)")
+                        "and throughputs over every run file (0 for one that completed nothing; runs vLLM recorded as "
+                        "failed, run=N.failure.json, are not in it), latencies over the runs that completed; the "
+                        "lowest and highest beside each (each run's own in runs; vLLM's sweep plot shows their mean "
+                        "± sd)")
     notes = _sweep_notes(folder, [p for ps in where.values() for p in ps])
     for row in rows:
         row.update(notes)
@@ -273,7 +280,7 @@ def _combinations(where: dict[bytes, list[Path]], failures: list[Path]) -> dict:
     """Each combination, (experiment folder name, combination folder name) → (its run files once each, the
     runs vLLM recorded as failed). Folders that hold the same run are one combination (a copy kept beside the
     sweep, even a partial one under another name), named by the folder that holds the most of its runs."""
-    loc = lambda p: (p.parent.parent.name, p.parent.name)  # noqa: E731
+    loc = lambda p: (str(p.parent.parent), p.parent.name)  # noqa: E731
     parent: dict[tuple, tuple] = {}
 
     def root(x):
@@ -318,6 +325,15 @@ def _failed_runs_in(p: Path) -> list[str]:
         return [f"{p.name}: a failed run (its record is unreadable)"]
 
 
+RUN_FILE = re.compile(r"run=-?\d+\.json")  # not run=N.failure.json, nor run=N.pytorch.json (vLLM's CI format)
+
+
+def _run_order(p: Path) -> tuple:
+    """Run files in their run numbers' order (run=10 after run=2), then by path."""
+    m = re.search(r"run=(-?\d+)", p.name)
+    return (str(p.parent), int(m[1]) if m else 0, p.name)
+
+
 def _results_below(folder: Path) -> str:
     """Other tools' result folders found under `folder`, to name in a refusal."""
     below = sorted({p.parent.relative_to(folder).as_posix() or "." for p in folder.rglob("*")
@@ -355,7 +371,10 @@ def _sweep_notes(folder: Path, run_files) -> dict:
             continue  # the sweep's warm-up (--warmup-num-prompts): not a measurement
         if p.name.endswith("-failure.json") and p.name.startswith("SERVE-"):
             name = p.name[len("SERVE-"):-len("-failure.json")]
-            if not any(p.parent.glob(f"SERVE--{name}-*/run=*.json")):  # served after vLLM's --resume: no failure
+            served = [c for c in p.parent.iterdir() if c.is_dir() and any(c.glob("run=*.json"))
+                      and (comb_names(c.name)[0] == name if c.name.startswith("SERVE-")
+                           else name == "default" and c.name.startswith("BENCH-"))]
+            if not served:  # a server combination that served after vLLM's --resume left its failure: no failure
                 notes.setdefault("import_server_failures", []).append(_server_failure(p))
             continue
         if p.name == "warmup.failure.json":
@@ -386,7 +405,8 @@ def _over_repeats(repeats: list[dict], failed_runs: list[str]) -> dict:
         out[f"{key}_min"], out[f"{key}_max"] = (float(min(values)), float(max(values))) if values else (None, None)
     for key in ("request_ttft_ms", "request_tpot_ms"):
         out[key] = next((r[key] for r in repeats if r.get(key)), None)
-    said = [f"run {i}: {r['import_failures']}" for i, r in enumerate(repeats) if r.get("import_failures")]
+    said = [f"run {r.get('run_number', i)}: {r['import_failures']}" for i, r in enumerate(repeats)
+            if r.get("import_failures")]
     out["import_failures"] = "; ".join(said + failed_runs) or None
     if not max(r.get("completed") or 0 for r in repeats):
         out["import_failures"] = f"no request completed in any run ({out['import_failures']})"
