@@ -69,18 +69,31 @@ def _theme():
                        "range": {"category": {"scheme": "tableau10"}}}})
 
 
-def _has_spread(df: pd.DataFrame, metric: str) -> bool:
-    """True when rows carry several repeats of `metric` (experiment.measure's _min/_max)."""
-    lo, hi = f"{metric}_min", f"{metric}_max"
-    return lo in df and hi in df and bool((df[hi] - df[lo]).fillna(0).gt(0).any())
+def _with_interval(df: pd.DataFrame, metric: str) -> pd.DataFrame | None:
+    """The frame with each row's 95 % interval of `metric` (`results.intervals.of`: a bootstrap over its
+    requests and repeats) as `<metric>_lo`/`_hi`/`_covers`, or None where no row has one (one run and no
+    request list for the figure: a throughput measured once)."""
+    if "runs" not in df:
+        return None
+    from helpers.results import intervals
+
+    found = [intervals.of(r, metric) for r in df.to_dict("records")]
+    if not any(found):
+        return None
+    out = df.copy()
+    out[f"{metric}_lo"] = [iv.lo if iv else None for iv in found]
+    out[f"{metric}_hi"] = [iv.hi if iv else None for iv in found]
+    out[f"{metric}_covers"] = [iv.covers if iv else "" for iv in found]
+    return out
 
 
-def _spread_rule(df: pd.DataFrame, x: alt.X, metric: str) -> alt.Chart:
-    """A black whisker from the lowest to the highest repeat."""
+def _interval_rule(df: pd.DataFrame, x: alt.X, metric: str) -> alt.Chart:
+    """A black whisker over each row's 95 % interval of the figure, with what it covers in the tooltip."""
     return _chart(df).mark_rule(color="black", strokeWidth=1.5).encode(
-        x=x, y=f"{metric}_min:Q", y2=f"{metric}_max:Q",
-        tooltip=[alt.Tooltip(f"{metric}_min:Q", format=".1f", title="lowest repeat"),
-                 alt.Tooltip(f"{metric}_max:Q", format=".1f", title="highest repeat")])
+        x=x, y=f"{metric}_lo:Q", y2=f"{metric}_hi:Q",
+        tooltip=[alt.Tooltip(f"{metric}_lo:Q", format=".1f", title="95 % interval from"),
+                 alt.Tooltip(f"{metric}_hi:Q", format=".1f", title="95 % interval to"),
+                 alt.Tooltip(f"{metric}_covers:N", title="interval covers")])
 
 
 FLOOR = "roofline_tpot_ms"  # chapter 7's floor under every TPOT figure (helpers/results/roofline.py)
@@ -99,13 +112,13 @@ def _floor_tick(df: pd.DataFrame, x: alt.X) -> alt.Chart:
 def _chart(df: pd.DataFrame) -> alt.Chart:
     """A chart of a table's plain columns: the /metrics series a table keeps for the verdicts
     (`tables.table`) would only bloat the chart's embedded data."""
-    return alt.Chart(df.drop(columns=["timeseries"], errors="ignore"))
+    return alt.Chart(df.drop(columns=["timeseries", "runs"], errors="ignore"))
 
 
 def bars(df: pd.DataFrame, metric: str, chart_title: str | None = None, color: str = COLOR,
          x_labels: bool = True) -> alt.Chart:
     """One bar per configuration for one measured figure: the median of its repeats, with a
-    whisker from the lowest to the highest repeat where there were several."""
+    whisker over its 95 % interval where its requests or repeats give one (`_with_interval`)."""
     axis = alt.Axis(labelAngle=-20, labelLimit=220) if x_labels else None  # else the legend names them
     x = alt.X(f"{color}:N", title=None, sort=None, axis=axis)
     chart = _chart(df).mark_bar().encode(
@@ -115,8 +128,8 @@ def bars(df: pd.DataFrame, metric: str, chart_title: str | None = None, color: s
         tooltip=[color, alt.Tooltip(f"{metric}:Q", format=".1f"),
                  *(["load_label:N"] if "load_label" in df else [])],  # rows of a load name it
     )
-    if _has_spread(df, metric):
-        chart = chart + _spread_rule(df, x, metric)
+    if (with_iv := _with_interval(df, metric)) is not None:
+        chart = chart + _interval_rule(with_iv, x, metric)
     heading = chart_title or title(metric)
     if _has_floor(df, metric):
         chart = chart + _floor_tick(df, x)
@@ -155,8 +168,8 @@ def sweep(df: pd.DataFrame, x: str, y: str, color: str = COLOR, chart_title: str
         color=alt.Color(f"{color}:N", title=None),
         tooltip=[color, alt.Tooltip(f"{x}:Q"), alt.Tooltip(f"{y}:Q", format=".1f")],
     )
-    if _has_spread(df, y):
-        chart = chart + _spread_rule(df, xx, y)
+    if (with_iv := _with_interval(df, y)) is not None:
+        chart = chart + _interval_rule(with_iv, xx, y)
     heading = chart_title or f"{title(y)} vs {title(x)}"
     if _has_floor(df, y):  # the floor of each configuration, dashed
         chart = chart + _chart(df).mark_line(strokeDash=[4, 4]).encode(

@@ -10,15 +10,17 @@ BULKY = ("request_ttft_ms", "request_tpot_ms", "request_start_s", "request_e2el_
 
 
 def table(rows: list[dict] | dict[str, dict]) -> pd.DataFrame:
-    """Rows as a DataFrame, without the bulky per-repeat lists. The /metrics series stays (one
-    `timeseries` column): the verdict rules read it to tell a sampled peak from a reading
-    (`rows.too_few_samples`, `rows.full_while_waiting`); charts leave it out. Given a dict
+    """Rows as a DataFrame, without the bulky per-request lists at the top level. The /metrics series
+    stays (one `timeseries` column): the verdict rules read it to tell a sampled peak from a reading
+    (`rows.too_few_samples`, `rows.full_while_waiting`); so do the repeats (one `runs` column, each with
+    its requests' lists), from which a comparison draws its interval (`results.intervals`); charts leave
+    both out. Given a dict
     of named rows ({"chunking off": row, ...}), the names become the index, so a notebook
     picks a row by what it is (`df.loc["chunking off"]`) instead of matching settings, and
     each label starts with its name, so chart legends read "stock · …" and "tuned · …"."""
     names = list(rows) if isinstance(rows, dict) else None
     rows = list(rows.values()) if isinstance(rows, dict) else rows
-    bulky = lambda k: k == "runs" or k.endswith(BULKY)
+    bulky = lambda k: k.endswith(BULKY)
     df = pd.DataFrame([{k: v for k, v in r.items() if not bulky(k)} for r in rows], index=names)
     if names is not None and "config_label" in df:  # legends say what each row is: "tuned · len=2048, …"
         df["config_label"] = [lbl if str(n) == lbl else f"{n} · {lbl}" for n, lbl in zip(names, df.config_label)]

@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 
 from helpers import verdicts
 from helpers.config import ConfigError
+from helpers.results import intervals
 from helpers.results.gaps import missing
 from helpers.slo import SLO
 
@@ -64,8 +65,10 @@ def met_runs(row: dict, slo: SLO) -> list[tuple[int, int]]:
 
 
 def _spread(values: list[float]) -> float | None:
-    mid = statistics.median(values) if values else 0
-    return (max(values) - min(values)) / mid if len(values) > 1 and mid else None
+    """The relative half-width of the 95 % bootstrap interval of the median over repeats, or None for one."""
+    iv = intervals.of({"figure": statistics.median(values), "runs": [{"figure": v} for v in values]}, "figure") \
+        if len(values) > 1 else None
+    return (iv.hi - iv.lo) / 2 / abs(iv.value) if iv and iv.value else None
 
 
 def enough_from_none(row: dict, slo: SLO) -> bool:

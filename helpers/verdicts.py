@@ -1,29 +1,27 @@
 """Verdicts computed from what was just measured, and the closing "What we measured" table.
 
 A notebook never types a verdict: it passes the measured numbers and the rule, and this
-module says held / held partly / did not hold / within noise here.
+module says held / held partly / did not hold / within noise here / cannot tell here.
 
-The noise rule (explained in chapter 0): these machines are shared, and the same load on the
-same engine differs by about 10 % from one run to the next, and a tail figure (P99, worst gap) by
-about 20 %. A difference between two configurations counts only when it is larger than the noise
-allowance: the larger of that default (`default_noise`) and the spread measured in this run where a
-row has several repeats ((max - min) / median of its repeats). The default is a floor: a row's
-repeats share one engine start, while two configurations come from two starts, which differ by about
-that much. A smaller difference is
-reported as "within noise here", not as held or not, unless the claim itself asked for a change
-larger than that allowance: a run that would have seen
-the claimed change and saw none says the claim did not hold (`judge_change`).
+The noise rule (explained in chapter 0): a comparison of two rows reads the interval of their ratio
+(`results.intervals.of_ratio`): a bootstrap over the requests and repeats each row kept, never narrower
+than the start-to-start floor (`default_noise`: two configurations come from two engine starts, which
+differ by about 10 % on these shared machines, 20 % for a tail figure). `judge_change` holds a claim's
+stated size against that interval: beyond no change the claimed way, held (or partly, short of the
+size); beyond no change the other way, did not hold; an interval that holds no change but not the
+claimed size, within noise here (the claimed change did not show); one that holds both, cannot tell.
 """
 from __future__ import annotations
 
 from dataclasses import dataclass
 
+from helpers.results import intervals
 from helpers.results.gaps import missing
 
-HELD, PARTLY, NOT_HELD, NOISE, UNTESTED = ("held", "held partly", "did not hold", "within noise here",
-                                          "not measured here")
+HELD, PARTLY, NOT_HELD, NOISE, CANNOT_TELL, UNTESTED = ("held", "held partly", "did not hold", "within noise here",
+                                                       "cannot tell here", "not measured here")
 # Marks every browser draws with its ordinary text fonts (no emoji font needed).
-_ICON = {HELD: "✓", PARTLY: "◐", NOT_HELD: "✗", NOISE: "≈", UNTESTED: "·"}
+_ICON = {HELD: "✓", PARTLY: "◐", NOT_HELD: "✗", NOISE: "≈", CANNOT_TELL: "?", UNTESTED: "·"}
 DEFAULT_NOISE = 0.10  # start-to-start spread seen on 2-core shared machines: the allowance's floor
 # A tail figure (a P99, a worst gap) of one run rests on a handful of requests and moves more: two starts of
 # one configuration in a CI run of this guide gave P99 ITLs 16 % apart while their throughputs were 7 % apart.
@@ -47,10 +45,13 @@ class Claim:
 
 
 def judge(text: str, held: bool, evidence: str, partly: bool = False, within_noise: bool = False,
-          rule: str = "") -> Claim:
-    """within_noise → within noise here; else held → held; else partly → held partly; else did not hold."""
+          rule: str = "", cannot_tell: bool = False) -> Claim:
+    """within_noise → within noise here; cannot_tell → cannot tell here; else held → held; else partly →
+    held partly; else did not hold."""
     if within_noise:
         return Claim(text, NOISE, evidence, rule)
+    if cannot_tell:
+        return Claim(text, CANNOT_TELL, evidence, rule)
     return Claim(text, HELD if held else (PARTLY if partly else NOT_HELD), evidence, rule)
 
 
@@ -76,100 +77,79 @@ def ratio(a: float, b: float) -> float:
     return a / b if b else float("inf")
 
 
-def spread(row, metric: str) -> float | None:
-    """Relative run-to-run spread of one figure in one row, or None with a single repeat."""
-    lo, hi, mid = number(row, f"{metric}_min"), number(row, f"{metric}_max"), number(row, metric)
-    if (number(row, "repeats") or 1) < 2 or lo is None or hi is None or not mid:
-        return None
-    return (hi - lo) / abs(mid)
+def ratio_interval(before, after, metric: str) -> intervals.Interval | None:
+    """The interval of after ÷ before for `metric` (`results.intervals.of_ratio`), never narrower than
+    the start-to-start floor for that figure; None where either figure is missing or zero."""
+    return intervals.of_ratio(before, after, metric, default_noise(metric))
+
+
+def change_text(before, after, metric: str) -> str:
+    """The ratio after ÷ before as a sentence reads it: "×0.62 (95 % interval ×0.55–×0.70; bootstrap over …)"."""
+    iv = ratio_interval(before, after, metric)
+    return iv.text() if iv else "no ratio (a figure is missing or zero)"
 
 
 def noise(rows, metric: str) -> float:
-    """The noise allowance for comparing `metric` across rows, used either way (a ratio within 1 ± it
-    is noise): the largest measured spread (a row's whole range, max − min over the median, so the
-    allowance is wide rather than narrow), never below DEFAULT_NOISE: a row's repeats share one engine
-    start, while two rows compared come from two starts, which differ by about that much (chapter 0)."""
-    measured = [s for s in (spread(r, metric) for r in rows) if s is not None]
-    return max([*measured, default_noise(metric)])
-
-
-def noise_text(rows, metric: str) -> str:
-    """The allowance as evidence says it, and where it came from."""
-    measured = [s for s in (spread(r, metric) for r in rows) if s is not None]
-    where = ("the widest range between repeats, max − min" if measured and max(measured) > default_noise(metric)
-             else "start to start, chapter 0's default" + (" for a tail figure" if default_noise(metric) > DEFAULT_NOISE
-                                                            else ""))
-    return f"noise allowance ±{100 * noise(rows, metric):.0f} % ({where})"
+    """One relative level for sentences that name a single allowance across several rows: the widest
+    half-width of a row's own 95 % interval (`results.intervals.of`) over its figure, never below the
+    start-to-start floor (`default_noise`). Two rows are compared by the interval of their ratio
+    (`within_noise`, `judge_change`), not by this."""
+    widths = [(iv.hi - iv.lo) / 2 / abs(iv.value) for r in rows
+              if (iv := intervals.of(r, metric)) is not None and iv.value]
+    return max([*widths, default_noise(metric)])
 
 
 def within_noise(a, b, metric: str) -> bool:
-    """True when rows a and b differ in `metric` by no more than the run-to-run noise."""
-    x, y = number(a, metric), number(b, metric)
-    if x is None or y is None or not x:
-        return False
-    return abs(y / x - 1) <= noise([a, b], metric) + 1e-9  # the same margin as claim_outside_noise
+    """True when the interval of b ÷ a for `metric` holds no change (×1): this run cannot tell them apart."""
+    iv = ratio_interval(a, b, metric)
+    return bool(iv and iv.includes(1.0))
 
 
 def judge_change(text: str, before, after, metric: str, better: str, held_at: float, evidence: str = "",
                  unit: str = "", rule: str = "") -> Claim:
-    """Did `metric` move the claimed way from row `before` to row `after`?
+    """Did `metric` move the claimed way from row `before` to row `after`, as far as claimed?
 
-    better: "higher" or "lower". held_at: the factor the claim asks for (e.g. 2.0 for "over
-    twice"): at least that → held; a smaller move the right way, beyond noise → held partly;
-    the wrong way → did not hold. A move within noise is "within noise here" only while the
-    claimed factor lies inside the noise band too: a run this noisy could not have told them
-    apart. When the claimed factor lies outside the band (×3 claimed, noise ±10 %), a run that
-    saw no change would have seen that one, so the verdict is did not hold.
+    better: "higher" or "lower". held_at: the factor the claim asks for (2.0 for "over twice"; 1 for
+    "at all"). The gain (after ÷ before, or its inverse for "lower") carries its 95 % interval
+    (`ratio_interval`). An interval wholly beyond ×1 the claimed way: held where the gain reached the
+    claimed factor, held partly short of it. Wholly beyond ×1 the other way: did not hold. An interval
+    that holds ×1: within noise here where it excludes the claimed factor (a change that size did not
+    show), cannot tell here where it holds that too.
     """
     x, y = number(before, metric), number(after, metric)
     if x is None or y is None:  # an imported file may not record every figure: say so, don't guess
         if why := (missing(before, metric) or missing(after, metric)):
-            return untested(text, why, rule or change_rule(better, held_at, DEFAULT_NOISE))
+            return untested(text, why, rule or change_rule(better, held_at, default_noise(metric)))
     if x == 0 or y == 0:  # a ratio with a zero is no measurement: a gauge that sampled no request reads 0
         return untested(text, (evidence or f"{metric}: {x:,.1f} → {y:,.1f}") + ": a figure of 0 on one side cannot be "
                         "compared as a ratio (a sampled gauge that saw no request, a run too short for its sampling)",
                         rule or change_rule(better, held_at, default_noise(metric)))
-    gain = ratio(y, x) if better == "higher" else ratio(x, y)
-    ev = evidence or f"{metric}: {x:,.1f} → {y:,.1f}{(' ' + unit) if unit else ''} (×{gain:.2f} the claimed way)"
-    level = noise([before, after], metric)
-    ev += f"; {noise_text([before, after], metric)}"
-    if rule and claim_outside_noise(better, held_at, level):
-        rule += _OUTSIDE_CLAUSE.format(100 * level, held_at)
-    rule = rule or change_rule(better, held_at, level)
-    if within_noise(before, after, metric):
-        # The claimed ratio (after ÷ before) must lie within the noise of the measured one, or this run would
-        # have seen it: a move the wrong way, or none against a claim beyond the band, did not hold.
-        measured, claimed = y / x, (held_at if better == "higher" else 1 / held_at)
-        reached = gain >= held_at  # as far as claimed, only inside the noise
-        if not reached and abs(claimed - measured) > level + 1e-9:
-            return Claim(text, NOT_HELD, ev + f"; the claimed ×{held_at:.2f} lies outside the noise of what was "
-                                              "measured, so this run would have seen it", rule)
-        return Claim(text, NOISE, ev, rule)
-    return judge(text, gain >= held_at, ev, partly=gain > 1, rule=rule)
-
-
-def claim_outside_noise(better: str, held_at: float, level: float) -> bool:
-    """True when the claimed factor, as a ratio after/before, lies outside the noise band
-    (1 ± level): a change that big would have stood out of this run's noise."""
-    if not held_at or held_at <= 0:
-        return False
-    claimed = held_at if better == "higher" else 1 / held_at
-    # a margin, so a claimed ×1.1 against ±10 % noise counts as inside (1.1 - 1 > 0.1 in floats)
-    return abs(claimed - 1) > level + 1e-9
+    iv = ratio_interval(before, after, metric)
+    gain = iv.value if better == "higher" else 1 / iv.value
+    lo, hi = (iv.lo, iv.hi) if better == "higher" else (1 / iv.hi, 1 / iv.lo)
+    ev = (evidence or f"{metric}: {x:,.1f} → {y:,.1f}{(' ' + unit) if unit else ''}")
+    ev += (f"; ×{gain:.2f} the claimed way ({100 * intervals.LEVEL:.0f} % interval ×{lo:.2f}–×{hi:.2f}; "
+           f"{iv.covers})")
+    rule = rule or change_rule(better, held_at, default_noise(metric))
+    if lo > 1 + 1e-9:
+        return judge(text, gain >= held_at - 1e-9, ev, partly=True, rule=rule)
+    if hi < 1 - 1e-9:
+        return Claim(text, NOT_HELD, ev, rule)
+    if held_at > 1 and hi < held_at - 1e-9:
+        return Claim(text, NOISE, ev + f"; the interval holds no change and excludes the claimed ×{held_at:.2f}, "
+                                       "so a change that size did not show here", rule)
+    return Claim(text, CANNOT_TELL, ev + ("; the interval holds both no change and the claimed "
+                                          f"×{held_at:.2f}" if held_at > 1 else "; the interval holds no change"),
+                 rule)
 
 
 def change_rule(better: str, held_at: float, level: float) -> str:
     """The one-line threshold shown beside a judge_change verdict."""
     way = "lower" if better == "lower" else "higher"
     need = f"×{held_at:g} or more {way}" if held_at > 1 else f"{way} at all"
-    rule = f"held: {need}; a change under ±{100 * level:.0f} % (run-to-run noise) counts as noise"
-    if claim_outside_noise(better, held_at, level):
-        rule += _OUTSIDE_CLAUSE.format(100 * level, held_at)
-    return rule
-
-
-_OUTSIDE_CLAUSE = ("; a change within the ±{:.0f} % noise that could not reach ×{:.2f} even with that noise counts as "
-                   "did not hold")
+    return (f"held: {need}, its 95 % interval beyond no change (never narrower than ±{100 * level:.0f} % start to "
+            "start); an interval holding no change: within noise where it excludes the claimed size, else cannot "
+            "tell")
 
 
 def markdown(claims: list[Claim], title: str | None = None) -> str:
@@ -196,17 +176,15 @@ def how_to_read() -> str:
     from helpers import run_size
 
     n = run_size.repeats()
-    if n < 2:
-        return ("*These runs are short: each load ran once (the smoke size), so every verdict allowed the default "
-                f"±{100 * DEFAULT_NOISE:.0f} % noise (±{100 * TAIL_NOISE:.0f} % for a P99 or a worst gap). Trust the "
-                "ratios more than the absolute milliseconds, "
-                "and run the full size (`GUIDE_SIZE=full`, each load three times) before you draw a conclusion.*")
-    return (f"*Each load ran {n} times at this size, and the verdicts on load figures allowed for the spread "
-            f"measured between the runs where it was wider than the default ±{100 * DEFAULT_NOISE:.0f} % "
-            f"(±{100 * TAIL_NOISE:.0f} % for a P99 or a worst gap; the repeats "
-            "share one engine start; two configurations come from two starts); a figure read once (a start's "
-            "capacity or start time) was judged against the default. Trust the ratios more than the absolute "
-            "milliseconds: another machine gives other milliseconds.*")
+    runs = "each load ran once (the smoke size)" if n < 2 else f"each load ran {n} times"
+    return (f"*{runs[0].upper() + runs[1:]}. A comparison reads the 95 % interval of its ratio: a bootstrap over the "
+            "requests (and repeats) each row kept, never narrower than the start-to-start floor "
+            f"(±{100 * DEFAULT_NOISE:.0f} %, ±{100 * TAIL_NOISE:.0f} % for a P99 or a worst gap), because two "
+            "configurations come from two engine starts; a figure read once with no request behind it (a start's "
+            "capacity, a throughput at the smoke size) has the floor alone. Trust the ratios more than the absolute "
+            "milliseconds: another machine gives other milliseconds"
+            + (", and run the full size (`GUIDE_SIZE=full`, each load three times) before you draw a conclusion.*"
+               if n < 2 else ".*"))
 
 
 def show(claims: list[Claim], title: str | None = None) -> None:

@@ -130,11 +130,11 @@ SINGLE = {"stock + max_model_len": "max_model_len", "stock + budget": "max_num_b
 
 def did_the_work(ablation: pd.DataFrame, metric: str = "p99_itl_ms") -> str | set[str]:
     """Exercise 1: the single change that moved stock's `metric` more, or both where their effects lie
-    within the noise allowance of each other (`verdicts.noise` over the two rows): a run cannot tell."""
+    the same (the interval of the ratio of the two rows' figures holds ×1, `verdicts.within_noise`): a run
+    cannot tell."""
     gains = attribution(ablation, metric)
     (a, ga), (b, gb) = ((name, gains[name]) for name in SINGLE)
-    level = verdicts.noise([ablation.loc[a], ablation.loc[b]], metric)
-    if min(ga, gb) > 0 and abs(ga / gb - 1) <= level:
+    if min(ga, gb) > 0 and verdicts.within_noise(ablation.loc[a], ablation.loc[b], metric):
         return set(SINGLE.values())
     return SINGLE[a] if ga > gb else SINGLE[b]
 
@@ -151,34 +151,31 @@ def stock_vs_tuned(stock, tuned) -> verdicts.Claim:
                                "with FORCE = True", rule="tested only when both runs streamed their tokens")
     if apart := rows.no_collision(stock, tuned):
         return verdicts.untested(text, apart, rule="tested only where the long prompts met short answers in both runs")
-    itl, ttft = (verdicts.ratio(stock["p99_itl_ms"], tuned["p99_itl_ms"]),
-                 verdicts.ratio(stock["p99_ttft_ms"], tuned["p99_ttft_ms"]))
-    thr = verdicts.ratio(tuned["output_throughput"], stock["output_throughput"])
-    itl_noise = verdicts.within_noise(stock, tuned, "p99_itl_ms")
-    thr_noise = verdicts.within_noise(stock, tuned, "output_throughput")
-    level = 100 * verdicts.noise([stock, tuned], "p99_itl_ms")
-    # No change at all is "within noise" only while the article's ×2 would also have hidden in the
-    # noise; outside it, a run that saw no change would have seen ×2: the claim did not hold.
-    seen = itl_noise and verdicts.claim_outside_noise("lower", ARTICLE_FACTOR, level / 100)
+    itl_iv = verdicts.ratio_interval(tuned, stock, "p99_itl_ms")  # stock ÷ tuned: above ×1 is tuned lower
+    thr_iv = verdicts.ratio_interval(stock, tuned, "output_throughput")
+    ttft = verdicts.ratio(stock["p99_ttft_ms"], tuned["p99_ttft_ms"])
+    itl_noise, thr_noise = itl_iv.includes(1.0), thr_iv.includes(1.0)
+    # No change whose interval also excludes the article's ×2 is "within noise" (a change that size did not
+    # show); one whose interval holds ×2 as well cannot tell (chapter 0).
+    excluded = itl_noise and not itl_iv.includes(ARTICLE_FACTOR)
     # Each half in its own direction: the chat users' P99 ITL lower, the throughput higher. A TTFT
     # that improved does not make up for an ITL that got worse, nor a latency gain for lost throughput.
-    lat_held, lat_better = itl >= ARTICLE_FACTOR and not itl_noise, itl > 1 and not itl_noise
-    thr_better = thr > 1 and not thr_noise
-    said = lambda better, noise: "within noise" if noise else ("better" if better else "worse")
+    lat_better = itl_iv.lo > 1
+    lat_held, thr_better = lat_better and itl_iv.value >= ARTICLE_FACTOR, thr_iv.lo > 1
+    said = lambda better, noise: "no change beyond noise" if noise else ("better" if better else "worse")
     return verdicts.judge(
         text, lat_held and thr_better,
-        f"P99 ITL stock/tuned ×{itl:.2f} ({said(lat_better, itl_noise)}), throughput tuned/stock ×{thr:.2f} "
-        f"({said(thr_better, thr_noise)}); P99 TTFT stock/tuned ×{ttft:.2f}, for reference (noise ±{level:.0f} %)"
-        + (f"; the article's ×{ARTICLE_FACTOR:g} lies outside that band, so this run would have seen it"
-           if seen else ""),
+        f"P99 ITL stock/tuned {itl_iv.text()} ({said(lat_better, itl_noise)}); throughput tuned/stock "
+        f"{thr_iv.text()} ({said(thr_better, thr_noise)}); P99 TTFT stock/tuned ×{ttft:.2f}, for reference"
+        + (f"; the article's ×{ARTICLE_FACTOR:g} lies outside the P99 ITL interval" if excluded else ""),
         # partly only where neither half moved the wrong way beyond noise
-        # a latency half that did not move while the article's ×2 lay outside the noise failed its size
-        partly=(lat_better or thr_better) and (lat_better or (itl_noise and not seen)) and (thr_better or thr_noise),
-        within_noise=itl_noise and thr_noise and not seen,
-        rule=f"held: tuned's P99 ITL ×{ARTICLE_FACTOR:g} or more lower and its throughput higher, each beyond noise; "
-             "partly: one of the two better beyond noise and the other not worse (a P99 ITL within noise while ×2 "
-             "lies outside the band counts as worse); both within noise: noise, unless "
-             f"×{ARTICLE_FACTOR:g} lies outside the band (did not hold)")
+        partly=(lat_better or thr_better) and (lat_better or itl_noise) and (thr_better or thr_noise),
+        within_noise=itl_noise and thr_noise and excluded,
+        cannot_tell=itl_noise and thr_noise and not excluded,
+        rule=f"held: tuned's P99 ITL ×{ARTICLE_FACTOR:g} or more lower and its throughput higher, each ratio's 95 % "
+             "interval beyond no change; partly: one of the two better beyond noise and the other not worse; both "
+             f"intervals holding no change: within noise where the P99 ITL interval excludes ×{ARTICLE_FACTOR:g}, "
+             "else cannot tell")
 
 
 def chain_capacity(chain: pd.DataFrame) -> verdicts.Claim:
@@ -225,7 +222,7 @@ def chain_throughput(small, large, need_tokens: float) -> verdicts.Claim:
     claim = verdicts.judge_change(text, small, large, "output_throughput", better="higher", held_at=1.0,
                                 evidence=evidence + f"; throughput {small['output_throughput']:.0f} → "
                                                     f"{large['output_throughput']:.0f} tokens/s")
-    if claim.verdict == verdicts.NOISE and large["peak_running"] > small["peak_running"]:
+    if claim.verdict in (verdicts.NOISE, verdicts.CANNOT_TELL) and large["peak_running"] > small["peak_running"]:
         # Chapter 0's ≈: a claim of no size is not broken by a flat result, but the learner should see why.
         claim.evidence += ("; more sequences ran, but throughput stayed within noise: the steps got slower by "
                            "about as much, so compute as well as memory limited throughput here")

@@ -77,8 +77,7 @@ def same_or_half(short, long, metric: str = "peak_running") -> str:
     if not a or not b or rows.too_few_samples(short, long):  # a peak of 0, or too few readings to trust one
         return "no data"
     r = b / a
-    if abs(r - 1) <= verdicts.noise([short, long], metric) or (metric == "peak_running" and
-                                                                 within_preemptions(short, long)):
+    if verdicts.within_noise(short, long, metric) or (metric == "peak_running" and within_preemptions(short, long)):
         return "the same"
     return "about half" if r < 0.75 else ("fewer" if r < 1 else "more")
 
@@ -98,8 +97,9 @@ def claims(frac, too_high: dict, too_low: dict, lens, fixed: dict, per_token: di
 
 def memory_fraction(frac) -> verdicts.Claim:
     """Judged against the rise the chapter's own mechanism predicts (KV = fraction × memory − non-KV,
-    from the first row's report), so a capacity that fails to move says "did not hold" instead of
-    hiding in the noise. Held: at least half of the predicted rise, every step up."""
+    from the first row's report), so a capacity that fails to move says "within noise here" with the
+    predicted rise outside its interval, not "cannot tell". Held: at least half of the predicted rise,
+    every step up."""
     first, last = frac.iloc[0], frac.iloc[-1]
     f0, f1 = verdicts.number(first, "cfg_gpu_memory_utilization"), verdicts.number(last, "cfg_gpu_memory_utilization")
     node, non_kv = verdicts.number(first, "node_memory_gib"), verdicts.number(first, "non_kv_gib")
@@ -176,26 +176,26 @@ def smaller_len_more_running(short, long) -> verdicts.Claim:
         return verdicts.untested("2.2 A smaller max_model_len lets more short requests run at once",
                                  f"peak running {a or 0:.0f} vs {b or 0:.0f}: a figure of 0 on one side (a sampled "
                                  "gauge that saw no request, a run too short for its sampling) cannot be compared")
-    level = verdicts.noise([short, long], "peak_running")
     gain = a / b if b else float("inf")  # the claimed way: more running at the shorter length
+    iv = verdicts.ratio_interval(long, short, "peak_running")  # short ÷ long, with its interval
     want = verdicts.number(long, "cfg_max_model_len") / verdicts.number(short, "cfg_max_model_len")
     evidence = (f"same {int(verdicts.number(short, 'num_blocks') or 0)} blocks; peak running "
                 f"{a:.0f} (len {int(verdicts.number(short, 'cfg_max_model_len'))}) vs {b:.0f} "
-                f"(len {int(verdicts.number(long, 'cfg_max_model_len'))}); peak waiting "
+                f"(len {int(verdicts.number(long, 'cfg_max_model_len'))}), {iv.text()}; peak waiting "
                 f"{verdicts.number(short, 'peak_waiting'):.0f} vs {verdicts.number(long, 'peak_waiting'):.0f}; "
                 f"{verdicts.number(short, 'output_throughput'):.0f} vs "
                 f"{verdicts.number(long, 'output_throughput'):.0f} "
                 f"output tokens/s; reported max concurrency {verdicts.number(short, 'max_concurrency'):.2f} vs "
                 f"{verdicts.number(long, 'max_concurrency'):.2f}")
     rule = (f"held: ×{want:g} more short requests run at once at the shorter length (as the reported figure "
-            f"says); the same peak (±{100 * level:.0f} %, or apart by no more than the preemptions counted): did "
-            "not hold; in between: partly")
-    if abs(gain - 1) <= level or within_preemptions(short, long):
+            "says), or an interval of the ratio that reaches it; the same peak (an interval holding ×1, or peaks "
+            "apart by no more than the preemptions counted): did not hold; in between: partly")
+    if iv.includes(1.0) or within_preemptions(short, long):
         return verdicts.Claim("2.2 A smaller max_model_len lets more short requests run at once", verdicts.NOT_HELD,
                             evidence + " — the engine ran as many at either length (peaks apart by no more than "
                             "the preemptions counted, which lower the gauge between reads, are the same)", rule)
     return verdicts.judge("2.2 A smaller max_model_len lets more short requests run at once",
-                        gain >= want / (1 + level), evidence, partly=gain > 1, rule=rule)
+                        iv.includes(want) or gain >= want, evidence, partly=gain > 1, rule=rule)
 
 
 def formula(per_token: dict) -> verdicts.Claim:
@@ -238,26 +238,26 @@ def queueing(fill) -> verdicts.Claim:
 
 
 def block_size(blocks) -> verdicts.Claim:
-    measured = [r for _, r in blocks.iterrows()]
-    thr = blocks.output_throughput
-    spread = thr.max() / thr.min() - 1  # after/before, as verdicts.within_noise
-    level = verdicts.noise(measured, "output_throughput")
+    """A null claim ("barely matters"): held where the block sizes' throughputs and TPOTs lie within the
+    default ±10 % of each other; cannot tell where they lie further apart but the interval of the ratio
+    between the extremes holds ×1; did not hold where it does not."""
     sizes = ", ".join(str(int(b)) for b in blocks.block_size)
-    tpot = blocks.mean_tpot_ms
-    tpot_spread = tpot.max() / tpot.min() - 1
-    tpot_level = verdicts.noise(measured, "mean_tpot_ms")
+    parts, apart, inside_default = [], False, True
+    for metric, name in (("output_throughput", "output throughput"), ("mean_tpot_ms", "mean TPOT")):
+        low, high = blocks.loc[blocks[metric].idxmin()], blocks.loc[blocks[metric].idxmax()]
+        iv = verdicts.ratio_interval(low, high, metric)
+        parts.append(f"{name} highest ÷ lowest {iv.text()}")
+        inside_default = inside_default and iv.value - 1 <= verdicts.DEFAULT_NOISE + 1e-9
+        apart = apart or not iv.includes(1.0)
     itl = ", ".join(f"{v:.0f}" for v in blocks.p99_itl_ms) if "p99_itl_ms" in blocks else "?"
-    # "barely matters" is a null claim: held only inside the default band; inside a wider measured band the
-    # run cannot tell (the difference could hide in it); beyond it, did not hold
-    inside_default = spread <= verdicts.DEFAULT_NOISE and tpot_spread <= verdicts.DEFAULT_NOISE
     return verdicts.judge("2.3 block_size barely matters for short requests (throughput and time per token)",
                           inside_default,
-                          f"output throughput spread {100 * spread:.0f} %, mean TPOT spread {100 * tpot_spread:.0f} % "
-                          f"across block sizes {sizes}; P99 ITL {itl} ms, for reference (one run's P99 is noisy)",
-                          within_noise=not inside_default and spread <= level and tpot_spread <= tpot_level,
-                          rule=f"held: both spreads within the default ±{100 * verdicts.DEFAULT_NOISE:.0f} %; within "
-                               f"the measured allowance (±{100 * level:.0f} % throughput, ±{100 * tpot_level:.0f} % "
-                               "TPOT) but not the default: within noise here; beyond it: did not hold")
+                          f"across block sizes {sizes}: " + "; ".join(parts)
+                          + f"; P99 ITL {itl} ms, for reference (one run's P99 is noisy)",
+                          cannot_tell=not inside_default and not apart,
+                          rule=f"held: both ratios within the default ±{100 * verdicts.DEFAULT_NOISE:.0f} %; further "
+                               "apart but each ratio's 95 % interval holding ×1: cannot tell here; an interval "
+                               "beyond ×1: did not hold")
 
 
 # -- exercises --------------------------------------------------------------------------------

@@ -149,11 +149,11 @@ def claims(rows: dict) -> list[Claim]:
 def raised_by_a_tenth(budget: dict, tiny: dict) -> str | set[str] | None:
     """Exercise 3: did tiny chunks raise the median TTFT by more than a tenth? The answer the chapter's own
     verdict on the same rows gives (`judge_change`, ×1.1 asked): "yes" where it held, "no" where it did not
-    hold, either where it is within noise (a run cannot tell)."""
+    hold or is within noise (no change, and ×1.1 outside the interval), either where it cannot tell."""
     claim = verdicts.judge_change("6.3c", budget, tiny, "median_ttft_ms", better="higher", held_at=1.1)
     if claim.verdict == verdicts.UNTESTED:
         return None  # a zero or missing median: the check says it cannot check
-    return {verdicts.HELD: "yes", verdicts.NOISE: {"yes", "no"}}.get(claim.verdict, "no")
+    return {verdicts.HELD: "yes", verdicts.CANNOT_TELL: {"yes", "no"}}.get(claim.verdict, "no")
 
 
 # The template every home follows (helpers/chapters/__init__.py says what each part is).

@@ -1,4 +1,4 @@
-"""Charts show the spread of repeats where there is one, and stay plain where there is not."""
+"""Charts show each figure's 95 % interval where its repeats or requests give one, and stay plain where not."""
 import pandas as pd
 
 from helpers import charts
@@ -7,8 +7,9 @@ from helpers import charts
 def _df(spread: bool) -> pd.DataFrame:
     df = pd.DataFrame({"config_label": ["a", "b"], "output_throughput": [10.0, 12.0], "load_label": ["l", "l"],
                        "load_max_concurrency": [1, 8]})
-    if spread:
-        df["output_throughput_min"], df["output_throughput_max"] = [9.0, 11.0], [11.0, 14.0]
+    if spread:  # three repeats each: the interval is drawn over them
+        df["runs"] = [[{"output_throughput": v} for v in (9.0, 10.0, 11.0)],
+                      [{"output_throughput": v} for v in (11.0, 12.0, 14.0)]]
     return df
 
 
@@ -29,6 +30,9 @@ def test_bars_and_sweeps_get_whiskers_from_repeats():
     for chart in (charts.compare(_df(True), ["output_throughput"]),
                   charts.sweep(_df(True), "load_max_concurrency", "output_throughput")):
         assert "rule" in _marks(chart)
+        data = [d for v in chart.to_dict()["datasets"].values() for d in v]
+        assert all("runs" not in d for d in data)  # the repeats stay out of the chart's data
+        assert any(d.get("output_throughput_covers") == "bootstrap over 3 runs" for d in data)
 
 
 def test_single_runs_have_no_whiskers():

@@ -15,12 +15,12 @@ from tests.unit.import_files import AIPERF_DIR, DATA, DETAILED, GUIDELLM, SUMMAR
 def test_a_verdict_on_imported_rows_is_computed_where_the_figure_exists_and_not_in_this_file_otherwise():
     [guidellm], [bench] = other_tools.from_file(GUIDELLM), other_tools.from_file(SUMMARY)
     held = verdicts.judge_change("throughput higher", guidellm, bench, "output_throughput", "higher", 1.0)
-    assert held.verdict in (verdicts.HELD, verdicts.NOISE, verdicts.NOT_HELD, verdicts.PARTLY)
+    assert held.verdict in (verdicts.HELD, verdicts.NOISE, verdicts.CANNOT_TELL, verdicts.NOT_HELD, verdicts.PARTLY)
     gap = verdicts.judge_change("the worst token gap lower", bench, guidellm, "p99_itl_ms", "lower", 1.0)
     assert gap.verdict == verdicts.UNTESTED and gap.evidence.startswith("not in this file (guidellm_benchmarks.json)")
-    # A rule on imported rows can still say "did not hold": the same row cannot be twice as fast as itself.
+    # A rule on imported rows can still exclude a claimed size: the same row is not twice as fast as itself.
     assert verdicts.judge_change("twice the throughput", bench, bench, "output_throughput", "higher", 2.0).verdict \
-        == verdicts.NOT_HELD
+        == verdicts.NOISE
     slower = {**bench, "output_throughput": bench["output_throughput"] / 2}
     assert verdicts.judge_change("faster", bench, slower, "output_throughput", "higher", 1.2).verdict \
         == verdicts.NOT_HELD
@@ -169,8 +169,8 @@ def test_a_room_of_the_guides_rows_failed_runs_and_a_guidellm_warm_up_renders_co
         for metric in ("output_throughput", "median_ttft_ms", "p99_itl_ms"):
             claim = verdicts.judge_change("faster", rows["vllm_bench_detailed.json"], rows[other], metric,
                                           "higher", 1.1)
-            assert claim.verdict in (verdicts.HELD, verdicts.NOISE, verdicts.NOT_HELD, verdicts.PARTLY,
-                                     verdicts.UNTESTED)
+            assert claim.verdict in (verdicts.HELD, verdicts.NOISE, verdicts.CANNOT_TELL, verdicts.NOT_HELD,
+                                     verdicts.PARTLY, verdicts.UNTESTED)
     assert verdicts.judge_change("faster", rows["vllm_bench_detailed.json"], rows["every.json"], "output_throughput",
                                  "higher", 1.1).verdict == verdicts.UNTESTED
 

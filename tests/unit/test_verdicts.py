@@ -1,26 +1,60 @@
-"""Verdicts from recorded rows: held, held partly, did not hold, within noise here."""
+"""Verdicts from recorded rows: held, held partly, did not hold, within noise here, cannot tell here; the
+intervals they read."""
 
 import pytest
 
 from helpers import verdicts
+from helpers.results import intervals
 from helpers.results.rows import combine
 
 
-def row(value, lo=None, hi=None, repeats=3, metric="mean_itl_ms"):
-    """A stored row's shape for one figure: median, spread and repeat count."""
-    if lo is None:
-        return {metric: value, f"{metric}_min": value, f"{metric}_max": value, "repeats": 1}
-    return {metric: value, f"{metric}_min": lo, f"{metric}_max": hi, "repeats": repeats}
+def row(value, runs=None, metric="mean_itl_ms"):
+    """A stored row's shape for one figure: the median, and each repeat where there were several."""
+    if runs is None:
+        return {metric: value, "repeats": 1}
+    return {metric: value, "repeats": len(runs), "runs": [{metric: v} for v in runs]}
 
 
-def test_spread_needs_repeats():
-    assert verdicts.spread(row(100), "mean_itl_ms") is None
-    assert verdicts.spread(row(100, 90, 110), "mean_itl_ms") == pytest.approx(0.2)
+def requests(values, metric="median_ttft_ms"):
+    """A row of one run whose figure is a statistic of its requests' TTFTs."""
+    import statistics
+
+    return {metric: statistics.median(values), "repeats": 1, "request_ttft_ms": list(values)}
+
+
+def test_a_rows_interval_covers_what_it_drew():
+    """Synthetic requests with a known spread: the bootstrap interval of their mean is about ±1.96 σ/√n."""
+    import numpy as np
+
+    values = np.random.default_rng(7).normal(1000, 100, 400)
+    r = {"mean_ttft_ms": float(values.mean()), "repeats": 1, "request_ttft_ms": values.tolist()}
+    iv = intervals.of(r, "mean_ttft_ms")
+    half = (iv.hi - iv.lo) / 2
+    assert 0.7 * 1.96 * 100 / 20 < half < 1.3 * 1.96 * 100 / 20, iv
+    assert iv.lo < iv.value < iv.hi and iv.covers == "bootstrap over 400 requests"
+    # repeats without request lists: drawn over the runs; one run and no list: nothing to draw
+    assert intervals.of(row(100, [90, 100, 110]), "mean_itl_ms").covers == "bootstrap over 3 runs"
+    assert intervals.of(row(100), "mean_itl_ms") is None
+    # every repeat's requests, drawn inside each drawn repeat
+    two = {"median_ttft_ms": 10.0, "runs": [{"median_ttft_ms": 10.0, "request_ttft_ms": [9, 10, 11]},
+                                             {"median_ttft_ms": 10.0, "request_ttft_ms": [8, 10, 12]}]}
+    assert intervals.of(two, "median_ttft_ms").covers == "bootstrap over 6 requests in 2 runs"
+
+
+def test_a_ratios_interval_is_never_narrower_than_the_start_to_start_floor():
+    same = requests([1000] * 30)
+    iv = verdicts.ratio_interval(same, requests([500] * 30), "median_ttft_ms")
+    assert iv.value == 0.5 and iv.lo == pytest.approx(0.45) and iv.hi == pytest.approx(0.55)
+    assert "never narrower than start to start ±10 %" in iv.covers
+    wide = verdicts.ratio_interval(requests([500, 1000, 1500] * 10), requests([400, 1000, 1600] * 10), "median_ttft_ms")
+    assert wide.lo < 0.9 and wide.hi > 1.1  # the requests' own spread is wider than the floor
+    floor_only = verdicts.ratio_interval(row(100), row(150), "mean_itl_ms")
+    assert floor_only.covers.endswith("only: each side ran once and keeps no request list for it")
 
 
 def test_noise_falls_back_to_the_default_with_one_repeat():
     assert verdicts.noise([row(100), row(200)], "mean_itl_ms") == verdicts.DEFAULT_NOISE
-    assert verdicts.noise([row(100, 95, 125), row(50, 49, 51)], "mean_itl_ms") == pytest.approx(0.30)
+    assert verdicts.noise([row(100, [70, 100, 160]), row(50, [49, 50, 51])], "mean_itl_ms") > 0.2
 
 
 @pytest.mark.parametrize(
@@ -29,64 +63,57 @@ def test_noise_falls_back_to_the_default_with_one_repeat():
         (row(1000), row(400), verdicts.HELD),  # 2.5x lower, claim asks 2x
         (row(1000), row(700), verdicts.PARTLY),  # the right way, beyond 10 % noise, short of 2x
         (row(1000), row(1300), verdicts.NOT_HELD),  # the wrong way, beyond noise
-        (row(1000), row(950), verdicts.NOT_HELD),  # 5 %: within the default 10 %, but ×2 is not
-        (row(1000, 700, 1400), row(700, 650, 760), verdicts.NOISE),  # 30 % better, but the spread was 70 %
-        (row(1000, 980, 1020), row(850, 845, 855), verdicts.PARTLY),  # 15 % better, spread 4 %: real
-        (row(1000, 980, 1020), row(920, 915, 925), verdicts.NOT_HELD),  # 8 %: a 4 % spread from one start is not
-        # the noise between two starts (10 %), and ×2 lies outside that band
+        (row(1000), row(950), verdicts.NOISE),  # 5 %: the interval holds no change and excludes ×2
+        (row(1000, [700, 1000, 1400]), row(700, [300, 700, 1300]), verdicts.CANNOT_TELL),  # holds ×1 and ×2
+        (row(1000, [980, 1000, 1020]), row(850, [845, 850, 855]), verdicts.PARTLY),  # 15 % better: real
+        (row(1000, [980, 1000, 1020]), row(920, [915, 920, 925]), verdicts.NOISE),  # 8 %: a 2 % spread from one
+        # start is not the noise between two starts (10 %), and ×2 lies outside the interval
     ],
 )
 def test_judge_change_lower_is_better(before, after, verdict):
     claim = verdicts.judge_change("worst gap shrinks", before, after, "mean_itl_ms", better="lower", held_at=2.0)
     assert claim.verdict == verdict, claim
-    assert "noise allowance ±" in claim.evidence
+    assert "95 % interval ×" in claim.evidence
 
 
-def test_a_null_result_against_a_claim_far_outside_the_noise_did_not_hold():
-    """×3 claimed, ×1.0 measured: the run would have seen ×3, so it is not "within noise"."""
+def test_a_null_result_against_a_claim_far_outside_the_interval_is_within_noise():
+    """×3 claimed, ×1.0 measured: the interval holds no change and not ×3, so the claimed change did not show."""
     a, b = row(100, metric="output_throughput"), row(100, metric="output_throughput")
     claim = verdicts.judge_change("three times the tokens", a, b, "output_throughput", "higher", 3.0)
-    assert claim.verdict == verdicts.NOT_HELD and "claimed ×3.00 lies outside" in claim.evidence
-    assert "did not hold" in claim.rule
-    slower = verdicts.judge_change("a third of the gap", row(300), row(300), "mean_itl_ms", "lower", 3.0)
-    assert slower.verdict == verdicts.NOT_HELD
+    assert claim.verdict == verdicts.NOISE and "excludes the claimed ×3.00" in claim.evidence
 
 
-def test_a_null_result_against_a_claim_inside_the_noise_is_still_noise():
-    """×1.05 claimed, ×1.0 measured, noise ±10 %: this run could not tell the two apart."""
+def test_a_null_result_against_a_claim_inside_the_interval_cannot_tell():
+    """×1.05 claimed, ×1.0 measured, floor ±10 %: this run could not tell the two apart."""
     a, b = row(100, metric="output_throughput"), row(100, metric="output_throughput")
     claim = verdicts.judge_change("a little more", a, b, "output_throughput", "higher", 1.05)
-    assert verdicts.noise([a, b], "output_throughput") == verdicts.DEFAULT_NOISE
-    assert claim.verdict == verdicts.NOISE and "outside" not in claim.evidence
-    # a claim "at all" (×1.0) is never outside the band, and a wide measured spread takes in a large claim
-    assert verdicts.judge_change("more", a, b, "output_throughput", "higher", 1.0).verdict == verdicts.NOISE
-    wide = verdicts.judge_change(
-        "half the gap", row(1000, 600, 1500), row(1000, 600, 1500), "mean_itl_ms", "lower", 2.0
-    )
-    assert wide.verdict == verdicts.NOISE
+    assert claim.verdict == verdicts.CANNOT_TELL and "holds both no change and the claimed ×1.05" in claim.evidence
+    # a claim "at all" (×1.0) cannot be excluded by an interval holding ×1
+    assert verdicts.judge_change("more", a, b, "output_throughput", "higher", 1.0).verdict == verdicts.CANNOT_TELL
+    wide = verdicts.judge_change("half the gap", row(1000, [600, 1000, 1500]), row(1000, [500, 1000, 1700]),
+                                 "mean_itl_ms", "lower", 2.0)
+    assert wide.verdict == verdicts.CANNOT_TELL
 
 
-def test_a_claim_on_the_noise_edge_is_inside_it():
-    """×1.1 claimed against ±10 %: in floats 1.1 - 1 > 0.1, but the claim sits on the band's edge."""
+def test_a_claim_on_the_intervals_edge_is_inside_it():
+    """×1.1 claimed against the ±10 % floor: the claim sits on the interval's edge, so the run cannot tell."""
     a, b = row(100, metric="output_throughput"), row(100, metric="output_throughput")
-    assert not verdicts.claim_outside_noise("higher", 1.1, 0.1)
-    assert verdicts.judge_change("10 % more", a, b, "output_throughput", "higher", 1.1).verdict == verdicts.NOISE
+    assert verdicts.judge_change("10 % more", a, b, "output_throughput", "higher", 1.1).verdict == verdicts.CANNOT_TELL
 
 
-def test_did_not_hold_only_when_the_move_plus_noise_falls_short():
-    """×1.15 claimed, ×1.08 seen, noise ±10 %: the claim could still be true, so within noise, not did not hold."""
+def test_a_move_short_of_the_claim_cannot_tell_while_its_interval_reaches_the_claim():
+    """×1.15 claimed, ×1.08 seen, floor ±10 %: the claim could still be true, so cannot tell."""
     a, b = row(100, metric="output_throughput"), row(108, metric="output_throughput")
     claim = verdicts.judge_change("15 % more", a, b, "output_throughput", "higher", 1.15)
-    assert claim.verdict == verdicts.NOISE, claim
-    flat = verdicts.judge_change("15 % more", a, a, "output_throughput", "higher", 1.15)
-    assert flat.verdict == verdicts.NOT_HELD
+    assert claim.verdict == verdicts.CANNOT_TELL, claim
+    flat = verdicts.judge_change("30 % more", a, a, "output_throughput", "higher", 1.3)
+    assert flat.verdict == verdicts.NOISE
 
 
-def test_a_callers_own_rule_gets_the_did_not_hold_clause():
+def test_a_callers_own_rule_is_kept():
     a = row(100, metric="output_throughput")
     claim = verdicts.judge_change("triple", a, a, "output_throughput", "higher", 3.0, rule="held: ×3 or more")
-    assert claim.verdict == verdicts.NOT_HELD and claim.rule.startswith("held: ×3 or more")
-    assert "did not hold" in claim.rule
+    assert claim.verdict == verdicts.NOISE and claim.rule == "held: ×3 or more"
 
 
 def test_judge_change_higher_is_better():
@@ -106,10 +133,11 @@ def test_table_has_every_verdict_kind():
         verdicts.judge("b", False, "2", partly=True),
         verdicts.judge("c", False, "3"),
         verdicts.judge("d", True, "4", within_noise=True),
+        verdicts.judge("d", True, "4", cannot_tell=True),
         verdicts.untested("e", "5"),
     ]
     md = verdicts.markdown(claims)
-    for word in ("held", "held partly", "did not hold", "within noise here", "not measured here"):
+    for word in ("held", "held partly", "did not hold", "within noise here", "cannot tell here", "not measured here"):
         assert f" {word} |" in md
 
 
@@ -139,7 +167,7 @@ def test_the_caveat_under_a_verdict_table_follows_the_run_size():
     before = run_size.size()
     try:
         run_size.set_size("smoke")
-        assert "each load ran once" in verdicts.how_to_read() and "±10 %" in verdicts.how_to_read()
+        assert "Each load ran once" in verdicts.how_to_read() and "±10 %" in verdicts.how_to_read()
         run_size.set_size("full")
         assert "ran 3 times" in verdicts.how_to_read() and "read once" in verdicts.how_to_read()
     finally:
