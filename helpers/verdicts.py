@@ -77,6 +77,12 @@ def ratio(a: float, b: float) -> float:
     return a / b if b else float("inf")
 
 
+def interval(row, metric: str) -> intervals.Interval | None:
+    """One row's figure with its 95 % interval (`results.intervals.of`), or None where nothing could be
+    drawn (one run, and no request list for the figure)."""
+    return intervals.of(row, metric)
+
+
 def ratio_interval(before, after, metric: str) -> intervals.Interval | None:
     """The interval of after ÷ before for `metric` (`results.intervals.of_ratio`), never narrower than
     the start-to-start floor for that figure; None where either figure is missing or zero."""

@@ -332,31 +332,35 @@ def smallest_gap(chunked: pd.DataFrame) -> str:
     return str(chunked[GAP].idxmin())
 
 
+def _tied_with_best(frame: pd.DataFrame, metric: str, best) -> set:
+    """The index labels whose row a run cannot tell from the best row on `metric`: the interval of the
+    ratio between them holds no change (`verdicts.within_noise`), the best row itself included."""
+    ref = frame.loc[best]
+    return {name for name, row in frame.iterrows() if name == best or verdicts.within_noise(ref, row, metric)}
+
+
 def smoothest(chunked: pd.DataFrame) -> set[str]:
-    """Exercise 1: every configuration whose P99 gap is within the noise allowance of the smallest
-    (`verdicts.noise`): a run cannot tell those apart, so each is a right answer."""
-    best, level = chunked[GAP].min(), verdicts.noise([r for _, r in chunked.iterrows()], GAP)
-    return {str(name) for name, gap in chunked[GAP].items() if gap <= best * (1 + level) + 1e-9}
+    """Exercise 1: the configuration with the smallest P99 gap, and every one a run cannot tell from it
+    (the interval of their ratio holds no change): each is a right answer."""
+    return {str(n) for n in _tied_with_best(chunked, GAP, chunked[GAP].idxmin())}
 
 
 def budget_for(chunked: pd.DataFrame, max_gap_ms: float) -> str | set[str]:
     """Exercise 3: among the configurations whose P99 gap stays within `max_gap_ms`, the
-    one that serves the long prompts' first token soonest, with every other within the noise
-    allowance of it (a run cannot tell those apart); "none" when none qualifies."""
+    one that serves the long prompts' first token soonest, with every other a run cannot tell from it
+    (`_tied_with_best`); "none" when none qualifies."""
     ok = chunked[chunked[GAP] <= max_gap_ms]
     if ok.empty:
         return "none"
-    best, level = ok["long_mean_ttft_ms"].min(), verdicts.noise([r for _, r in ok.iterrows()], "long_mean_ttft_ms")
-    return {str(name) for name, t in ok["long_mean_ttft_ms"].items() if t <= best * (1 + level) + 1e-9}
+    return {str(n) for n in _tied_with_best(ok, "long_mean_ttft_ms", ok["long_mean_ttft_ms"].idxmin())}
 
 
 def best_concurrency(sweep: pd.DataFrame) -> set[float]:
-    """Exercise 4: the client concurrency at which output throughput was highest, with every other
-    within the noise allowance of it (where batching stops paying, neighbours lie close)."""
-    best = sweep["output_throughput"].max()
-    level = verdicts.noise([r for _, r in sweep.iterrows()], "output_throughput")
-    return {float(c) for c, t in zip(sweep["load_max_concurrency"], sweep["output_throughput"])
-            if t >= best / (1 + level) - 1e-9}
+    """Exercise 4: the client concurrency at which output throughput was highest, with every other a
+    run cannot tell from it (where batching stops paying, neighbours lie close)."""
+    frame = sweep.reset_index(drop=True)
+    tied = _tied_with_best(frame, "output_throughput", frame["output_throughput"].idxmax())
+    return {float(frame.loc[i, "load_max_concurrency"]) for i in tied}
 
 
 # -- the control panel's run function (widgets.Panel calls it with the controls' values) ------------

@@ -325,10 +325,9 @@ def stale_claim(stale: pd.DataFrame) -> Claim:
         return verdicts.untested(
             text, f"cannot be judged here: in the {size} {why} (peak KV usage {max(usage) if usage else 0:.0f} %), "
                   f"and nothing was preempted, so no request needed the space ({counts})", STALE_RULE)
-    level = verdicts.noise([on, off], metric)
     unit = "tokens/s" if metric == "output_throughput" else "s"
-    evidence = (f"{size}: {metric.replace('_', ' ')} {y:,.1f} vs {x:,.1f} {unit} (caching on vs off, noise "
-                f"±{100 * level:.0f} %); {counts}")
+    evidence = (f"{size}: {metric.replace('_', ' ')} {y:,.1f} vs {x:,.1f} {unit} (caching on ÷ off "
+                f"{verdicts.change_text(off, on, metric)}); {counts}")
     worse = (y < x) if metric == "output_throughput" else (y > x)
     beyond = worse and not verdicts.within_noise(off, on, metric)
     # a count leans the claim's way only by more than one: two runs of one engine can differ by one

@@ -96,7 +96,7 @@ def tight_cache_claim(roomy, tight) -> Claim:
     if short[0] >= short[1]:
         return verdicts.untested(text, f"{ev}: the tight cache had room for every prefix, so it was not short",
                                  TIGHT_RULE)
-    beyond = b < a * (1 - verdicts.noise([roomy, tight], "prefix_cache_hit_rate"))  # a drop beyond noise
+    beyond = b < a and not verdicts.within_noise(roomy, tight, "prefix_cache_hit_rate")  # a drop beyond noise
     return verdicts.judge(text, b < HIT_DROP * a, ev, partly=beyond, rule=TIGHT_RULE)
 
 
@@ -109,7 +109,7 @@ def claims(rows: dict) -> list[Claim]:
         a, b = verdicts.number(roomy, "prefix_cache_hit_rate") or 0, verdicts.number(high, "prefix_cache_hit_rate") or 0
         # the room was taken only if the cache shrank, and a drop counts only beyond the noise allowance
         shrank = (verdicts.number(high, "kv_cache_tokens") or 0) < (verdicts.number(roomy, "kv_cache_tokens") or 0)
-        beyond = b < a * (1 - verdicts.noise([roomy, high], "prefix_cache_hit_rate"))
+        beyond = b < a and not verdicts.within_noise(roomy, high, "prefix_cache_hit_rate")
         out.append(verdicts.judge(
             "6.3a …and a high memory fraction is what takes the room", shrank and b < HIT_DROP * a,
             f"hit rate {100 * a:.0f} % at the default fraction, {100 * b:.0f} % at "

@@ -335,9 +335,10 @@ def bytes_claims(base: dict, int8: dict) -> list[Claim]:
                "kernels' own speed, not the bytes" if beyond_bytes and not noisy else ""),
             # where the saving the bytes predict is itself within the noise, a run cannot see it either way
             partly=by_time < 1 and not noisy,
-            # noise only where the time the bytes predict also lies within the noise of what was measured;
-            # a prediction outside it that the run did not show did not hold
-            within_noise=noisy and abs(int8[m] - (base[m] - floor_saved)) <= level * base[m],
+            # a time within noise where the time the bytes predict lies outside the noise of what was measured:
+            # the saving did not show; where the prediction lies inside it too, the run cannot tell
+            within_noise=noisy and abs(int8[m] - (base[m] - floor_saved)) > level * base[m],
+            cannot_tell=noisy and abs(int8[m] - (base[m] - floor_saved)) <= level * base[m],
             rule=BYTES_RULE),
         stays_claim(base, int8, level),
     ]
@@ -346,10 +347,11 @@ def bytes_claims(base: dict, int8: dict) -> list[Claim]:
 BYTES = "7.3 INT8 weights speed decode by the bytes they save"
 BYTES_RULE = ("judged on a step's time (the median gap between tokens); held: faster beyond noise, by at least three "
               "quarters of the time the saved bytes take at the roof (the floor's fall) and by no more than a step "
-              "paid wholly per byte could save (plus noise); partly: faster beyond noise otherwise; within noise "
-              "here where the time moved within the noise and the time the bytes predict lies within the noise of it "
-              "too; did not hold where that predicted time lies outside the noise of what was measured; not judged "
-              "where the two engines ran batches apart beyond the noise")
+              "paid wholly per byte could save (plus noise); partly: faster beyond noise otherwise; where the time "
+              "moved within the noise (the ratio's 95 % interval holds ×1): within noise here where the time the "
+              "bytes predict lies outside the noise of what was measured (the saving did not show), cannot tell "
+              "where it lies inside; did not hold: slower beyond noise; not judged where the two engines ran "
+              "batches apart beyond the noise")
 
 
 STAYS = "7.3 The time above the floor stays when the bytes shrink (a cost per step, not per byte)"

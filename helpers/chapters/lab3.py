@@ -32,11 +32,12 @@ def winner(measured: dict, splits: list[str], target: str) -> str:
 
 
 def why(measured: dict, splits: list[str], target: str) -> str:
-    """The figures the choice was made on, and the noise allowance."""
+    """The figures the choice was made on, and the interval of the ratio between the best two."""
     metric, _ = TARGETS[target]
-    rows = [measured[(o, target)] for o in splits]
+    best, second = ranked(measured, splits, target)[:2]
     return (f"{metric}: " + ", ".join(f"{o} {measured[(o, target)][metric]:,.1f}" for o in splits)
-            + f"; noise allowance {verdicts.noise(rows, metric):.0%}")
+            + f"; {second} ÷ {best} "
+            + verdicts.change_text(measured[(best, target)], measured[(second, target)], metric))
 
 
 def binding_lines(rows: dict[str, dict]) -> list[str]:
