@@ -21,7 +21,14 @@ def table(rows: list[dict] | dict[str, dict]) -> pd.DataFrame:
     names = list(rows) if isinstance(rows, dict) else None
     rows = list(rows.values()) if isinstance(rows, dict) else rows
     bulky = lambda k: k.endswith(BULKY)
-    df = pd.DataFrame([{k: v for k, v in r.items() if not bulky(k)} for r in rows], index=names)
+
+    def kept(r: dict) -> dict:
+        out = {k: v for k, v in r.items() if not bulky(k)}
+        if not isinstance(r.get("runs"), list) and any(bulky(k) for k in r):  # an imported row: its lists are its
+            out["runs"] = [{k: v for k, v in r.items() if k != "timeseries"}]  # one run, kept for the intervals
+        return out
+
+    df = pd.DataFrame([kept(r) for r in rows], index=names)
     if names is not None and "config_label" in df:  # legends say what each row is: "tuned · len=2048, …"
         df["config_label"] = [lbl if str(n) == lbl else f"{n} · {lbl}" for n, lbl in zip(names, df.config_label)]
     return df

@@ -64,11 +64,17 @@ def met_runs(row: dict, slo: SLO) -> list[tuple[int, int]]:
     return [counted for run in row.get("runs") or [row] if (counted := slo.met_and_sent(run)) is not None]
 
 
-def _spread(values: list[float]) -> float | None:
-    """The relative half-width of the 95 % bootstrap interval of the median over repeats, or None for one."""
-    iv = intervals.of({"figure": statistics.median(values), "runs": [{"figure": v} for v in values]}, "figure") \
-        if len(values) > 1 else None
-    return (iv.hi - iv.lo) / 2 / abs(iv.value) if iv and iv.value else None
+def _ratio_interval(before: list[float], after: list[float]):
+    """The 95 % interval of median(after) ÷ median(before) over the repeats (`results.intervals.of_ratio`),
+    never narrower than the start-to-start floor; None where either median is 0."""
+    row = lambda values: {"figure": statistics.median(values), "runs": [{"figure": v} for v in values]}  # noqa: E731
+    return intervals.of_ratio(row(before), row(after), "figure", verdicts.DEFAULT_NOISE)
+
+
+def _unchanged(before: list[float], after: list[float]) -> bool:
+    """Whether the interval of the ratio of the two medians holds no change (a 0 on one side never does)."""
+    iv = _ratio_interval(before, after)
+    return bool(iv and iv.includes(1.0)) or statistics.median(before) == statistics.median(after)
 
 
 def enough_from_none(row: dict, slo: SLO) -> bool:
@@ -87,9 +93,9 @@ def effect(before: dict, after: dict, slo: SLO) -> tuple[str, float]:
     the share of requests within the target as the second figure (RULE). The ratio is goodput after ÷
     before, or, where the count within the target moved by less than MIN_COUNT_CHANGE, the pace
     (duration before ÷ after): the figure the verdict was judged on.
-    (A claim's verdict, verdicts.HELD and the rest, is judged from it in chapters/ch6a.) The noise
-    allowance is the larger run-to-run spread of the two rows' goodput and share, else
-    verdicts.DEFAULT_NOISE."""
+    (A claim's verdict, verdicts.HELD and the rest, is judged from it in chapters/ch6a.) A change is
+    beyond noise where the 95 % interval of its ratio over the two rows' repeats (goodput, share or
+    duration; `_ratio_interval`, never narrower than verdicts.DEFAULT_NOISE) holds no change."""
     a, b = goodput_runs(before, slo), goodput_runs(after, slo)
     if not a or not b:
         if why := (missing(before, "request_ttft_ms") or missing(after, "request_ttft_ms")):
@@ -100,8 +106,6 @@ def effect(before: dict, after: dict, slo: SLO) -> tuple[str, float]:
     sa = [m / n if n else 0.0 for m, n in met_runs(before, slo)]
     sb = [m / n if n else 0.0 for m, n in met_runs(after, slo)]
     x, y = statistics.median(a), statistics.median(b)
-    # never below the default: two rows compared come from two engine starts (verdicts.noise)
-    noise = max([verdicts.DEFAULT_NOISE, *(s for s in map(_spread, (a, b, sa, sb)) if s is not None)])
     if x == 0:
         if y == 0:
             return NOTHING, 1.0
@@ -109,21 +113,22 @@ def effect(before: dict, after: dict, slo: SLO) -> tuple[str, float]:
     share_x, share_y = statistics.median(sa), statistics.median(sb)
     if share_y < slo.share <= share_x:
         return HURT, y / x  # the reference kept the target's promise and this step does not, however fast
-    if share_x < slo.share <= share_y and y >= x * (1 - noise):
+    if share_x < slo.share <= share_y and (y >= x or _unchanged(a, b)):
         return HELPED, y / x  # it keeps the promise the reference broke, even by one request, at no lower goodput
     count_x, count_y = (statistics.median(m for m, _ in met_runs(r, slo)) for r in (before, after))
+    durations = [[run.get("duration") or 0 for run in r.get("runs") or [r]] for r in (after, before)]
     if abs(count_y - count_x) >= MIN_COUNT_CHANGE:
-        if share_x and share_y < share_x * (1 - noise):
+        if share_x and share_y < share_x and not _unchanged(sa, sb):
             return HURT, y / x  # a smaller share kept the promise, whatever the requests per second
-        ratio = y / x
+        ratio, same = y / x, _unchanged(a, b)
     else:  # a count that moved by less than MIN_COUNT_CHANGE: one request's luck; judge only the pace
-        ratio = _pace(before, after)
+        ratio, same = _pace(before, after), _unchanged(*durations)  # durations after ÷ before: its inverse
         # ...unless the pace disagrees with goodput or with the count (sooner, but fewer requests a second or
         # fewer requests within the target; later with more): then the step did nothing beyond noise. A share
         # that fell does not become a gain by finishing sooner (the module's rule).
         if (ratio > 1 and (y < x or count_y < count_x)) or (ratio < 1 and (y > x or count_y > count_x)):
             return NOTHING, ratio
-    if abs(ratio - 1) <= noise + 1e-9:
+    if same:
         return NOTHING, ratio
     return (HELPED if ratio > 1 else HURT), ratio
 

@@ -22,15 +22,20 @@ HELD, PARTLY, NOT_HELD, NOISE, CANNOT_TELL, UNTESTED = ("held", "held partly", "
                                                        "cannot tell here", "not measured here")
 # Marks every browser draws with its ordinary text fonts (no emoji font needed).
 _ICON = {HELD: "✓", PARTLY: "◐", NOT_HELD: "✗", NOISE: "≈", CANNOT_TELL: "?", UNTESTED: "·"}
-DEFAULT_NOISE = 0.10  # start-to-start spread seen on 2-core shared machines: the allowance's floor
-# A tail figure (a P99, a worst gap) of one run rests on a handful of requests and moves more: two starts of
-# one configuration in a CI run of this guide gave P99 ITLs 16 % apart while their throughputs were 7 % apart.
-TAIL_NOISE = 0.20
+# The floor of a ratio's interval: two rows come from two engine starts, which a row's own draws cannot see.
+# Its source is this guide's own CI runs on 2-core shared machines: two starts of one configuration gave
+# output throughputs 7 % apart in one run and about a sixth apart in another (chapter 0 says so), and
+# P99 ITLs 16 % apart. It is a default, not a bound: a comparison near its edge can read otherwise next time.
+DEFAULT_NOISE = 0.10
+TAIL_NOISE = 0.20  # a tail figure (a P99, a worst gap) of one run rests on a handful of requests
 
 
 def default_noise(metric: str) -> float:
-    """The allowance's floor for one figure: TAIL_NOISE for a P99 or a maximum, DEFAULT_NOISE otherwise."""
-    return TAIL_NOISE if ("p99_" in metric or "max_" in metric) else DEFAULT_NOISE
+    """The floor for one figure: TAIL_NOISE for a latency's maximum or a percentile from P90 up,
+    DEFAULT_NOISE otherwise (a mean, a median, a throughput, a count)."""
+    m = intervals.METRIC.match(metric)
+    tail = bool(m) and (m["stat"] == "max" or (m["stat"].startswith("p") and float(m["stat"][1:]) >= 90))
+    return TAIL_NOISE if tail else DEFAULT_NOISE
 
 
 @dataclass
@@ -131,11 +136,14 @@ def judge_change(text: str, before, after, metric: str, better: str, held_at: fl
                         "compared as a ratio (a sampled gauge that saw no request, a run too short for its sampling)",
                         rule or change_rule(better, held_at, default_noise(metric)))
     iv = ratio_interval(before, after, metric)
+    if iv is None:  # a figure missing from a row of the guide's own (no import to blame)
+        return untested(text, evidence or f"{metric} is missing from a row", rule or change_rule(
+            better, held_at, default_noise(metric)))
     gain = iv.value if better == "higher" else 1 / iv.value
-    lo, hi = (iv.lo, iv.hi) if better == "higher" else (1 / iv.hi, 1 / iv.lo)
+    lo, hi = (iv.lo, iv.hi) if better == "higher" else (1 / iv.hi, 1 / max(iv.lo, 1e-12))
     ev = (evidence or f"{metric}: {x:,.1f} → {y:,.1f}{(' ' + unit) if unit else ''}")
-    ev += (f"; ×{gain:.2f} the claimed way ({100 * intervals.LEVEL:.0f} % interval ×{lo:.2f}–×{hi:.2f}; "
-           f"{iv.covers})")
+    name = f"{100 * intervals.LEVEL:.0f} % interval" if iv.measured else "allowance"
+    ev += f"; ×{gain:.2f} the claimed way ({name} ×{lo:.2f}–×{hi:.2f}; {iv.covers})"
     rule = rule or change_rule(better, held_at, default_noise(metric))
     if lo > 1 + 1e-9:
         return judge(text, gain >= held_at - 1e-9, ev, partly=True, rule=rule)
@@ -153,7 +161,7 @@ def change_rule(better: str, held_at: float, level: float) -> str:
     """The one-line threshold shown beside a judge_change verdict."""
     way = "lower" if better == "lower" else "higher"
     need = f"×{held_at:g} or more {way}" if held_at > 1 else f"{way} at all"
-    return (f"held: {need}, its 95 % interval beyond no change (never narrower than ±{100 * level:.0f} % start to "
+    return (f"held: {need}, its 95 % interval beyond no change (never narrower than ×÷{1 + level:.2f} start to "
             "start); an interval holding no change: within noise where it excludes the claimed size, else cannot "
             "tell")
 
@@ -185,9 +193,10 @@ def how_to_read() -> str:
     runs = "each load ran once (the smoke size)" if n < 2 else f"each load ran {n} times"
     return (f"*{runs[0].upper() + runs[1:]}. A comparison reads the 95 % interval of its ratio: a bootstrap over the "
             "requests (and repeats) each row kept, never narrower than the start-to-start floor "
-            f"(±{100 * DEFAULT_NOISE:.0f} %, ±{100 * TAIL_NOISE:.0f} % for a P99 or a worst gap), because two "
+            f"(×÷{1 + DEFAULT_NOISE:.2f}, ×÷{1 + TAIL_NOISE:.2f} for a P99 or a worst gap), because two "
             "configurations come from two engine starts; a figure read once with no request behind it (a start's "
-            "capacity, a throughput at the smoke size) has the floor alone. Trust the ratios more than the absolute "
+            "capacity, a throughput at the smoke size) has the floor alone, an allowance rather than a measured "
+            "interval. Trust the ratios more than the absolute "
             "milliseconds: another machine gives other milliseconds"
             + (", and run the full size (`GUIDE_SIZE=full`, each load three times) before you draw a conclusion.*"
                if n < 2 else ".*"))

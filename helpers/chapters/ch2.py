@@ -77,8 +77,10 @@ def same_or_half(short, long, metric: str = "peak_running") -> str:
     if not a or not b or rows.too_few_samples(short, long):  # a peak of 0, or too few readings to trust one
         return "no data"
     r = b / a
-    if verdicts.within_noise(short, long, metric) or (metric == "peak_running" and within_preemptions(short, long)):
+    if metric == "peak_running" and within_preemptions(short, long):
         return "the same"
+    if verdicts.within_noise(short, long, metric):  # an interval that also holds a half cannot tell them apart
+        return "cannot tell" if verdicts.ratio_interval(short, long, metric).includes(0.5) else "the same"
     return "about half" if r < 0.75 else ("fewer" if r < 1 else "more")
 
 
@@ -188,14 +190,22 @@ def smaller_len_more_running(short, long) -> verdicts.Claim:
                 f"output tokens/s; reported max concurrency {verdicts.number(short, 'max_concurrency'):.2f} vs "
                 f"{verdicts.number(long, 'max_concurrency'):.2f}")
     rule = (f"held: ×{want:g} more short requests run at once at the shorter length (as the reported figure "
-            "says), or an interval of the ratio that reaches it; the same peak (an interval holding ×1, or peaks "
-            "apart by no more than the preemptions counted): did not hold; in between: partly")
-    if iv.includes(1.0) or within_preemptions(short, long):
-        return verdicts.Claim("2.2 A smaller max_model_len lets more short requests run at once", verdicts.NOT_HELD,
-                            evidence + " — the engine ran as many at either length (peaks apart by no more than "
-                            "the preemptions counted, which lower the gauge between reads, are the same)", rule)
-    return verdicts.judge("2.2 A smaller max_model_len lets more short requests run at once",
-                        iv.includes(want) or gain >= want, evidence, partly=gain > 1, rule=rule)
+            "says), the ratio's interval past ×1; partly: more, short of that; the same peak (an interval holding "
+            f"×1 but not ×{want:g}, or peaks apart by no more than the preemptions counted): within noise here, "
+            f"the claimed change did not show; an interval holding both ×1 and ×{want:g}: cannot tell; fewer "
+            "beyond noise: did not hold")
+    text = "2.2 A smaller max_model_len lets more short requests run at once"
+    if iv.hi < 1:
+        return verdicts.Claim(text, verdicts.NOT_HELD, evidence + " — fewer ran at the shorter length", rule)
+    same = within_preemptions(short, long)
+    if iv.includes(1.0) or same:
+        if iv.includes(want) and not same:
+            return verdicts.Claim(text, verdicts.CANNOT_TELL, evidence + f" — the interval holds both ×1 and the "
+                                  f"claimed ×{want:g}", rule)
+        return verdicts.Claim(text, verdicts.NOISE, evidence + " — the engine ran as many at either length (peaks "
+                              "apart by no more than the preemptions counted, which lower the gauge between reads, "
+                              f"are the same): the claimed ×{want:g} did not show", rule)
+    return verdicts.judge(text, iv.includes(want) or gain >= want, evidence, partly=True, rule=rule)
 
 
 def formula(per_token: dict) -> verdicts.Claim:
@@ -323,7 +333,7 @@ def q_peak_running(short: Callable[[], dict], plan: dict | None = None, block_si
 
 def q_same_or_half(short: Callable[[], dict], long: Callable[[], dict]) -> Choice:
     return Choice(
-        "doubling max_model_len on the same blocks", ["about half", "fewer", "the same", "more"],
+        "doubling max_model_len on the same blocks", ["about half", "fewer", "the same", "more", "cannot tell"],
         lambda: same_or_half(short(), long()),
         "V1 hands out blocks as tokens arrive. Does a short request use more blocks when max_model_len is larger?",
         "ch02_q2.py",

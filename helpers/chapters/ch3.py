@@ -285,8 +285,8 @@ def seqs_claim(seqs: pd.DataFrame) -> Claim:
         "3.1 Many short requests want a higher max_num_seqs (a small one makes them queue)", queued and slower,
         f"max_num_seqs={small_n}: up to {small.peak_waiting:.0f} waiting, {small.output_throughput:.0f} vs "
         f"{base.output_throughput:.0f} tokens/s at the default ({base.engine_max_num_seqs:.0f})",
-        within_noise=queued and not beyond,
-        rule="held: requests waited and throughput fell by more than the noise; within noise: they waited, "
+        cannot_tell=queued and not beyond,
+        rule="held: requests waited and throughput fell by more than the noise; cannot tell: they waited, "
              "throughput within noise; did not hold: the small cap was as fast or faster beyond noise (waiting "
              "alone, which the design forces, does not show that more seats were wanted)")
 

@@ -196,8 +196,9 @@ def beam_claim(beam: dict) -> Claim:
         "4.1 Beam search costs more still", slower > 1 + verdicts.DEFAULT_NOISE,
         f"width {width}: {searched['mean_seconds']:.2f} s per request vs {sampled['mean_seconds']:.2f} s for "
         f"{width} sampled answers (×{slower:.1f}); greedy {beam['greedy']['mean_seconds']:.2f} s",
-        within_noise=abs(slower - 1) <= verdicts.DEFAULT_NOISE,
-        rule=f"held: slower than the same number of sampled answers by more than {100 * verdicts.DEFAULT_NOISE:.0f} %")
+        cannot_tell=abs(slower - 1) <= verdicts.DEFAULT_NOISE,
+        rule=f"held: slower than the same number of sampled answers by more than {100 * verdicts.DEFAULT_NOISE:.0f} %; "
+             "within that of each other: cannot tell (one timing each, so the floor alone)")
 
 
 def prefix_claims(prefix: pd.DataFrame) -> list[Claim]:
@@ -279,7 +280,7 @@ def eviction_claim(hits: dict, predicted: int, block: int) -> Claim:
 
 STALE_RULE = ("held: with caching on, output throughput fell (or the run took longer) beyond noise, and a count "
               "shows the space taken (at least two fewer running, or two more preempted: two runs of one engine can "
-              "differ by one); a smaller fall with such a count: within noise here; a fall with no such count, or "
+              "differ by one); a smaller fall with such a count: cannot tell here; a fall with no such count, or "
               "none: did not hold. Cannot be judged: no request needed the space (none waited while the cache had "
               "too few free blocks for its prompt, in the same /metrics sample, and none was preempted)")
 
@@ -341,7 +342,7 @@ def stale_claim(stale: pd.DataFrame) -> Claim:
                               "the space taken", rule=STALE_RULE)
     if lean and worse:
         return verdicts.judge(text, False, evidence + ": a count leans the claim's way, but the throughput did not "
-                                                      "fall beyond noise", within_noise=True, rule=STALE_RULE)
+                                                      "fall beyond noise", cannot_tell=True, rule=STALE_RULE)
     return verdicts.judge(text, False, evidence, rule=STALE_RULE)
 
 

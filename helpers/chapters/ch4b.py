@@ -156,7 +156,7 @@ def graphs_claim(device: str = "cpu", modes: dict | None = None) -> Claim:
     compiled engine with `cudagraph_mode=NONE`, on mean TPOT at one request in flight: what graphs remove is
     the launch of every kernel of a step, one by one, from Python. Not judged on a CPU, or where a row is
     missing (the mode did not run)."""
-    rule = "held: mean TPOT at one in flight lower with graphs beyond noise; did not hold: not lower"
+    rule = verdicts.change_rule("lower", 1.0, verdicts.default_noise("mean_tpot_ms"))  # the rule judge_change uses
     if device == "cpu":
         return verdicts.untested(GRAPHS, "no CUDA GPU here: the CPU backend has no CUDA graphs (vllm/platforms/cpu.py "
                                          "empties the capture sizes)", rule)
@@ -164,7 +164,7 @@ def graphs_claim(device: str = "cpu", modes: dict | None = None) -> Claim:
     if none is None or graphs is None:
         return verdicts.untested(GRAPHS, "the compiled engine without CUDA graphs (cudagraph_mode=NONE) did not run "
                                          "here", rule)
-    return verdicts.judge_change(GRAPHS, none, graphs, "mean_tpot_ms", better="lower", held_at=1.0,
+    return verdicts.judge_change(GRAPHS, none, graphs, "mean_tpot_ms", better="lower", held_at=1.0, rule=rule,
                                  evidence=f"mean TPOT at one in flight: {none['mean_tpot_ms']:.2f} ms compiled without "
                                           f"graphs vs {graphs['mean_tpot_ms']:.2f} ms with them (vLLM's default)")
 

@@ -72,9 +72,9 @@ def weight_claims(weights: pd.DataFrame) -> list[Claim]:
             f"{roofline.metric_name(m)} (a decode step's time) {ref[m]:.1f} ms in bf16; " + each(
                 {n: weights.loc[n][m] for n in quant}, lambda v: f"{v:.1f} ms"),
             partly=any(faster[n] > 1 and beyond[n] for n in quant),
-            within_noise=not any(beyond.values()),
+            cannot_tell=not any(beyond.values()),
             rule="held: every quantized model's decode step (median gap between tokens) shorter beyond noise; "
-                 "partly: one of them"),
+                 "partly: one of them; none beyond noise: cannot tell"),
         verdicts.judge(
             "5.1 …at the cost of a little accuracy", all(c <= LITTLE for c in cost.values()),
             f"perplexity of the reference text {ref.perplexity:.2f} in bf16 (itself dequantized from the package's "
@@ -169,8 +169,8 @@ DRIFT_RULE = ("held: fp8's answer left the bf16 reference on at least one prompt
               "at the same fixed memory) did not, so the difference is the dtype's; held partly: none left, but on "
               f"those prompts fp8's mean log-probability gap was at least ×{GAP_FACTOR:g} the control's and "
               f"{GAP_MIN_NATS:g} nats above it; cannot be judged: no control rows, the control left the reference on "
-              "every prompt (the engine's own differences hide the dtype's), or no gap could be computed; within "
-              "noise: nothing drifted or moved (answers this short cannot refute \"may\")")
+              "every prompt (the engine's own differences hide the dtype's), or no gap could be computed; cannot "
+              "tell: nothing drifted or moved (answers this short cannot refute \"may\")")
 
 
 def drift_claim(drift: pd.DataFrame) -> Claim:
@@ -203,7 +203,7 @@ def drift_claim(drift: pd.DataFrame) -> Claim:
     if not left and not moved:
         # "may drift" cannot be refuted by answers that did not: say what was looked at, not "did not hold"
         tokens = int(verdicts.number(on_clean.iloc[0], "tokens") or 0) if "tokens" in on_clean else 0
-        return Claim(text, verdicts.NOISE, ev + f": no drift seen in {len(on_clean)} answer(s)"
+        return Claim(text, verdicts.CANNOT_TELL, ev + f": no drift seen in {len(on_clean)} answer(s)"
                      + (f" of {tokens} tokens" if tokens else "") + "; a claim that they *may* drift is not refuted "
                      "by answers this short", DRIFT_RULE)
     return verdicts.judge(text, left > 0, ev, partly=moved, rule=DRIFT_RULE)
@@ -261,9 +261,9 @@ def parallel_claims(parallel: pd.DataFrame, device: str = "cpu", offload: dict |
             f"{one.output_throughput:.0f} vs {two.output_throughput:.0f} output tokens/s; "
             f"{cores_sentence({TP1: one, TP2: two}).rstrip('.')} (the run shows that more ranks were not faster, "
             "not that communication was the cause: the cores each layout computes on differ too)",
-            within_noise=noisy,
+            cannot_tell=noisy,
             rule="held: two ranks slower per token than one (median TPOT), beyond noise (here, more ranks did not "
-                 "help)"),
+                 "help); within noise of each other: cannot tell"),
     ]
     return out
 

@@ -250,9 +250,9 @@ def batching_claim(sweep: dict, cross: float | None) -> Claim:
            "the verdict reads the largest, an average over the range" if len(shares) > 1 else "")
         + (f"; but at {', '.join(costly)} sequences a step the extra sequences cost more than 0.25 of a solo step "
            "each, beyond the noise: cheap on average, not at every step" if costly else ""),
-        partly=share <= 0.5, within_noise=low <= 0.25 < high and not costly,
+        partly=share <= 0.5, cannot_tell=low <= 0.25 < high and not costly,
         rule="held: each extra sequence adds at most 0.25 of a solo step, at the largest row below the crossover and "
-             "at no smaller row beyond the noise; partly: 0.5, or held on average only; within noise here where the "
+             "at no smaller row beyond the noise; partly: 0.5, or held on average only; cannot tell here where the "
              "noise on the two step times puts the share on both sides of 0.25; rows past the crossover are left out")
 
 
@@ -280,12 +280,15 @@ def bytes_sentence(base: dict, int8: dict, isa: str, device: str = "cpu") -> str
     saved = base[m] - int8[m]
     floor_saved = base["roofline_tpot_ms"] - int8["roofline_tpot_ms"]
     level = verdicts.noise([base, int8], m)
-    if verdicts.within_noise(base, int8, m):
-        if abs(int8[m] - (base[m] - floor_saved)) > level * base[m]:
-            return said + (f"That is within the noise of this run, though the saved bytes predicted {floor_saved:.1f} "
-                           "ms a token less, a time outside the noise of what was measured: the saving did not show.")
-        return said + ("That is within the noise of this run, and so is the time the saved bytes take at the roof: "
-                       "this run cannot tell whether INT8 was faster.")
+    iv = verdicts.ratio_interval(base, int8, m)  # INT8 ÷ the base, with its interval
+    said += f"That time ratio with its interval: {iv.text()}. "
+    if iv.includes(1.0):
+        if not iv.includes(1 - floor_saved / base[m]):
+            return said + (f"The interval holds no change, though the saved bytes predicted {floor_saved:.1f} ms a "
+                           f"token less (×{1 - floor_saved / base[m]:.2f}), a ratio outside it: the saving did not "
+                           "show.")
+        return said + (f"The interval holds both no change and the ×{1 - floor_saved / base[m]:.2f} the saved bytes "
+                       "predict: this run cannot tell whether INT8 was faster.")
     if saved < 0:
         return said + f"It was slower beyond the noise: on {where} {own_work} cost more than the bytes saved."
     stays = claims[1].verdict
@@ -308,14 +311,15 @@ def bytes_sentence(base: dict, int8: dict, isa: str, device: str = "cpu") -> str
 def bytes_claims(base: dict, int8: dict) -> list[Claim]:
     """Judges "quantization speeds decode by the bytes it saves" on one load, both engines."""
     m = step_metric(base, int8)
+    saved = base[m] - int8[m]
+    floor_saved = base["roofline_tpot_ms"] - int8["roofline_tpot_ms"]
     by_bytes = int8["bytes_per_step_mb"] / base["bytes_per_step_mb"]
     by_time = int8[m] / base[m]
-    noisy = verdicts.within_noise(base, int8, m)
+    iv = verdicts.ratio_interval(base, int8, m)  # INT8 ÷ the base, with its interval
+    noisy, predicted_inside = iv.includes(1.0), iv.includes(1 - floor_saved / base[m]) if base[m] else False
     level = verdicts.noise([base, int8], m)
     # "by the bytes they save": the time the saved bytes take at the roof (the floor's fall, in ms), not
     # the bytes' ratio, which the time could match only at an MBU of 1 (the time above the floor stays)
-    saved = base[m] - int8[m]
-    floor_saved = base["roofline_tpot_ms"] - int8["roofline_tpot_ms"]
     if base.get("key") is not None and base.get("key") == int8.get("key"):
         why = "the two rows are one measurement (a model of your own has no INT8 copy here)"
         return [verdicts.untested(BYTES, why), verdicts.untested(STAYS, why)]
@@ -330,15 +334,16 @@ def bytes_claims(base: dict, int8: dict) -> list[Claim]:
             BYTES, not noisy and saved >= 0.75 * floor_saved > 0 and not beyond_bytes,
             f"INT8 reads ×{by_bytes:.2f} of the bytes per step and took ×{by_time:.2f} of the time per step "
             f"({metric_name(m)}): {saved:.1f} ms saved a step, against {floor_saved:.1f} ms that the saved bytes "
-            f"take at the roof (MBU {base['mbu']:.2f} → {int8['mbu']:.2f})"
+            f"take at the roof (MBU {base['mbu']:.2f} → {int8['mbu']:.2f}); INT8 ÷ the base {iv.text()}, against "
+            f"×{1 - floor_saved / base[m]:.2f} the saved bytes predict"
             + (f"; more than even a step paid wholly per byte could save ({per_byte_saved:.1f} ms): the INT8 "
                "kernels' own speed, not the bytes" if beyond_bytes and not noisy else ""),
             # where the saving the bytes predict is itself within the noise, a run cannot see it either way
             partly=by_time < 1 and not noisy,
             # a time within noise where the time the bytes predict lies outside the noise of what was measured:
             # the saving did not show; where the prediction lies inside it too, the run cannot tell
-            within_noise=noisy and abs(int8[m] - (base[m] - floor_saved)) > level * base[m],
-            cannot_tell=noisy and abs(int8[m] - (base[m] - floor_saved)) <= level * base[m],
+            within_noise=noisy and not predicted_inside,
+            cannot_tell=noisy and predicted_inside,
             rule=BYTES_RULE),
         stays_claim(base, int8, level),
     ]

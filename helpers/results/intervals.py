@@ -6,7 +6,7 @@ and, inside each drawn repeat, its requests; recompute the figure the way the ro
 the requests, then the median over the repeats); the middle 95 % of DRAWS such draws is the interval.
 It covers what it could draw, and says so: "requests" where one repeat ran, "requests and runs" where
 several did, "runs" for a figure no request list gives (a throughput, a P99 of all token gaps, a peak of
-the server's gauges), and nothing for such a figure measured once.
+the server's gauges, a maximum, a P99 of a few requests), and nothing for such a figure measured once.
 
 Two rows compared come from two engine starts, and draws inside one row cannot see how much two starts
 differ: chapter 0 measured about 10 % (20 % for a tail figure) on these shared machines. So the interval
@@ -24,7 +24,9 @@ import numpy as np
 
 LEVEL = 0.95
 DRAWS = 1000
-_METRIC = re.compile(r"^(?P<kind>short_|long_)?(?P<stat>mean|median|p\d+(?:\.\d+)?|max)"
+MIN_TAIL = 5  # requests beyond a percentile needed before its bootstrap over requests means anything
+AGREE = 0.02  # the recomputed figure must agree with the row's within this, or its lists are not its basis
+METRIC = re.compile(r"^(?P<kind>short_|long_)?(?P<stat>mean|median|p\d+(?:\.\d+)?|max)"
                      r"_(?P<base>ttft|tpot|e2el|itl)_ms$")
 
 
@@ -35,46 +37,52 @@ class Interval:
     lo: float
     hi: float
     covers: str
+    measured: bool = True  # False: the start-to-start floor alone, nothing drawn
 
     def includes(self, x: float) -> bool:
         return self.lo - 1e-9 <= x <= self.hi + 1e-9
 
     def text(self, digits: int = 2, prefix: str = "×") -> str:
-        """"×1.42 (95 % interval ×1.21–×1.66; covers …)"."""
+        """"×1.42 (95 % interval ×1.21–×1.66; covers …)", or "(allowance …)" for the floor alone."""
         f = f"{prefix}{{:,.{digits}f}}"
-        return (f"{f.format(self.value)} ({100 * LEVEL:.0f} % interval {f.format(self.lo)}–{f.format(self.hi)}; "
-                f"{self.covers})")
+        name = f"{100 * LEVEL:.0f} % interval" if self.measured else "allowance"
+        return f"{f.format(self.value)} ({name} {f.format(self.lo)}–{f.format(self.hi)}; {self.covers})"
 
 
 def request_values(run: dict, metric: str) -> np.ndarray | None:
-    """The per-request values a figure is a statistic of, or None where the row keeps none for it: TTFT,
-    TPOT and end-to-end latency per request, and each request's worst gap for a maximum gap. A P99 of ITL
-    is over every token gap, which a row does not keep, so it has none."""
-    m = _METRIC.match(metric)
-    if not m:
+    """The per-request values a figure is a statistic of, or None where the row keeps none it can be
+    drawn from: TTFT, TPOT and end-to-end latency per request. A mixed load's unprefixed figures are the
+    short requests' (`workloads`), so they are drawn from the short requests' lists. A P99 or a maximum
+    of a few requests has none: resampling them can never go past the slowest request seen, and requests
+    of one wave stall together, so fewer than MIN_TAIL requests beyond the percentile are drawn over runs
+    only (or not at all). A P99 of ITL is over every token gap, which a row does not keep."""
+    m = METRIC.match(metric)
+    if not m or m["base"] == "itl" or m["stat"] == "max":
         return None
     kind, base = m["kind"] or "", m["base"]
+    if not kind and isinstance(run.get("short_request_ttft_ms"), list):
+        kind = "short_"  # a mixed load: its headline latencies are the short requests'
     if base in ("ttft", "tpot"):
         picked = run.get(f"{kind}request_{base}_ms")
-    elif base == "e2el" or (base == "itl" and m["stat"] == "max"):
-        picked = run.get("request_e2el_ms" if base == "e2el" else "request_max_itl_ms")
+    else:
+        picked = run.get("request_e2el_ms")
         if kind:  # a mixed load keeps one list for both kinds, in the order of request_kind
             kinds = run.get("request_kind")
             if not (isinstance(kinds, list) and isinstance(picked, list) and len(kinds) == len(picked)):
                 return None
             picked = [v for v, k in zip(picked, kinds) if k == kind[:-1]]
-    else:
-        return None
     if not isinstance(picked, list):
         return None
     arr = np.asarray([v for v in picked if isinstance(v, (int, float)) and not math.isnan(v)], dtype=float)
     if base == "tpot":
         arr = arr[arr > 0]  # a one-token answer has no TPOT (vLLM's bench leaves it out; the row writes 0)
+    if m["stat"].startswith("p") and arr.size * (1 - float(m["stat"][1:]) / 100) < MIN_TAIL:
+        return None
     return arr if arr.size >= 2 else None
 
 
 def _statistic(metric: str):
-    stat = _METRIC.match(metric)["stat"]
+    stat = METRIC.match(metric)["stat"]
     if stat == "mean":
         return lambda a, axis=None: np.mean(a, axis=axis)
     if stat == "median":
@@ -106,21 +114,22 @@ def draws(row, metric: str, rng: np.random.Generator) -> tuple[np.ndarray, str] 
     runs = [r for r in runs if isinstance(r, dict)] if isinstance(runs, list) and runs else [dict(row)]
     n = len(runs)
     per_request = [request_values(r, metric) for r in runs]
-    pick = rng.integers(n, size=(DRAWS, n)) if n > 1 else np.zeros((DRAWS, 1), dtype=int)
+    pick = rng.integers(n, size=(DRAWS, n))
     if all(v is not None for v in per_request):
         stat = _statistic(metric)
-        boot = np.stack([stat(v[rng.integers(v.size, size=(DRAWS, v.size))], axis=1) for v in per_request])
-        out = np.median(boot[pick, np.arange(DRAWS)[:, None]], axis=1)
         centre = float(np.median([stat(v) for v in per_request]))
-        count = sum(v.size for v in per_request)
-        covers = f"{count} requests" + (f" in {n} runs" if n > 1 else "")
-    else:
-        figures = [_number(r, metric) for r in runs]
-        if n < 2 or any(f is None for f in figures):
-            return None
-        out = np.median(np.asarray(figures)[pick], axis=1)
-        centre, covers = float(np.median(figures)), f"{n} runs"
-    return (out * (value / centre) if centre else out), covers
+        if centre and abs(centre / value - 1) <= AGREE:
+            # each slot of each draw: a run drawn again, and its requests drawn again for that slot alone
+            boot = np.stack([stat(v[rng.integers(v.size, size=(DRAWS, n, v.size))], axis=2) for v in per_request])
+            out = np.median(boot[pick, np.arange(DRAWS)[:, None], np.arange(n)[None, :]], axis=1)
+            count = sum(v.size for v in per_request)
+            return out * (value / centre), f"{count} requests" + (f" in {n} runs" if n > 1 else "")
+    figures = [_number(r, metric) for r in runs]
+    if n < 2 or any(f is None for f in figures):
+        return None
+    out = np.median(np.asarray(figures)[pick], axis=1)
+    centre = float(np.median(figures))
+    return (out * (value / centre) if centre else out), f"{n} runs"
 
 
 def of(row, metric: str) -> Interval | None:
@@ -136,23 +145,25 @@ def of(row, metric: str) -> Interval | None:
 
 def of_ratio(before, after, metric: str, floor: float) -> Interval | None:
     """The interval of after ÷ before for `metric`: the two rows drawn independently, never narrower
-    than ×(1 ± floor) around the measured ratio (two engine starts differ by about that much).
-    None where a figure is missing or zero."""
+    than ×(1 + floor) either way around the measured ratio, on a log scale, so the interval of b ÷ a is
+    the inverse of that of a ÷ b (two engine starts differ by about that much). None where a figure is
+    missing or zero."""
     x, y = _number(before, metric), _number(after, metric)
     if not x or not y:
         return None
     r = y / x
     rng = np.random.default_rng(zlib.crc32(metric.encode()))
     a, b = draws(before, metric, rng), draws(after, metric, rng)
-    lo, hi = r * (1 - floor), r * (1 + floor)
-    floor_words = f"start to start ±{100 * floor:.0f} % (chapter 0)"
+    lo, hi = r / (1 + floor), r * (1 + floor)
+    floor_words = f"the start-to-start floor ×÷{1 + floor:.2f}, the guide's default (chapter 0)"
     if a is None and b is None:
-        return Interval(r, lo, hi, f"{floor_words} only: each side ran once and keeps no request list for it")
+        return Interval(r, lo, hi, f"{floor_words} only: not measured here, since each side ran once with no "
+                                   "request list for this figure", measured=False)
     da = a[0] if a else np.full(DRAWS, x)
     db = b[0] if b else np.full(DRAWS, y)
     with np.errstate(divide="ignore", invalid="ignore"):
         q = db / da
-    q = q[np.isfinite(q)]
+    q = q[np.isfinite(q) & (q > 0)]
     if q.size:
         blo, bhi = np.percentile(q, [50 * (1 - LEVEL), 100 - 50 * (1 - LEVEL)])
         lo, hi = min(lo, float(blo)), max(hi, float(bhi))

@@ -26,6 +26,8 @@ def test_stock_vs_tuned():
     wide = lambda v: dict(repeats=3, runs=[{"p99_itl_ms": x} for x in (v / 2, v, 2.2 * v)])
     assert ch1.stock_vs_tuned(row(**wide(1000.0)), row(p99_itl_ms=970.0, output_throughput=99.0,
                                                        **wide(970.0))).verdict == verdicts.CANNOT_TELL
+    # throughput up, P99 ITL unmoved with ×2 outside its interval: the headline size is refuted, not "partly"
+    assert ch1.stock_vs_tuned(row(), row(p99_itl_ms=1000.0, output_throughput=130.0)).verdict == verdicts.NOT_HELD
     claim = ch1.stock_vs_tuned(row(), row(p99_itl_ms=1500.0, p99_ttft_ms=4000.0))
     assert claim.verdict == verdicts.NOT_HELD and claim.rule
     # each half in its own direction: lost throughput, or a better TTFT beside a worse ITL, is not "held"
@@ -199,6 +201,6 @@ def test_a_chain_step_smaller_than_the_start_to_start_movement_that_did_not_rise
     """Pass 13: at full size the first two fractions ask for caches about 25 MiB apart."""
     chain = pd.DataFrame({"kv_cache_tokens": [5000.0, 4990.0, 8000.0], "max_concurrency": [2.4, 2.43, 3.9],
                           "cfg_gpu_memory_utilization": [0.04627, 0.04732, 0.0568], "node_memory_gib": [23.54] * 3})
-    assert ch1.chain_capacity(chain).verdict == verdicts.NOISE
+    assert ch1.chain_capacity(chain).verdict == verdicts.CANNOT_TELL
     far = chain.assign(cfg_gpu_memory_utilization=[0.04627, 0.0568, 0.07])
     assert ch1.chain_capacity(far).verdict == verdicts.NOT_HELD

@@ -100,9 +100,11 @@ def test_reported_concurrency():
     assert ch2.reported_concurrency(lens_table((26.3, 20.0))).verdict == verdicts.PARTLY
 
 
-def test_smaller_len_same_running_did_not_hold():
+def test_smaller_len_same_running_is_within_noise_with_the_claim_excluded():
     c = ch2.smaller_len_more_running(fixed_row(2048, 10), fixed_row(4096, 10, conc=1.03))
-    assert c.verdict == verdicts.NOT_HELD and "as many at either length" in c.evidence and c.rule
+    assert c.verdict == verdicts.NOISE and "as many at either length" in c.evidence and c.rule
+    fewer = ch2.smaller_len_more_running(fixed_row(2048, 5), fixed_row(4096, 10, conc=1.03))
+    assert fewer.verdict == verdicts.NOT_HELD and "fewer ran" in fewer.evidence
 
 
 def test_smaller_len_double_running_held():
@@ -113,9 +115,15 @@ def test_smaller_len_double_running_held():
 
 def test_smaller_len_small_change_counts_as_same_within_noise():
     short, long = fixed_row(2048, 10, repeats=3, spread=0.15), fixed_row(4096, 9, repeats=3, spread=0.15)
-    assert ch2.smaller_len_more_running(short, long).verdict == verdicts.NOT_HELD
+    assert ch2.smaller_len_more_running(short, long).verdict == verdicts.NOISE
     assert ch2.same_or_half(short, long) == "the same"
     assert ch2.same_or_half(fixed_row(2048, 10), fixed_row(4096, 5)) == "about half"
+    # repeats far apart: the interval holds both ×1 and the claimed ×2, so the run cannot tell
+    wide_short, wide_long = fixed_row(2048, 8, repeats=3, spread=0.5), fixed_row(4096, 4, repeats=3, spread=0.5)
+    wide_short["runs"] = [{"peak_running": v} for v in (4, 8, 8)]
+    wide_long["runs"] = [{"peak_running": v} for v in (4, 4, 8)]
+    assert ch2.smaller_len_more_running(wide_short, wide_long).verdict == verdicts.CANNOT_TELL
+    assert ch2.same_or_half(wide_short, wide_long) == "cannot tell"
 
 
 def test_formula_and_queueing():
@@ -265,7 +273,7 @@ def test_peaks_apart_by_no_more_than_the_preemptions_are_the_same():
              "peak_waiting": 0.0, "output_throughput": 100.0, "max_concurrency": 2.06}
     long = {**short, "peak_running": 8.0, "cfg_max_model_len": 4096, "max_concurrency": 1.03}
     assert ch2.same_or_half(short, long) == "the same"
-    assert ch2.smaller_len_more_running(short, long).verdict == verdicts.NOT_HELD
+    assert ch2.smaller_len_more_running(short, long).verdict == verdicts.NOISE  # the claimed ×2 did not show
     assert ch2.same_or_half(short, {**long, "peak_running": 6.0}) != "the same"  # 4 apart, 2 preempted in it
     clean = {**long, "preemptions": 0.0}
     assert ch2.same_or_half({**short, "preemptions": 0.0}, {**clean, "peak_running": 5.0}) == "about half"

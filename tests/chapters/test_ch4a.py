@@ -6,7 +6,7 @@ import pandas as pd
 from helpers.chapters import ch4a
 from helpers.exercises import Question
 from helpers.load import Load
-from helpers.verdicts import HELD, NOISE, NOT_HELD, PARTLY, UNTESTED
+from helpers.verdicts import CANNOT_TELL, HELD, NOISE, NOT_HELD, PARTLY, UNTESTED
 from tests.solutions import run_solution
 
 
@@ -37,7 +37,7 @@ def test_beam_search_against_the_same_number_of_samples():
             "beam": {"mean_seconds": 1.97, "params": {"use_beam_search": True, "n": 2}}}
     assert ch4a.beam_claim(beam).verdict == HELD
     beam["beam"]["mean_seconds"] = 0.62
-    assert ch4a.beam_claim(beam).verdict == NOISE
+    assert ch4a.beam_claim(beam).verdict == CANNOT_TELL
 
 
 def test_prefix_claims_from_hits_and_ttft():
@@ -107,7 +107,7 @@ def test_stale_blocks_held_only_when_throughput_falls_beyond_noise():
 def test_a_one_sample_difference_in_the_counts_no_longer_holds():
     """The old rule held on peak running 1 vs 2 or one preemption more: now the throughput decides."""
     fewer = ch4a.stale_claim(_stale({"preemptions": 2, "output_throughput": 97}, {}))
-    assert fewer.verdict == NOISE and "leans the claim's way" in fewer.evidence
+    assert fewer.verdict == CANNOT_TELL and "leans the claim's way" in fewer.evidence
     by_one = ch4a.stale_claim(_stale({"peak_running": 1, "output_throughput": 97}, {}))
     assert by_one.verdict == NOT_HELD  # one fewer running is what two runs of one engine can differ by
     preempted = ch4a.stale_claim(_stale({"preemptions": 1, "output_throughput": 103}, {}))

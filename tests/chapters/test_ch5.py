@@ -3,7 +3,7 @@ import pandas as pd
 
 from helpers.chapters import ch5
 from helpers.exercises import Choice, Question
-from helpers.verdicts import HELD, NOISE, NOT_HELD, PARTLY, UNTESTED
+from helpers.verdicts import CANNOT_TELL, HELD, NOT_HELD, PARTLY, UNTESTED
 from tests.solutions import run_solution
 
 
@@ -48,11 +48,11 @@ def test_fp8_drift_is_judged_against_the_control():
     judge = lambda *a, **k: ch5.drift_claim(_drift(*a, **k))  # noqa: E731
     # fp8 left the reference only where the control also left it: the engine's own difference, not the dtype's
     assert judge([4, None], [10, None]).verdict == PARTLY  # ...though fp8's log-probabilities moved more
-    assert judge([4, None], [10, None], fp8_gap=(0.0, 0.0)).verdict == NOISE  # short answers cannot refute "may"
-    assert judge([None, None], [None, None], fp8_gap=(0.0, 0.0)).verdict == NOISE
+    assert judge([4, None], [10, None], fp8_gap=(0.0, 0.0)).verdict == CANNOT_TELL  # short answers cannot refute "may"
+    assert judge([None, None], [None, None], fp8_gap=(0.0, 0.0)).verdict == CANNOT_TELL
     # a gap a hair above the control's is rounding, not drift; a missing gap cannot be judged
-    assert judge([None, None], [None, None], fp8_gap=(0.004, 0.004)).verdict == NOISE
-    assert judge([None, None], [None, None], fp8_gap=(0.03, 0.03), auto_gap=(0.025, 0.025)).verdict == NOISE
+    assert judge([None, None], [None, None], fp8_gap=(0.004, 0.004)).verdict == CANNOT_TELL
+    assert judge([None, None], [None, None], fp8_gap=(0.03, 0.03), auto_gap=(0.025, 0.025)).verdict == CANNOT_TELL
     assert judge([None, None], [None, None], fp8_gap=(0.05, 0.05), auto_gap=(0.02, 0.02)).verdict == PARTLY
     nan = judge([None, None], [None, None], fp8_gap=(float("nan"), float("nan")))
     assert nan.verdict == UNTESTED and "no log-probability gap" in nan.evidence

@@ -17,7 +17,7 @@ AUTO = ("Auto set (3.47/15.5) GiB for KV cache on node 0, with 3.88 GiB requeste
 def test_why_names_each_layout_and_the_interval_of_the_best_twos_ratio():
     measured = {("TP=1", "one user"): {"median_tpot_ms": 11.9}, ("TP=2", "one user"): {"median_tpot_ms": 14.4}}
     assert lab3.why(measured, ["TP=1", "TP=2"], "one user").startswith(
-        "median_tpot_ms: TP=1 11.9, TP=2 14.4; TP=2 ÷ TP=1 ×1.21 (95 % interval ×1.09–×1.33; start to start ±10 %")
+        "median_tpot_ms: TP=1 11.9, TP=2 14.4; TP=2 ÷ TP=1 ×1.21 (allowance ×1.10–×1.33; the start-to-start floor")
     assert lab3.ranked(measured, ["TP=2", "TP=1"], "one user") == ["TP=1", "TP=2"]
 
 

@@ -68,7 +68,8 @@ def parallel_step(base: EngineConfig, gpu_count: int) -> Step | None:
     return Step("two GPUs (DP=2)", {"data_parallel_size": 2}, 5) if gpu_count >= 2 else None
 
 
-_GOODPUT_VERDICT = {tuning.HELPED: verdicts.HELD, tuning.NOTHING: verdicts.NOISE, tuning.HURT: verdicts.NOT_HELD}
+# a goodput claim names no size: a change within noise cannot exclude one, so the run cannot tell (chapter 0)
+_GOODPUT_VERDICT = {tuning.HELPED: verdicts.HELD, tuning.NOTHING: verdicts.CANNOT_TELL, tuning.HURT: verdicts.NOT_HELD}
 
 
 FROM_MEMORY = ("KV cache tokens", "memory budget (GiB)", "KV cache (GiB)")  # `explain`'s checks that start from GiB
@@ -135,7 +136,7 @@ def band_claim(share: float | None, non_kv_share: float | None, loaded: dict) ->
 GOODPUT_RULE = ("held: goodput at the target higher beyond noise and the share of requests within the target not "
                 "lower beyond noise, or the share rising to the target's where it was missed (the step helped); did "
                 "not hold: either one lower beyond noise, or the share falling below the target's (a failed request "
-                "is a miss); a change of fewer than "
+                "is a miss); within noise of each other: cannot tell; a change of fewer than "
                 f"{tuning.MIN_COUNT_CHANGE} requests within the target, with no crossing, counts as none, and then "
                 "only the pace (the run's duration) is judged; from a reference "
                 f"that met the target for no request, held needs {tuning.FROM_NONE_SHARE:.0%} of the requests (and "
@@ -197,14 +198,14 @@ def tuning_claims(records: list[dict], advised: dict, advice_text: str, mixed: d
                                       "last request's own time), inside the noise allowance: at this size only "
                                       "crossing the target could show a gain", rule),
                     *_other_tuning_claims(advised, advice_text, mixed, slo, rule)]
-        # within noise only where every attempt was: a step that hurt beyond the noise was told apart, so the
-        # path did find something, and it was worse
-        path_claim = Claim(path_text, verdicts.NOT_HELD if hurt else verdicts.NOISE,
+        # cannot tell only where every attempt was within noise: a step that hurt beyond the noise was told
+        # apart, so the path did find something, and it was worse
+        path_claim = Claim(path_text, verdicts.NOT_HELD if hurt else verdicts.CANNOT_TELL,
                            path_evidence + (f": no step raised goodput at the target, and {hurt} lowered it beyond "
                                             "the noise, so the path ended at the baseline" if hurt else
                                             ": no step moved goodput at the target beyond the noise, so the path "
                                             "ended at the baseline"),
-                           "no step kept: within noise where every step was within noise; did not hold where a step "
+                           "no step kept: cannot tell where every step was within noise; did not hold where a step "
                            "meant to raise goodput hurt beyond it (a control, a default switched off, does not count); "
                            "cannot be judged where the pace could not move beyond the noise; otherwise held / did not "
                            "hold as for one change: " + rule)
@@ -261,8 +262,8 @@ def order_claim(forward: list[dict], reverse: list[dict] | None, slo: SLO) -> Cl
                           f"the article's order kept {kept(forward)}; quantization first kept {kept(reverse)}; "
                           "the opposite order's kept configuration against the article's",
                           "held: the article's order ends with a higher goodput than the opposite order beyond "
-                          "noise, and no smaller share within the target; within noise: the order did not matter "
-                          "here; cannot be judged: no request met the target on either path")
+                          "noise, and no smaller share within the target; cannot tell: the two orders' goodputs within "
+                          "noise of each other; cannot be judged: no request met the target on either path")
 
 
 # -- 6.1: each figure of the report, cross-checked ----------------------------------------------
