@@ -11,6 +11,7 @@ import altair as alt
 import pandas as pd
 
 from helpers import config
+from helpers.i18n import N_, tr
 
 WIDTH, HEIGHT = 420, 260
 COLOR = "config_label"
@@ -25,32 +26,34 @@ def setting_titles() -> dict[str, str]:
 
 # Axis titles with units, for the columns the harness writes.
 TITLES = {
-    "mean_ttft_ms": "mean TTFT (ms)", "median_ttft_ms": "median TTFT (ms)", "p99_ttft_ms": "P99 TTFT (ms)",
-    "mean_tpot_ms": "mean TPOT (ms/token)", "p99_tpot_ms": "P99 TPOT (ms/token)",
-    "mean_itl_ms": "mean ITL (ms)", "median_itl_ms": "median ITL (ms)", "p99_itl_ms": "P99 ITL (ms)",
-    "max_itl_ms": "worst ITL (ms)",
-    "short_p99_itl_ms": "short requests: P99 ITL (ms)", "short_max_itl_ms": "short requests: worst ITL (ms)",
-    "short_p99_ttft_ms": "short requests: P99 TTFT (ms)", "long_mean_ttft_ms": "long prompts: mean TTFT (ms)",
-    "output_throughput": "output throughput (tokens/s)", "request_throughput": "request throughput (req/s)",
-    "total_token_throughput": "total throughput (tokens/s)",
-    "output_throughput_vllm_rule": "output throughput by vLLM's rule (tokens/s)",
-    "kv_cache_tokens": "KV cache (tokens)", "max_concurrency": "max concurrency (sequences of max_model_len)",
-    "kv_cache_gib": "KV cache (GiB)", "start_seconds": "start-up time (s)",
-    "kv_cache_usage_pct": "KV cache usage (%)", "waiting": "waiting requests", "running": "running requests",
-    "prefix_cache_hit_rate": "prefix-cache hit rate (share of prompt tokens)", "preemptions": "preemptions",
-    "checkpoint_gib": "checkpoint on disk (GiB)", "non_kv_gib": "non-KV memory (GiB)",
-    "perplexity": "perplexity of the reference text (lower is better)",
-    "token_agreement": "greedy tokens matching the reference (share)",
-    "roofline_tpot_ms": "bandwidth floor of TPOT (ms/token)", "mbu": "MBU (floor ÷ measured TPOT)",
-    "bytes_per_step_mb": "bytes one decode step reads (MB)", "weights_read_mb": "weights read per step (MB)",
-    "gap_ms": "measured TPOT above the floor (ms/token)",
-    "t_s": "time since load start (s)", "load_max_concurrency": "client concurrency (requests in flight)",
+    "mean_ttft_ms": N_("mean TTFT (ms)"), "median_ttft_ms": N_("median TTFT (ms)"), "p99_ttft_ms": N_("P99 TTFT (ms)"),
+    "mean_tpot_ms": N_("mean TPOT (ms/token)"), "p99_tpot_ms": N_("P99 TPOT (ms/token)"),
+    "mean_itl_ms": N_("mean ITL (ms)"), "median_itl_ms": N_("median ITL (ms)"), "p99_itl_ms": N_("P99 ITL (ms)"),
+    "max_itl_ms": N_("worst ITL (ms)"),
+    "short_p99_itl_ms": N_("short requests: P99 ITL (ms)"), "short_max_itl_ms": N_("short requests: worst ITL (ms)"),
+    "short_p99_ttft_ms": N_("short requests: P99 TTFT (ms)"), "long_mean_ttft_ms": N_("long prompts: mean TTFT (ms)"),
+    "output_throughput": N_("output throughput (tokens/s)"), "request_throughput": N_("request throughput (req/s)"),
+    "total_token_throughput": N_("total throughput (tokens/s)"),
+    "output_throughput_vllm_rule": N_("output throughput by vLLM's rule (tokens/s)"),
+    "kv_cache_tokens": N_("KV cache (tokens)"), "max_concurrency": N_("max concurrency (sequences of max_model_len)"),
+    "kv_cache_gib": N_("KV cache (GiB)"), "start_seconds": N_("start-up time (s)"),
+    "kv_cache_usage_pct": N_("KV cache usage (%)"), "waiting": N_("waiting requests"),
+    "running": N_("running requests"),
+    "prefix_cache_hit_rate": N_("prefix-cache hit rate (share of prompt tokens)"), "preemptions": N_("preemptions"),
+    "checkpoint_gib": N_("checkpoint on disk (GiB)"), "non_kv_gib": N_("non-KV memory (GiB)"),
+    "perplexity": N_("perplexity of the reference text (lower is better)"),
+    "token_agreement": N_("greedy tokens matching the reference (share)"),
+    "roofline_tpot_ms": N_("bandwidth floor of TPOT (ms/token)"), "mbu": N_("MBU (floor ÷ measured TPOT)"),
+    "bytes_per_step_mb": N_("bytes one decode step reads (MB)"), "weights_read_mb": N_("weights read per step (MB)"),
+    "gap_ms": N_("measured TPOT above the floor (ms/token)"),
+    "t_s": N_("time since load start (s)"), "load_max_concurrency": N_("client concurrency (requests in flight)"),
     **setting_titles(),  # cfg_<setting> and engine_<setting>, with units
 }
 
 
 def title(col: str) -> str:
-    return TITLES.get(col, col.replace("_", " "))
+    """An axis title with its unit, in the learner's language where the catalog has it (helpers.i18n)."""
+    return tr(TITLES[col]) if col in TITLES else col.replace("_", " ")
 
 
 # JupyterLab renders the Vega-Lite mimetype with its own bundled Vega: no CDN, so charts

@@ -15,6 +15,8 @@ import math
 from pathlib import Path
 from typing import Callable
 
+from helpers.i18n import tr
+
 ROOT = Path(__file__).resolve().parent.parent
 SOLUTIONS = ROOT / "labs" / "solutions"
 SOLUTION_DIRS = (SOLUTIONS, ROOT / "notebooks" / "solutions")
@@ -36,12 +38,12 @@ class Question:
 
     def check(self, answer) -> bool:
         if answer is None or answer is Ellipsis:
-            print(f"✗ {self.name}: replace the ... with your answer first.")
+            print(tr("✗ {name}: replace the ... with your answer first.").format(name=self.name))
             return False
         try:
             value = float(answer)
         except (TypeError, ValueError):
-            print(f"✗ {self.name}: expected a number, got {answer!r}.")
+            print(tr("✗ {name}: expected a number, got {answer}.").format(name=self.name, answer=repr(answer)))
             return False
         want = self._expected()
         if want is None or (isinstance(want, float) and math.isnan(want)):  # NaN: a row without the figure
@@ -54,11 +56,13 @@ class Question:
         close = math.isfinite(want) and abs(value - want) <= tolerance * abs(want)
         if value == want or close:  # an infinite answer ("never") passes only as itself
             self.passed = True
-            print(f"✓ {self.name}: never (math.inf)." if math.isinf(want) else
-                  f"✓ {self.name}: {_num(value)} {self.unit} — within {tolerance:.1%} of {_num(want)}.")
+            print(tr("✓ {name}: never (math.inf).").format(name=self.name) if math.isinf(want) else
+                  tr("✓ {name}: {value} {unit} — within {tolerance} of {want}.").format(
+                      name=self.name, value=_num(value), unit=self.unit, tolerance=f"{tolerance:.1%}", want=_num(want)))
             return True
         if math.isinf(value) and math.isfinite(want):
-            print(f"✗ {self.name}: not never (math.inf): here it is a finite number. Try q.hint().")
+            print(tr("✗ {name}: not never (math.inf): here it is a finite number. Try q.hint().").format(
+                name=self.name))
             return False
         step = _last_digit(answer)
         # a named mistake only where the answer lies nearer it than the right answer does
@@ -72,20 +76,25 @@ class Question:
                    if d <= nearest * (1 + 1e-6) + 1e-12 or (step and d <= step / 2 * (1 + 1e-6))]
         if matched and step and math.isfinite(want) and \
                 all(abs(wrongs[why] - want) < step for why in matched):  # too few digits to tell them apart
-            print(f"✗ {self.name}: {_num(value)} has too few digits to tell the right answer from a known mistake "
-                  f"(they differ by less than {step:g}): give more significant digits.")
+            print(tr("✗ {name}: {value} has too few digits to tell the right answer from a known mistake (they differ "
+                    "by less than {step}): give more significant digits.").format(
+                name=self.name, value=_num(value), step=f"{step:g}"))
             return False
         if matched:  # two mistakes can give the same number: name each
-            print(f"✗ {self.name}: {_num(value)} is what you get if {', or if '.join(matched)}.")
+            print(tr("✗ {name}: {value} is what you get if {mistakes}.").format(
+                name=self.name, value=_num(value), mistakes=tr(", or if ").join(matched)))
             return False
         if step and math.isfinite(want) and abs(value - want) < step / 2:  # right, to the digits typed
-            narrowed = ", because a known mistake lies close" if tolerance < self.tolerance else ""
-            print(f"✗ {self.name}: {_num(value)} rounds the right answer too far to check it (within "
-                  f"{tolerance:.1%} here{narrowed}): give more significant digits.")
+            narrowed = tr(", because a known mistake lies close") if tolerance < self.tolerance else ""
+            print(tr("✗ {name}: {value} rounds the right answer too far to check it (within {tolerance} here"
+                    "{narrowed}): give more significant digits.").format(
+                name=self.name, value=_num(value), tolerance=f"{tolerance:.1%}", narrowed=narrowed))
             return False
-        off = (f"off by {abs(value - want) / abs(want):.0%}" if want and math.isfinite(want)
-               else f"not {want:g} (math.inf: never)" if math.isinf(want) else f"not {want:g}")
-        print(f"✗ {self.name}: {_num(value)} {self.unit} is {off}. Try q.hint().")
+        off = (tr("off by {share}").format(share=f"{abs(value - want) / abs(want):.0%}") if want and math.isfinite(want)
+               else tr("not {want} (math.inf: never)").format(want=f"{want:g}") if math.isinf(want)
+               else tr("not {want}").format(want=f"{want:g}"))
+        print(tr("✗ {name}: {value} {unit} is {off}. Try q.hint().").format(
+            name=self.name, value=_num(value), unit=self.unit, off=off))
         return False
 
     def _tolerance(self, want: float, wrongs) -> float:
@@ -102,12 +111,12 @@ class Question:
     def _unchecked(self) -> bool:
         """No expectation could be computed (a GPU run without the row it needs, a premise that
         failed): say so instead of judging."""
-        print(f"– {self.name}: cannot be checked here: this run has no figure to check it against "
-              f"(its rows lack what the check reads, or the measurement cannot be judged).")
+        print(tr("– {name}: cannot be checked here: this run has no figure to check it against (its rows lack what "
+                "the check reads, or the measurement cannot be judged).").format(name=self.name))
         return False
 
     def hint(self) -> None:
-        print(f"Hint ({self.name}): {self._hint}")
+        print(tr("Hint ({name}): {hint}").format(name=self.name, hint=self._hint))
 
     def solution(self) -> None:
         print(solution_path(self.solution_file).read_text())
@@ -145,25 +154,30 @@ class Choice(Question):
         if want is None or (isinstance(want, str) and want not in self.options) or \
                 (isinstance(want, (set, frozenset)) and not want & set(self.options)):  # "not measured", "no data"
             reason = f" ({self._why()})" if self._why else ""
-            print(f"– {self.name}: cannot be checked here{reason}: the measurement cannot be judged.")
+            print(tr("– {name}: cannot be checked here{reason}: the measurement cannot be judged.").format(
+                name=self.name, reason=reason))
             return False
         if unanswered:
-            print(f"✗ {self.name}: replace the ... with one of {self.options}.")
+            print(tr("✗ {name}: replace the ... with one of {options}.").format(name=self.name, options=self.options))
             return False
         if answer not in self.options:
-            print(f"✗ {self.name}: {answer!r} is not one of {self.options}.")
+            print(tr("✗ {name}: {answer} is not one of {options}.").format(
+                name=self.name, answer=repr(answer), options=self.options))
             return False
         reason = f" ({self._why()})" if self._why else ""
         tied = sorted(want) if isinstance(want, (set, frozenset)) else [want]
         others = [o for o in tied if o != answer]
         if answer in tied:
             self.passed = True
-            also = f"; within noise of it here, so also right: {', '.join(map(str, others))}" if others else ""
+            also = (tr("; within noise of it here, so also right: {others}").format(others=", ".join(map(str, others)))
+                    if others else "")
             print(f"✓ {self.name}: {answer}{reason}{also}.")
             return True
-        right = f" (here: {' or '.join(map(str, tied))}, within noise of each other)" if len(tied) > 1 else ""
+        right = (tr(" (here: {tied}, within noise of each other)").format(tied=tr(" or ").join(map(str, tied)))
+                 if len(tied) > 1 else "")
         # the measured figures behind the expectation, without naming it: enough to see why, and try again
-        print(f"✗ {self.name}: not {answer!r} on this machine{right}{reason}. Try q.hint().")
+        print(tr("✗ {name}: not {answer} on this machine{right}{reason}. Try q.hint().").format(
+            name=self.name, answer=repr(answer), right=right, reason=reason))
         return False
 
 

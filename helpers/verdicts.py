@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from helpers.i18n import tr
 from helpers.results import intervals
 from helpers.results.gaps import missing
 
@@ -46,7 +47,14 @@ class Claim:
     rule: str = ""  # one line: what "held" needs, so a learner can check the verdict by eye
 
     def markdown_row(self) -> str:
-        return f"| {self.text} | {_ICON[self.verdict]} {self.verdict} | {self.evidence} | {self.rule} |"
+        return f"| {self.text} | {_ICON[self.verdict]} {said(self.verdict)} | {self.evidence} | {self.rule} |"
+
+
+def said(verdict: str) -> str:
+    """A verdict word in the learner's language (helpers.i18n): the constants stay English, as the rules
+    compare them."""
+    return {HELD: tr("held"), PARTLY: tr("held partly"), NOT_HELD: tr("did not hold"), NOISE: tr("within noise here"),
+            CANNOT_TELL: tr("cannot tell here"), UNTESTED: tr("not measured here")}[verdict]
 
 
 def judge(text: str, held: bool, evidence: str, partly: bool = False, within_noise: bool = False,
@@ -72,9 +80,10 @@ def expect(text: str, held: bool, evidence: str) -> Claim:
     if claim.verdict == HELD:
         print(f"{_ICON[HELD]} {text}: {evidence}")
     else:
-        print(f"{_ICON[NOT_HELD]} {text} did not hold here: {evidence}. The cells below read this run's rows as "
-              "they are; a busy machine or a changed default can do this, so run the section again "
-              "(FORCE = True) before drawing a conclusion from it.")
+        print(_ICON[NOT_HELD] + " " + tr(
+            "{text} did not hold here: {evidence}. The cells below read this run's rows as they are; a busy "
+            "machine or a changed default can do this, so run the section again (FORCE = True) before drawing a "
+            "conclusion from it.").format(text=text, evidence=evidence))
     return claim
 
 
@@ -170,7 +179,7 @@ def markdown(claims: list[Claim], title: str | None = None) -> str:
     """The verdict table, under a heading only when given one: each chapter's own "What we measured"
     heading sits right above it (two would show twice in the book's page and contents)."""
     lines = (([f"### {title}", ""] if title else [])
-             + ["| claim | verdict on this machine | measured | rule |", "|---|---|---|---|"])
+             + [tr("| claim | verdict on this machine | measured | rule |"), "|---|---|---|---|"])
     lines += [c.markdown_row() for c in claims]
     return "\n".join(lines)
 
@@ -180,8 +189,10 @@ def measured_on() -> str:
     from helpers.results import fingerprint
 
     fp = fingerprint()
-    where = f"{fp['cpu_model']} ({fp['cpu_isa']}), {fp['cpu_cores']} cores" + (f", {fp['gpu']}" if fp["gpu"] else "")
-    return f"*Measured on {where}, vLLM {fp['vllm']} ({fp['vllm_build']}).*"
+    where = (tr("{cpu} ({isa}), {cores} cores").format(cpu=fp["cpu_model"], isa=fp["cpu_isa"], cores=fp["cpu_cores"])
+             + (f", {fp['gpu']}" if fp["gpu"] else ""))
+    return tr("*Measured on {where}, vLLM {vllm} ({build}).*").format(where=where, vllm=fp["vllm"],
+                                                                    build=fp["vllm_build"])
 
 
 def how_to_read() -> str:
@@ -190,16 +201,16 @@ def how_to_read() -> str:
     from helpers import run_size
 
     n = run_size.repeats()
-    runs = "each load ran once (the smoke size)" if n < 2 else f"each load ran {n} times"
-    return (f"*{runs[0].upper() + runs[1:]}. A comparison reads the 95 % interval of its ratio: a bootstrap over the "
-            "requests (and repeats) each row kept, never narrower than the start-to-start floor "
-            f"(×÷{1 + DEFAULT_NOISE:.2f}, ×÷{1 + TAIL_NOISE:.2f} for a P99 or a worst gap), because two "
-            "configurations come from two engine starts; a figure read once with no request behind it (a start's "
-            "capacity, a throughput at the smoke size) has the floor alone, an allowance rather than a measured "
-            "interval. Trust the ratios more than the absolute "
-            "milliseconds: another machine gives other milliseconds"
-            + (", and run the full size (`GUIDE_SIZE=full`, each load three times) before you draw a conclusion.*"
-               if n < 2 else ".*"))
+    runs = tr("Each load ran once (the smoke size).") if n < 2 else tr("Each load ran {n} times.").format(n=n)
+    body = tr("A comparison reads the 95 % interval of its ratio: a bootstrap over the requests (and repeats) each row "
+             "kept, never narrower than the start-to-start floor (×÷{floor}, ×÷{tail} for a P99 or a worst gap), "
+             "because two configurations come from two engine starts; a figure read once with no request behind it "
+             "(a start's capacity, a throughput at the smoke size) has the floor alone, an allowance rather than a "
+             "measured interval. Trust the ratios more than the absolute milliseconds: another machine gives other "
+             "milliseconds.").format(floor=f"{1 + DEFAULT_NOISE:.2f}", tail=f"{1 + TAIL_NOISE:.2f}")
+    more = (" " + tr("Run the full size (`GUIDE_SIZE=full`, each load three times) before you draw a conclusion.")
+            if n < 2 else "")
+    return f"*{runs} {body}{more}*"
 
 
 def show(claims: list[Claim], title: str | None = None) -> None:

@@ -11,7 +11,7 @@ JUDGING = ("helpers.slo", "helpers.tuning", "helpers.chapters.ch6a.service", "he
 RUNNING = ("helpers.experiment", "helpers.chapters.ch6a.runs", "helpers.engine")
 # Lowest first. A module may import its own layer or a lower one; a new module gets a layer here.
 LAYERS = {
-    "settings and errors": ("errors", "settings", "hardware", "probes", "run_size", "quantize"),
+    "settings and errors": ("errors", "settings", "hardware", "probes", "run_size", "quantize", "i18n"),
     "config": ("config", "cpu_refusals", "models"),
     "engine": ("engine",),
     "loads and results": ("load", "results"),
