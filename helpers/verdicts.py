@@ -6,7 +6,7 @@ module says held / held partly / did not hold / within noise here / cannot tell 
 The noise rule (explained in chapter 0): a comparison of two rows reads the interval of their ratio
 (`results.intervals.of_ratio`): a bootstrap over the requests and repeats each row kept, never narrower
 than the start-to-start floor (`default_noise`: two configurations come from two engine starts, which
-differ by about 10 % on these shared machines, 20 % for a tail figure). `judge_change` holds a claim's
+differ by that much on these shared machines). `judge_change` holds a claim's
 stated size against that interval: beyond no change the claimed way, held (or partly, short of the
 size); beyond no change the other way, did not hold; an interval that holds no change but not the
 claimed size, within noise here (the claimed change did not show); one that holds both, cannot tell.
@@ -24,19 +24,23 @@ HELD, PARTLY, NOT_HELD, NOISE, CANNOT_TELL, UNTESTED = ("held", "held partly", "
 # Marks every browser draws with its ordinary text fonts (no emoji font needed).
 _ICON = {HELD: "✓", PARTLY: "◐", NOT_HELD: "✗", NOISE: "≈", CANNOT_TELL: "?", UNTESTED: "·"}
 # The floor of a ratio's interval: two rows come from two engine starts, which a row's own draws cannot see.
-# Its source is this guide's own CI runs on 2-core shared machines: two starts of one configuration gave
-# output throughputs 7 % apart in one run and about a sixth apart in another (chapter 0 says so), and
-# P99 ITLs 16 % apart. It is a default, not a bound: a comparison near its edge can read otherwise next time.
-DEFAULT_NOISE = 0.10
-TAIL_NOISE = 0.20  # a tail figure (a P99, a worst gap) of one run rests on a handful of requests
+# Its source is the guide's own stored rows on 2-core shared machines: pairs of starts of one configuration
+# with the same load (the same key). Within one CI run's store their throughputs, TPOTs and end-to-end
+# latencies differed by up to ×1.13 (the median pair across sessions, 101 configurations, by ×1.11), a
+# median TTFT by up to ×1.53 (a burst's TTFT is set by a request's place in its wave), a P99 or a worst gap
+# by up to ×1.56. These are defaults, not bounds: a comparison near its edge can read otherwise next time.
+DEFAULT_NOISE = 0.20  # a throughput, a mean or median TPOT, ITL or end-to-end latency, a count
+TTFT_NOISE = 0.50  # a mean or median TTFT
+TAIL_NOISE = 0.50  # a tail figure (a P90 or higher, a worst gap) of one run rests on a handful of requests
 
 
 def default_noise(metric: str) -> float:
     """The floor for one figure: TAIL_NOISE for a latency's maximum or a percentile from P90 up,
-    DEFAULT_NOISE otherwise (a mean, a median, a throughput, a count)."""
+    TTFT_NOISE for a mean or median TTFT, DEFAULT_NOISE otherwise."""
     m = intervals.METRIC.match(metric)
-    tail = bool(m) and (m["stat"] == "max" or (m["stat"].startswith("p") and float(m["stat"][1:]) >= 90))
-    return TAIL_NOISE if tail else DEFAULT_NOISE
+    if m and (m["stat"] == "max" or (m["stat"].startswith("p") and float(m["stat"][1:]) >= 90)):
+        return TAIL_NOISE
+    return TTFT_NOISE if m and m["base"] == "ttft" else DEFAULT_NOISE
 
 
 @dataclass
@@ -202,15 +206,16 @@ def how_to_read() -> str:
 
     n = run_size.repeats()
     runs = tr("Each load ran once (the smoke size).") if n < 2 else tr("Each load ran {n} times.").format(n=n)
-    body = tr("A comparison reads the 95 % interval of its ratio: a bootstrap over the requests (and repeats) each row "
-             "kept, never narrower than the start-to-start floor (×÷{floor}, ×÷{tail} for a P99 or a worst gap), "
+    body = tr("A comparison reads the 95 % interval of its ratio (over the repeats each row kept, or a bootstrap over "
+             "its requests), never narrower than the start-to-start floor (×÷{floor}, ×÷{tail} for a TTFT, a P99 or a "
+             "worst gap), "
              "because two configurations come from two engine starts; a figure read once with no request behind it "
              "(a start's capacity, a throughput at the smoke size) has the floor alone, an allowance rather than a "
              "measured interval. Trust the ratios more than the absolute milliseconds: another machine gives other "
              "milliseconds.").format(floor=f"{1 + DEFAULT_NOISE:.2f}", tail=f"{1 + TAIL_NOISE:.2f}")
-    more = (" " + tr("Run the full size (`GUIDE_SIZE=full`, each load three times) before you draw a conclusion.")
-            if n < 2 else "")
-    return f"*{runs} {body}{more}*"
+    more = tr("Run the full size (`GUIDE_SIZE=full`, each load three times) before you draw a conclusion.") \
+        if n < 2 else ""
+    return tr("*{runs} {body} {more}*").format(runs=runs, body=body, more=more).replace(" *", "*")
 
 
 def show(claims: list[Claim], title: str | None = None) -> None:

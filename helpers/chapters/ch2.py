@@ -247,27 +247,32 @@ def queueing(fill) -> verdicts.Claim:
     return verdicts.judge(text, waiting > 0, evidence, rule=rule)
 
 
+BARELY = 0.30  # "barely matters": the block sizes' figures within ×÷1.3 of each other
+
+
 def block_size(blocks) -> verdicts.Claim:
-    """A null claim ("barely matters"): held where the block sizes' throughputs and TPOTs lie within the
-    default ±10 % of each other; cannot tell where they lie further apart but the interval of the ratio
-    between the extremes holds ×1; did not hold where it does not."""
+    """A null claim ("barely matters"), judged against the band it states (×÷(1 + BARELY)): held where
+    the interval of the ratio between the extreme block sizes lies inside the band for throughput and for
+    TPOT; did not hold where one lies wholly outside it; cannot tell otherwise (the interval is never
+    narrower than the start-to-start floor, so a ratio near the band's edge cannot be placed)."""
     sizes = ", ".join(str(int(b)) for b in blocks.block_size)
-    parts, apart, inside_default = [], False, True
+    parts, inside, outside = [], True, False
     for metric, name in (("output_throughput", "output throughput"), ("mean_tpot_ms", "mean TPOT")):
         low, high = blocks.loc[blocks[metric].idxmin()], blocks.loc[blocks[metric].idxmax()]
         iv = verdicts.ratio_interval(low, high, metric)
+        if iv is None:
+            return verdicts.untested("2.3 block_size barely matters for short requests (throughput and time per "
+                                     "token)", f"{name}: a figure is missing or zero")
         parts.append(f"{name} highest ÷ lowest {iv.text()}")
-        inside_default = inside_default and iv.value - 1 <= verdicts.DEFAULT_NOISE + 1e-9
-        apart = apart or not iv.includes(1.0)
+        inside = inside and iv.hi <= 1 + BARELY + 1e-9
+        outside = outside or iv.lo > 1 + BARELY
     itl = ", ".join(f"{v:.0f}" for v in blocks.p99_itl_ms) if "p99_itl_ms" in blocks else "?"
     return verdicts.judge("2.3 block_size barely matters for short requests (throughput and time per token)",
-                          inside_default,
-                          f"across block sizes {sizes}: " + "; ".join(parts)
+                          inside, f"across block sizes {sizes}: " + "; ".join(parts)
                           + f"; P99 ITL {itl} ms, for reference (one run's P99 is noisy)",
-                          cannot_tell=not inside_default and not apart,
-                          rule=f"held: both ratios within the default ±{100 * verdicts.DEFAULT_NOISE:.0f} %; further "
-                               "apart but each ratio's 95 % interval holding ×1: cannot tell here; an interval "
-                               "beyond ×1: did not hold")
+                          cannot_tell=not inside and not outside,
+                          rule=f"held: both ratios' 95 % intervals inside ×÷{1 + BARELY:g} (the claim's \"barely\"); "
+                               "one wholly outside it: did not hold; an interval across the band's edge: cannot tell")
 
 
 # -- exercises --------------------------------------------------------------------------------
@@ -426,4 +431,4 @@ CHECKS = ("admitted", "answer_blocks", "peak_running_hint", "q_peak_running", "q
           "q_which_check")
 CLAIMS = ("failure_kind", "within_preemptions", "same_or_half", "claims", "memory_fraction", "start_failure_high",
           "start_failure_low", "reported_concurrency", "smaller_len_more_running", "formula", "queueing", "block_size",
-          "inside_the_fill")
+          "inside_the_fill", "BARELY")

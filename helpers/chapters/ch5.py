@@ -71,7 +71,10 @@ def weight_claims(weights: pd.DataFrame) -> list[Claim]:
             "5.1 …and decode faster", all(faster[n] > 1 and beyond[n] for n in quant),
             f"{roofline.metric_name(m)} (a decode step's time) {ref[m]:.1f} ms in bf16; " + each(
                 {n: weights.loc[n][m] for n in quant}, lambda v: f"{v:.1f} ms"),
-            partly=any(faster[n] > 1 and beyond[n] for n in quant),
+            # partly: one faster beyond noise, and none slower beyond it (chapter 0: the other part did not go the
+            # wrong way)
+            partly=any(faster[n] > 1 and beyond[n] for n in quant) and not any(faster[n] < 1 and beyond[n]
+                                                                               for n in quant),
             cannot_tell=not any(beyond.values()),
             rule="held: every quantized model's decode step (median gap between tokens) shorter beyond noise; "
                  "partly: one of them; none beyond noise: cannot tell"),
@@ -358,10 +361,10 @@ def time_against_bytes(time_ratio: float, bytes_ratio: float) -> str:
     """5.1's sentence on one quantized copy: its decode step's time against bf16's beside its bytes per
     step against bf16's. Three cases: the time rose although the bytes fell (dequantizing costs more
     than the bytes saved), it fell less than the bytes, or at least as much."""
-    if time_ratio > 1 + verdicts.DEFAULT_NOISE and bytes_ratio <= 1:
+    if time_ratio > 1 + verdicts.DEFAULT_NOISE and bytes_ratio <= 1:  # past the floor the verdict uses (×÷)
         return ("the time rose although the bytes fell: the quantized path's own work (quantizing every "
                 "activation for INT8, unpacking the weights for INT4) cost more than reading fewer bytes saved.")
-    if time_ratio > 1 - verdicts.DEFAULT_NOISE and bytes_ratio <= 1:
+    if time_ratio >= 1 / (1 + verdicts.DEFAULT_NOISE) and bytes_ratio <= 1:
         return "the time stayed within the noise of bf16's although the bytes fell."
     if time_ratio > bytes_ratio:
         return "the time fell, but less than the bytes."

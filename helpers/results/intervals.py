@@ -1,17 +1,26 @@
-"""Intervals: how far a measured figure, or the ratio of two, could move in another run like this one.
+"""Intervals: where a measured figure's typical value on this engine likely lies, and the ratio of two.
 
-A row keeps every repeat (`runs`) and, in each, every request's TTFT, TPOT, end-to-end latency and worst
-gap. The interval is a bootstrap (Efron's percentile interval): draw the repeats again with replacement
-and, inside each drawn repeat, its requests; recompute the figure the way the row did (the statistic over
-the requests, then the median over the repeats); the middle 95 % of DRAWS such draws is the interval.
-It covers what it could draw, and says so: "requests" where one repeat ran, "requests and runs" where
-several did, "runs" for a figure no request list gives (a throughput, a P99 of all token gaps, a peak of
-the server's gauges, a maximum, a P99 of a few requests), and nothing for such a figure measured once.
+A row keeps every repeat (`runs`) and, in each, every request's TTFT, TPOT and end-to-end latency.
+Each side of a comparison is summarised on a log scale as a centre and a standard error, with what it
+covers:
 
-Two rows compared come from two engine starts, and draws inside one row cannot see how much two starts
-differ: chapter 0 measured about 10 % (20 % for a tail figure) on these shared machines. So the interval
-of a ratio is never narrower than that floor around the measured ratio (`ratio`), and where nothing could
-be drawn it is that floor alone, said as such.
+* several runs: the spread of the runs' own figures, a t interval (n − 1 degrees of freedom). The run
+  is the unit drawn: requests of one run share its engine's state and its waves, so they are not
+  independent draws of what another run would give. Three runs give a wide interval, as they should.
+* one run with a request list that gives the figure (a mean or median TTFT, TPOT or end-to-end latency;
+  a mixed load's headline figures from its short requests): a bootstrap over those requests (Efron's,
+  DRAWS draws). A tail (a P99 of a few requests, a maximum) is not drawn from requests: a resample can
+  never pass the slowest one seen.
+* otherwise nothing is drawn (one run of a throughput, a gauge, a P99 of token gaps).
+
+The interval of a ratio of two rows adds the two sides' errors, and is never narrower than the floor of
+that figure (`verdicts.default_noise`) either way around the measured ratio, on a log scale: two rows come
+from two engine starts, which neither side's draws can see, and two starts of one configuration differ
+by about that much on these machines. Where nothing was drawn on either side it is the floor alone, an
+allowance rather than a measured interval.
+
+An interval is a confidence interval for the figure's typical value, not a prediction of where one more
+run lands: a single re-run can fall outside it.
 """
 from __future__ import annotations
 
@@ -28,6 +37,15 @@ MIN_TAIL = 5  # requests beyond a percentile needed before its bootstrap over re
 AGREE = 0.02  # the recomputed figure must agree with the row's within this, or its lists are not its basis
 METRIC = re.compile(r"^(?P<kind>short_|long_)?(?P<stat>mean|median|p\d+(?:\.\d+)?|max)"
                      r"_(?P<base>ttft|tpot|e2el|itl)_ms$")
+# Student's t at 97.5 % by degrees of freedom (a two-sided 95 % interval); beyond 30, the normal's 1.96
+_T975 = {1: 12.71, 2: 4.30, 3: 3.18, 4: 2.78, 5: 2.57, 6: 2.45, 7: 2.36, 8: 2.31, 9: 2.26, 10: 2.23, 12: 2.18,
+         15: 2.13, 20: 2.09, 30: 2.04}
+
+
+def t975(df: float) -> float:
+    if not math.isfinite(df) or df > 30:
+        return 1.96
+    return _T975[max(k for k in _T975 if k <= max(1, int(df)))]
 
 
 @dataclass(frozen=True)
@@ -49,13 +67,21 @@ class Interval:
         return f"{f.format(self.value)} ({name} {f.format(self.lo)}–{f.format(self.hi)}; {self.covers})"
 
 
+@dataclass(frozen=True)
+class Side:
+    """One row's figure on a log scale: its centre, standard error and degrees of freedom, and what they cover."""
+    log: float
+    se: float
+    df: float
+    covers: str
+
+
 def request_values(run: dict, metric: str) -> np.ndarray | None:
     """The per-request values a figure is a statistic of, or None where the row keeps none it can be
     drawn from: TTFT, TPOT and end-to-end latency per request. A mixed load's unprefixed figures are the
-    short requests' (`workloads`), so they are drawn from the short requests' lists. A P99 or a maximum
-    of a few requests has none: resampling them can never go past the slowest request seen, and requests
-    of one wave stall together, so fewer than MIN_TAIL requests beyond the percentile are drawn over runs
-    only (or not at all). A P99 of ITL is over every token gap, which a row does not keep."""
+    short requests' (`workloads`), so they are drawn from the short requests' lists. A tail with fewer than
+    MIN_TAIL requests beyond its percentile, and a maximum, have none. A P99 of ITL is over every token
+    gap, which a row does not keep."""
     m = METRIC.match(metric)
     if not m or m["base"] == "itl" or m["stat"] == "max":
         return None
@@ -87,8 +113,6 @@ def _statistic(metric: str):
         return lambda a, axis=None: np.mean(a, axis=axis)
     if stat == "median":
         return lambda a, axis=None: np.median(a, axis=axis)
-    if stat == "max":
-        return lambda a, axis=None: np.max(a, axis=axis)
     q = float(stat[1:])
     return lambda a, axis=None: np.percentile(a, q, axis=axis)
 
@@ -104,69 +128,61 @@ def _number(row, key) -> float | None:
         return None
 
 
-def draws(row, metric: str, rng: np.random.Generator) -> tuple[np.ndarray, str] | None:
-    """DRAWS bootstrap values of `metric` for one row, scaled so the row's own figure sits where the
-    recomputed one does, and what they cover; None where nothing can be drawn."""
+def side(row, metric: str) -> Side | None:
+    """One row's figure as a Side (see the module's docstring), or None where nothing can be drawn."""
     value = _number(row, metric)
-    if value is None:
+    if not value or value <= 0:
         return None
     runs = row.get("runs") if hasattr(row, "get") else None
     runs = [r for r in runs if isinstance(r, dict)] if isinstance(runs, list) and runs else [dict(row)]
-    n = len(runs)
-    per_request = [request_values(r, metric) for r in runs]
-    pick = rng.integers(n, size=(DRAWS, n))
-    if all(v is not None for v in per_request):
-        stat = _statistic(metric)
-        centre = float(np.median([stat(v) for v in per_request]))
-        if centre and abs(centre / value - 1) <= AGREE:
-            # each slot of each draw: a run drawn again, and its requests drawn again for that slot alone
-            boot = np.stack([stat(v[rng.integers(v.size, size=(DRAWS, n, v.size))], axis=2) for v in per_request])
-            out = np.median(boot[pick, np.arange(DRAWS)[:, None], np.arange(n)[None, :]], axis=1)
-            count = sum(v.size for v in per_request)
-            return out * (value / centre), f"{count} requests" + (f" in {n} runs" if n > 1 else "")
     figures = [_number(r, metric) for r in runs]
-    if n < 2 or any(f is None for f in figures):
+    if len(runs) > 1:
+        if any(f is None or f <= 0 for f in figures):
+            return None
+        logs = np.log(figures)
+        return Side(math.log(value), float(np.std(logs, ddof=1) / math.sqrt(len(logs))), len(logs) - 1,
+                    f"{len(runs)} runs")
+    values = request_values(runs[0], metric)
+    if values is None:
         return None
-    out = np.median(np.asarray(figures)[pick], axis=1)
-    centre = float(np.median(figures))
-    return (out * (value / centre) if centre else out), f"{n} runs"
+    stat = _statistic(metric)
+    centre = float(stat(values))
+    if not centre or centre <= 0 or abs(centre / value - 1) > AGREE:
+        return None  # the lists do not give the row's own figure: they are not its basis
+    rng = np.random.default_rng(zlib.crc32(metric.encode()) + values.size)
+    draws = stat(values[rng.integers(values.size, size=(DRAWS, values.size))], axis=1)
+    draws = draws[draws > 0]
+    if draws.size < DRAWS // 2:
+        return None
+    return Side(math.log(value), float(np.std(np.log(draws))), math.inf, f"{values.size} requests")
 
 
 def of(row, metric: str) -> Interval | None:
-    """The interval of one row's figure, or None where nothing could be drawn (one run, no request list)."""
-    value = _number(row, metric)
-    got = draws(row, metric, np.random.default_rng(zlib.crc32(metric.encode())))
-    if value is None or got is None:
+    """The 95 % interval of one row's figure, or None where nothing could be drawn."""
+    s = side(row, metric)
+    if s is None:
         return None
-    d, covers = got
-    lo, hi = np.percentile(d, [50 * (1 - LEVEL), 100 - 50 * (1 - LEVEL)])
-    return Interval(value, float(min(lo, value)), float(max(hi, value)), f"bootstrap over {covers}")
+    half = t975(s.df) * s.se
+    how = "t interval over" if math.isfinite(s.df) else "bootstrap over"
+    return Interval(math.exp(s.log), math.exp(s.log - half), math.exp(s.log + half), f"{how} {s.covers}")
 
 
 def of_ratio(before, after, metric: str, floor: float) -> Interval | None:
-    """The interval of after ÷ before for `metric`: the two rows drawn independently, never narrower
-    than ×(1 + floor) either way around the measured ratio, on a log scale, so the interval of b ÷ a is
-    the inverse of that of a ÷ b (two engine starts differ by about that much). None where a figure is
-    missing or zero."""
+    """The interval of after ÷ before for `metric`: the two sides' errors added, never narrower than
+    ×÷(1 + floor) around the measured ratio (log scale, so b ÷ a is the inverse of a ÷ b). None where a
+    figure is missing, zero or negative."""
     x, y = _number(before, metric), _number(after, metric)
-    if not x or not y:
+    if not x or not y or x <= 0 or y <= 0:
         return None
     r = y / x
-    rng = np.random.default_rng(zlib.crc32(metric.encode()))
-    a, b = draws(before, metric, rng), draws(after, metric, rng)
     lo, hi = r / (1 + floor), r * (1 + floor)
-    floor_words = f"the start-to-start floor ×÷{1 + floor:.2f}, the guide's default (chapter 0)"
+    floor_words = f"the start-to-start floor ×÷{1 + floor:.2f} (chapter 0)"
+    a, b = side(before, metric), side(after, metric)
     if a is None and b is None:
-        return Interval(r, lo, hi, f"{floor_words} only: not measured here, since each side ran once with no "
-                                   "request list for this figure", measured=False)
-    da = a[0] if a else np.full(DRAWS, x)
-    db = b[0] if b else np.full(DRAWS, y)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        q = db / da
-    q = q[np.isfinite(q) & (q > 0)]
-    if q.size:
-        blo, bhi = np.percentile(q, [50 * (1 - LEVEL), 100 - 50 * (1 - LEVEL)])
-        lo, hi = min(lo, float(blo)), max(hi, float(bhi))
-    sides = " and ".join(f"{c} {'before' if i == 0 else 'after'}" for i, c in
-                         ((0, a[1] if a else "one run"), (1, b[1] if b else "one run")))
-    return Interval(r, lo, hi, f"bootstrap over {sides}, never narrower than {floor_words}")
+        return Interval(r, lo, hi, f"{floor_words} only: not measured here, since neither side has repeats or a "
+                                   "request list that gives this figure", measured=False)
+    sides = [s for s in (a, b) if s is not None]
+    half = t975(min(s.df for s in sides)) * math.sqrt(sum(s.se ** 2 for s in sides))
+    lo, hi = min(lo, r * math.exp(-half)), max(hi, r * math.exp(half))
+    said = " and ".join(f"{s.covers if s else 'nothing drawn'} {w}" for s, w in ((a, "before"), (b, "after")))
+    return Interval(r, lo, hi, f"{said}, never narrower than {floor_words}")

@@ -32,11 +32,13 @@ def test_bars_and_sweeps_get_whiskers_from_repeats():
         assert "rule" in _marks(chart)
         data = [d for v in chart.to_dict()["datasets"].values() for d in v]
         assert all("runs" not in d for d in data)  # the repeats stay out of the chart's data
-        assert any(d.get("output_throughput_covers") == "bootstrap over 3 runs" for d in data)
+        assert any(d.get("output_throughput_covers") == "t interval over 3 runs" for d in data)
         # the whisker spans each row's own interval, around its bar
         for d in (d for d in data if d.get("output_throughput_lo") is not None):
             assert d["output_throughput_lo"] <= d["output_throughput"] <= d["output_throughput_hi"]
             assert d["output_throughput_hi"] - d["output_throughput_lo"] > 0
+            runs = {10.0: (9.0, 11.0), 12.0: (11.0, 14.0)}[d["output_throughput"]]  # wider than the min–max range
+            assert d["output_throughput_lo"] < runs[0] and d["output_throughput_hi"] > runs[1]
 
 
 def test_single_runs_have_no_whiskers():
