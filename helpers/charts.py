@@ -131,13 +131,27 @@ def bars(df: pd.DataFrame, metric: str, chart_title: str | None = None, color: s
         tooltip=[color, alt.Tooltip(f"{metric}:Q", format=".1f"),
                  *(["load_label:N"] if "load_label" in df else [])],  # rows of a load name it
     )
+    notes = []
     if (with_iv := _with_interval(df, metric)) is not None:
         chart = chart + _interval_rule(with_iv, x, metric)
-    heading = chart_title or title(metric)
+        notes.append(_whisker_note(metric))
     if _has_floor(df, metric):
         chart = chart + _floor_tick(df, x)
-        heading = alt.TitleParams(heading, subtitle="black tick: the bandwidth floor (chapter 7)")
-    return chart.properties(title=heading, width=WIDTH, height=HEIGHT)
+        notes.append(tr("black tick: the bandwidth floor (chapter 7)"))
+    return chart.properties(title=_heading(chart_title or title(metric), notes), width=WIDTH, height=HEIGHT)
+
+
+def _whisker_note(metric: str) -> str:
+    """What a whisker shows, and what it cannot: two engine starts differ by the floor (chapter 0)."""
+    from helpers import verdicts
+
+    return tr("whiskers: each bar's own 95 % interval (its requests or repeats); two starts of one configuration "
+              "differ by up to ×÷{floor}, which no whisker shows").format(
+        floor=f"{1 + verdicts.default_noise(metric):.1f}")
+
+
+def _heading(text: str, notes: list[str]):
+    return alt.TitleParams(text, subtitle=notes) if notes else text
 
 
 def compare(df: pd.DataFrame, metrics: list[str], chart_title: str = "") -> alt.HConcatChart:
@@ -171,15 +185,17 @@ def sweep(df: pd.DataFrame, x: str, y: str, color: str = COLOR, chart_title: str
         color=alt.Color(f"{color}:N", title=None),
         tooltip=[color, alt.Tooltip(f"{x}:Q"), alt.Tooltip(f"{y}:Q", format=".1f")],
     )
+    notes = []
     if (with_iv := _with_interval(df, y)) is not None:
         chart = chart + _interval_rule(with_iv, xx, y)
-    heading = chart_title or f"{title(y)} vs {title(x)}"
+        notes.append(_whisker_note(y))
     if _has_floor(df, y):  # the floor of each configuration, dashed
         chart = chart + _chart(df).mark_line(strokeDash=[4, 4]).encode(
             x=xx, y=f"{FLOOR}:Q", color=alt.Color(f"{color}:N", title=None),
             tooltip=[color, alt.Tooltip(f"{FLOOR}:Q", format=".1f", title="bandwidth floor (ms)")])
-        heading = alt.TitleParams(heading, subtitle="dashed: the bandwidth floor (chapter 7)")
-    return chart.properties(title=heading, width=WIDTH, height=HEIGHT)
+        notes.append(tr("dashed: the bandwidth floor (chapter 7)"))
+    return chart.properties(title=_heading(chart_title or f"{title(y)} vs {title(x)}", notes), width=WIDTH,
+                            height=HEIGHT)
 
 
 def roofline(lines: pd.DataFrame, chart_title: str = "") -> alt.Chart:

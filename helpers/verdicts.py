@@ -159,6 +159,8 @@ def judge_change(text: str, before, after, metric: str, better: str, held_at: fl
     ev += f"; ×{gain:.2f} the claimed way ({name} ×{lo:.2f}–×{hi:.2f}; {iv.covers})"
     rule = rule or change_rule(better, held_at, default_noise(metric))
     if lo > 1 + 1e-9:
+        if gain < held_at - 1e-9 and hi >= held_at:
+            ev += f"; the interval reaches the claimed ×{held_at:.2f}, so it may have held in full"
         return judge(text, gain >= held_at - 1e-9, ev, partly=True, rule=rule)
     if hi < 1 - 1e-9:
         return Claim(text, NOT_HELD, ev, rule)

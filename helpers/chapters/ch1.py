@@ -153,6 +153,9 @@ def stock_vs_tuned(stock, tuned) -> verdicts.Claim:
         return verdicts.untested(text, apart, rule="tested only where the long prompts met short answers in both runs")
     itl_iv = verdicts.ratio_interval(tuned, stock, "p99_itl_ms")  # stock ÷ tuned: above ×1 is tuned lower
     thr_iv = verdicts.ratio_interval(stock, tuned, "output_throughput")
+    if itl_iv is None or thr_iv is None:
+        return verdicts.untested(text, "a P99 ITL or an output throughput is missing from a row",
+                                 rule="tested only where both rows have both figures")
     ttft = verdicts.ratio(stock["p99_ttft_ms"], tuned["p99_ttft_ms"])
     itl_noise, thr_noise = itl_iv.includes(1.0), thr_iv.includes(1.0)
     # No change whose interval also excludes the article's ×2 is "within noise" (a change that size did not
@@ -226,9 +229,9 @@ def chain_throughput(small, large, need_tokens: float) -> verdicts.Claim:
                                 evidence=evidence + f"; throughput {small['output_throughput']:.0f} → "
                                                     f"{large['output_throughput']:.0f} tokens/s")
     if claim.verdict in (verdicts.NOISE, verdicts.CANNOT_TELL) and large["peak_running"] > small["peak_running"]:
-        # Chapter 0's ≈: a claim of no size is not broken by a flat result, but the learner should see why.
-        claim.evidence += ("; more sequences ran, but throughput stayed within noise: the steps got slower by "
-                           "about as much, so compute as well as memory limited throughput here")
+        # Chapter 0's ?: a claim of no size cannot be told from no change, but the learner should see why.
+        claim.evidence += ("; more sequences ran, but throughput showed no change beyond noise: the steps got "
+                           "slower by about as much, so compute as well as memory limited throughput here")
     return claim
 
 

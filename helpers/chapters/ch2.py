@@ -199,13 +199,15 @@ def smaller_len_more_running(short, long) -> verdicts.Claim:
         return verdicts.Claim(text, verdicts.NOT_HELD, evidence + " — fewer ran at the shorter length", rule)
     same = within_preemptions(short, long)
     if iv.includes(1.0) or same:
-        if iv.includes(want) and not same:
+        if iv.includes(want):  # the gauge's gap is one reading, the claimed change another: the run cannot choose
             return verdicts.Claim(text, verdicts.CANNOT_TELL, evidence + f" — the interval holds both ×1 and the "
                                   f"claimed ×{want:g}", rule)
         return verdicts.Claim(text, verdicts.NOISE, evidence + " — the engine ran as many at either length (peaks "
                               "apart by no more than the preemptions counted, which lower the gauge between reads, "
                               f"are the same): the claimed ×{want:g} did not show", rule)
-    return verdicts.judge(text, iv.includes(want) or gain >= want, evidence, partly=True, rule=rule)
+    return verdicts.judge(text, gain >= want, evidence + ("" if gain >= want or not iv.includes(want) else
+                                                          f"; the interval reaches the claimed ×{want:g}, so it may "
+                                                          "have held in full"), partly=True, rule=rule)
 
 
 def formula(per_token: dict) -> verdicts.Claim:

@@ -403,7 +403,7 @@ def inside_the_runs(by_name: dict[str, dict], names: tuple[str, str]) -> str:
         seen[name] = (statistics.median(short), max(short), statistics.median(long), len(short))
     (a, (ga, worst_a, ta, n)), (b, (gb, worst_b, tb, _)) = seen.items()
     froze = _way(gb, ga, verdicts.TAIL_NOISE, "longer", "shorter")
-    waited = _way(ta, tb, verdicts.DEFAULT_NOISE, "longer", "shorter")
+    waited = _way(ta, tb, verdicts.TTFT_NOISE, "longer", "shorter")
     return (f"Each of the {n} short requests' own longest gap between two tokens: median **{gb:.0f} ms** with "
             f"{b} (the longest {worst_b:.0f} ms) against **{ga:.0f} ms** with {a} (the longest {worst_a:.0f} ms): "
             f"{froze} with {b}" + _reading(froze)
@@ -419,10 +419,11 @@ def _reading(way: str) -> str:
 
 
 def _way(x: float, y: float, noise: float, more: str, less: str) -> str:
-    """x against y in words: "×r longer", "about the same (within the ±n % noise)" or "×r shorter"."""
+    """x against y in words: "×r longer", "about the same (within the ×÷f floor between two starts)" or
+    "×r shorter"."""
     r = x / y if y else math.inf
-    if abs(r - 1) <= noise:
-        return f"about the same (×{r:.2f}, within the ±{100 * noise:.0f} % noise)"
+    if 1 / (1 + noise) <= r <= 1 + noise:
+        return f"about the same (×{r:.2f}, within the ×÷{1 + noise:.1f} floor between two starts)"
     return f"{more} (×{r:.2f})" if r > 1 else f"{less} (×{r:.2f})"
 
 

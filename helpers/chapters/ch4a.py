@@ -192,13 +192,14 @@ def beam_claim(beam: dict) -> Claim:
     sampled, searched = beam["sampled"], beam["beam"]
     width = searched["params"]["n"]
     slower = searched["mean_seconds"] / sampled["mean_seconds"]
+    floor = 1 + verdicts.DEFAULT_NOISE
     return verdicts.judge(
-        "4.1 Beam search costs more still", slower > 1 + verdicts.DEFAULT_NOISE,
+        "4.1 Beam search costs more still", slower > floor,
         f"width {width}: {searched['mean_seconds']:.2f} s per request vs {sampled['mean_seconds']:.2f} s for "
         f"{width} sampled answers (×{slower:.1f}); greedy {beam['greedy']['mean_seconds']:.2f} s",
-        cannot_tell=abs(slower - 1) <= verdicts.DEFAULT_NOISE,
-        rule=f"held: slower than the same number of sampled answers by more than {100 * verdicts.DEFAULT_NOISE:.0f} %; "
-             "within that of each other: cannot tell (one timing each, so the floor alone)")
+        cannot_tell=1 / floor <= slower <= floor,
+        rule=f"held: slower than the same number of sampled answers by more than ×{floor:.1f} (chapter 0's floor: "
+             "one timing each); within ×÷ that of each other: cannot tell; faster beyond it: did not hold")
 
 
 def prefix_claims(prefix: pd.DataFrame) -> list[Claim]:
@@ -371,8 +372,9 @@ def inside_the_prefixes(rows: dict[str, dict], names: tuple[str, str] = (FIXED, 
         waits[name] = statistics.median(ttfts)
     (a, wa), (b, wb) = waits.items()
     ratio = wb / wa if wa else float("inf")
-    if abs(ratio - 1) <= verdicts.DEFAULT_NOISE:
-        way = (f"about the same (×{ratio:.2f}, within the ±{100 * verdicts.DEFAULT_NOISE:.0f} % noise): the page's "
+    floor = 1 + verdicts.TTFT_NOISE  # a TTFT's start-to-start floor (chapter 0)
+    if 1 / floor <= ratio <= floor:
+        way = (f"about the same (×{ratio:.2f}, within a TTFT's ×÷{floor:.1f} floor between two starts): the page's "
                "reading is not shown by this run")
     else:
         way = (f"×{ratio:.2f} the {a}'s, as the page expects" if ratio > 1 else

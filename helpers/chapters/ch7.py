@@ -281,9 +281,11 @@ def bytes_sentence(base: dict, int8: dict, isa: str, device: str = "cpu") -> str
     floor_saved = base["roofline_tpot_ms"] - int8["roofline_tpot_ms"]
     level = verdicts.noise([base, int8], m)
     iv = verdicts.ratio_interval(base, int8, m)  # INT8 ÷ the base, with its interval
+    if iv is None:
+        return said + "One of the step times is 0 or missing, so the two cannot be compared."
     said += f"That time ratio with its interval: {iv.text()}. "
     if iv.includes(1.0):
-        if not iv.includes(1 - floor_saved / base[m]):
+        if not iv.includes(1 - 0.75 * floor_saved / base[m]):
             return said + (f"The interval holds no change, though the saved bytes predicted {floor_saved:.1f} ms a "
                            f"token less (×{1 - floor_saved / base[m]:.2f}), a ratio outside it: the saving did not "
                            "show.")
@@ -316,7 +318,12 @@ def bytes_claims(base: dict, int8: dict) -> list[Claim]:
     by_bytes = int8["bytes_per_step_mb"] / base["bytes_per_step_mb"]
     by_time = int8[m] / base[m]
     iv = verdicts.ratio_interval(base, int8, m)  # INT8 ÷ the base, with its interval
-    noisy, predicted_inside = iv.includes(1.0), iv.includes(1 - floor_saved / base[m]) if base[m] else False
+    if iv is None:
+        why = f"a step time ({metric_name(m)}) of 0 or none on one side"
+        return [verdicts.untested(BYTES, why, rule=BYTES_RULE), verdicts.untested(STAYS, why, rule=STAYS_RULE)]
+    # "within noise" only where even the claim's own threshold (three quarters of the predicted saving) lies
+    # outside the interval; where it lies inside, the run cannot tell
+    noisy, predicted_inside = iv.includes(1.0), iv.includes(1 - 0.75 * floor_saved / base[m])
     level = verdicts.noise([base, int8], m)
     # "by the bytes they save": the time the saved bytes take at the roof (the floor's fall, in ms), not
     # the bytes' ratio, which the time could match only at an MBU of 1 (the time above the floor stays)

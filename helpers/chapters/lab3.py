@@ -23,11 +23,13 @@ def ranked(measured: dict, splits: list[str], target: str) -> list[str]:
     return sorted(splits, key=lambda o: measured[(o, target)][metric], reverse=better == "higher")
 
 
-def winner(measured: dict, splits: list[str], target: str) -> str:
-    """The best split, or "too close to call" when the best two differ by no more than the
-    run-to-run noise (verdicts.within_noise)."""
-    best, second = ranked(measured, splits, target)[:2]
+def winner(measured: dict, splits: list[str], target: str) -> str | None:
+    """The best split, or "too close to call" when the interval of the best two's ratio holds no change
+    (verdicts.within_noise); None where a split's figure is missing or not positive (a pace not seen)."""
     metric, _ = TARGETS[target]
+    if not all((verdicts.number(measured[(o, target)], metric) or 0) > 0 for o in splits):
+        return None  # a pace not seen (one-chunk streams) or a figure missing: the check says it cannot check
+    best, second = ranked(measured, splits, target)[:2]
     return TOO_CLOSE if verdicts.within_noise(measured[(best, target)], measured[(second, target)], metric) else best
 
 
