@@ -78,9 +78,32 @@ def pytest_sessionstart(session):
 
 @pytest.hookimpl(tryfirst=True)
 def pytest_runtest_setup(item):
-    """Name the notebook for the kernel nbval is about to start (engine messages and the tempo line)."""
+    """Name the notebook for the kernel nbval is about to start (engine messages and the tempo line), and
+    its language: a translated notebook (zh_CN/…) prints what helpers say at run time in that language."""
     path = Path(str(item.fspath))
     os.environ["GUIDE_NOTEBOOK"] = f"{path.parent.name}/{path.name}" if path.suffix == ".ipynb" else ""
+    lang = _language_of(path)
+    if lang:
+        os.environ["GUIDE_LANG"] = lang
+    else:
+        os.environ.pop("GUIDE_LANG", None)
+
+
+def _language_of(path: Path) -> str | None:
+    from helpers.i18n import LANGUAGES
+    rel = path.resolve().relative_to(_ROOT) if path.resolve().is_relative_to(_ROOT) else path
+    return rel.parts[0] if rel.parts and rel.parts[0] in LANGUAGES else None
+
+
+def pytest_ignore_collect(collection_path, config):
+    """A translated notebook runs in the suite only once every paragraph of it is translated
+    (helpers.i18n.catalogs.TRANSLATED): the others are their English twins, already run."""
+    path = Path(collection_path)
+    lang = _language_of(path)
+    if not lang or path.suffix != ".ipynb":
+        return None
+    from helpers.i18n.catalogs import TRANSLATED
+    return path.resolve().relative_to(_ROOT / lang).as_posix() not in TRANSLATED.get(lang, ())
 
 
 def pytest_sessionfinish(session):

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The guide's entry point.
 #   bash guide.sh lab      install what is missing, then open the guide in JupyterLab
+#   bash guide.sh lab --lang zh    the same in Chinese (中文版): zh_CN/ notebooks, JupyterLab's menus in Chinese
 #   bash guide.sh test     install what is missing (test tools too), then run every test
 #   bash guide.sh test --quick   lint + every test that starts no engine and no browser (a few minutes; the
 #                                GPU dry run of every notebook, tests/gpu_dry, runs in the full suite only)
@@ -9,6 +10,7 @@
 #                          (--as vllm-bench: as vllm bench serve result files instead)
 #   bash guide.sh import FILE…  [--room FOLDER]   read vllm bench serve / sweep / GuideLLM / AIPerf results
 #   bash guide.sh book     run every notebook and render the guide with Sphinx as static HTML (artifacts/book/)
+#                          (--lang zh: the Chinese book, from zh_CN/, into artifacts/book-zh_CN/)
 #   bash guide.sh stop     stop the guide's vLLM engine now. Otherwise an idle engine stays 60 s (GUIDE_ENGINE_GRACE)
 #                          after the last notebook using it ends, so the next notebook takes it over with no start
 #   bash guide.sh status   which engine runs, who started it, and when it stops by itself
@@ -19,6 +21,18 @@
 set -euo pipefail
 cd "$(dirname "$0")"
 ROOT=$PWD
+# --lang zh (or zh_CN) anywhere on the line: the Chinese edition. Run-time strings follow GUIDE_LANG.
+ARGS=(); LANG_DIR=""
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --lang) case "${2:-}" in zh|zh_CN|zh-CN|zh_cn) LANG_DIR=zh_CN ;; en|"") LANG_DIR="" ;;
+              *) echo "[guide] --lang: '${2:-}' is not a language of the guide; try --lang zh (or leave it out for English)" >&2; exit 2 ;;
+            esac; shift 2 ;;
+    *) ARGS+=("$1"); shift ;;
+  esac
+done
+if [ ${#ARGS[@]} -gt 0 ]; then set -- "${ARGS[@]}"; else set --; fi
+[ -n "$LANG_DIR" ] && export GUIDE_LANG=$LANG_DIR
 say() { printf '\033[1m[guide]\033[0m %s\n' "$*"; }
 fits() { "$1" -c 'import sys; sys.exit(not (3,11) <= sys.version_info[:2] <= (3,14))' 2>/dev/null; }
 
@@ -167,12 +181,19 @@ case "${1:-lab}" in
     setup
     "$PY" -m helpers.doctor --brief || true
     port=${GUIDE_PORT:-8888}
+    first="notebooks/00_start_here.ipynb"
+    if [ -n "$LANG_DIR" ]; then  # the Chinese notebooks, and JupyterLab's own menus in Chinese (its language pack)
+      first="$LANG_DIR/$first"
+      export JUPYTERLAB_SETTINGS_DIR="$ROOT/.cache/jupyter-$LANG_DIR/settings"
+      mkdir -p "$JUPYTERLAB_SETTINGS_DIR/@jupyterlab/translation-extension"
+      echo "{\"locale\": \"$LANG_DIR\"}" > "$JUPYTERLAB_SETTINGS_DIR/@jupyterlab/translation-extension/plugin.jupyterlab-settings"
+    fi
     token=$("$PY" -c 'import secrets; print(secrets.token_urlsafe(24))')
     # No port_retries: a busy port fails here instead of moving Jupyter somewhere the link does not point.
     "$VENV/bin/jupyter" lab --ip=127.0.0.1 --port="$port" --ServerApp.port_retries=0 \
       --IdentityProvider.token="$token" --ServerApp.root_dir="$ROOT" --LabApp.news_url= \
       --LabApp.check_for_updates_class=jupyterlab.handlers.announcements.NeverCheckForUpdate \
-      $([ "$(id -u)" = 0 ] && echo --allow-root) "notebooks/00_start_here.ipynb" &
+      $([ "$(id -u)" = 0 ] && echo --allow-root) "$first" &
     lab_pid=$!
     trap 'kill -INT $lab_pid 2>/dev/null; wait $lab_pid; "$PY" -m helpers.engine stop >/dev/null' INT TERM
     # The last line is the one link a learner needs (over SSH too): token included, chapter 0 open.
@@ -180,7 +201,7 @@ case "${1:-lab}" in
       kill -0 "$lab_pid" 2>/dev/null || { say "JupyterLab did not start (is port $port in use? GUIDE_PORT=8890 picks another)"; exit 1; }
       sleep 0.5
     done
-    say "the guide is open (Ctrl-C to stop). Open this link: http://127.0.0.1:$port/lab/tree/notebooks/00_start_here.ipynb?token=$token"
+    say "the guide is open (Ctrl-C to stop). Open this link: http://127.0.0.1:$port/lab/tree/$first?token=$token"
     wait "$lab_pid" ;;
   stop) exec "$PY" -m helpers.engine stop ;;
   status) exec "$PY" -m helpers.engine status ;;
@@ -189,7 +210,7 @@ case "${1:-lab}" in
   book)
     setup; book_tools
     say "executing every notebook at size ${GUIDE_SIZE:-full} (stored results are reused; GUIDE_SIZE=smoke for the quick one)"
-    exec "$PY" -m helpers.book "${@:2}" ;;
+    exec "$PY" -m helpers.book ${LANG_DIR:+--lang "$LANG_DIR"} "${@:2}" ;;
   test)
     if [ "${2:-}" = --quick ]; then  # no engine, no browser, no notebooks: the peers' and the book's tools are not needed
       setup test

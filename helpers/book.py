@@ -138,21 +138,24 @@ suppress_warnings = ["mystnb.unknown_mime_type"]   # widget views without state:
 
 def index_page(chapters: list[dict], line: str, status: dict) -> str:
     """The start page: what the book is, the run's line, and the sidebar's three parts from the registry."""
-    parts = {"Chapters": [c for c in chapters if "lab" not in c and not c.get("workshop")],
-             "Labs": [c for c in chapters if "lab" in c], "Workshop": [c for c in chapters if c.get("workshop")]}
-    lines = ["# vLLM performance tuning, by measurement", "", f"*{line}.*", "",
-             "Every figure on these pages was measured on that machine when the book was built. The panels show "
-             "their last run; their controls work in JupyterLab (`bash guide.sh`).", ""]
+    from helpers.i18n import tr
+
+    parts = {tr("Chapters"): [c for c in chapters if "lab" not in c and not c.get("workshop")],
+             tr("Labs"): [c for c in chapters if "lab" in c],
+             tr("Workshop"): [c for c in chapters if c.get("workshop")]}
+    lines = ["# " + tr("vLLM performance tuning, by measurement"), "", f"*{line}.*", "",
+             tr("Every figure on these pages was measured on that machine when the book was built. The panels show "
+                "their last run; their controls work in JupyterLab (`bash guide.sh`)."), ""]
     for caption, entries in parts.items():
         lines += ["```{toctree}", f":caption: {caption}", ":maxdepth: 1", ""]
         lines += [ch["path"].relative_to(ROOT).with_suffix("").as_posix() for ch in entries]
         lines += ["```", ""]
-    lines += ["```{toctree}", ":caption: Lab solutions (not executed here)", ":maxdepth: 1", ""]
+    lines += ["```{toctree}", ":caption: " + tr("Lab solutions (not executed here)"), ":maxdepth: 1", ""]
     lines += [p.relative_to(ROOT).with_suffix("").as_posix()
               for p in sorted((ROOT / "labs" / "solutions").glob("*.ipynb"))]
     lines += ["```", ""]
     skipped = [f"- {ch['title']}: {status[ch['path']]}" for ch in chapters if status.get(ch["path"], "ok") != "ok"]
-    return "\n".join(lines + (["Not executed in this build:", "", *skipped] if skipped else []))
+    return "\n".join(lines + ([tr("Not executed in this build:"), "", *skipped] if skipped else []))
 
 
 def _jobs() -> int:
@@ -181,10 +184,11 @@ def layout_of_test_rows() -> str | None:
 
 
 def build(names: list[str] | None = None, out: str | Path = OUT, timeout: int = 1800, log=print,
-          jobs: int | None = None) -> dict:
+          jobs: int | None = None, lang: str | None = None) -> dict:
     """Execute the chosen notebooks (all by default; `jobs` at a time, else `_jobs()`), then render every
-    notebook with Sphinx (the others as they are, without outputs). Returns {notebook path: "ok" |
-    "failed: …" | "skipped: …"}."""
+    notebook with Sphinx (the others as they are, without outputs). `lang` ("zh_CN"): the translated
+    notebooks under <lang>/ instead (helpers.i18n), executed with GUIDE_LANG set, the book's own words and
+    search in that language. Returns {notebook path: "ok" | "failed: …" | "skipped: …"}."""
     import nbformat
 
     from helpers import registry
@@ -193,6 +197,9 @@ def build(names: list[str] | None = None, out: str | Path = OUT, timeout: int = 
     src = out.parent / (out.name + "-src")
     os.environ["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))
     chapters = order(registry.chapters())
+    if lang:  # the same chapters, read from the translated copies (same metadata, same code)
+        os.environ["GUIDE_LANG"] = lang
+        chapters = [{**ch, "path": ROOT / lang / ch["path"].relative_to(ROOT)} for ch in chapters]
     chosen = [c for c in chapters
               if not names or any(c["path"].name.startswith(n) or c["path"].stem == n for n in names)]
     if names and not chosen:
@@ -204,8 +211,10 @@ def build(names: list[str] | None = None, out: str | Path = OUT, timeout: int = 
                  "measures in vLLM's own)")
         log("reading the test run's rows: executing in its merged process layout (GUIDE_ENGINE_LAYOUT=vllm: vLLM's)")
 
+    rel = (lambda p: p.relative_to(ROOT / lang)) if lang else (lambda p: p.relative_to(ROOT))
+
     def one(ch):  # execute (or mark) one notebook and write its copy for Sphinx
-        path, copy_to = ch["path"], src / ch["path"].relative_to(ROOT)
+        path, copy_to = ch["path"], src / rel(ch["path"])
         if not registry.runs_here(ch):
             status[path] = "skipped: needs a CUDA GPU (metadata guide.accelerator)"
             nb = with_header(nbformat.read(path, as_version=4), f"*{line} · not executed here: it needs a CUDA GPU.*")
@@ -219,7 +228,7 @@ def build(names: list[str] | None = None, out: str | Path = OUT, timeout: int = 
         log(f"{path.name}: {status[path]}")
 
     for ch in chapters:
-        copy_to = src / ch["path"].relative_to(ROOT)
+        copy_to = src / rel(ch["path"])
         copy_to.parent.mkdir(parents=True, exist_ok=True)
         if ch not in chosen and not copy_to.exists():  # kept from an earlier build, else the notebook unexecuted
             nbformat.write(with_header(nbformat.read(ch["path"], as_version=4), "*Not executed in this build.*"),
@@ -230,17 +239,19 @@ def build(names: list[str] | None = None, out: str | Path = OUT, timeout: int = 
         (src / "labs" / "solutions").mkdir(parents=True, exist_ok=True)
         nbformat.write(with_header(nbformat.read(sol, as_version=4), "*A lab's solution, not executed in the book.*"),
                        src / "labs" / "solutions" / sol.name)
-    render(src, out, index_page(chapters, line, status))
+    render(src, out, index_page([{**c, "path": ROOT / rel(c["path"])} for c in chapters], line,
+                                {ROOT / rel(k): v for k, v in status.items()}), lang)
     log(f"book: {out / 'index.html'}")
     return status
 
 
-def render(src: Path, out: Path, index: str) -> None:
+def render(src: Path, out: Path, index: str, lang: str | None = None) -> None:
     """Sphinx over the executed copies; a warning (a broken cross-reference, a missing page) fails it."""
     if not (WIDGETS / "embed.js").exists():
         raise SystemExit(f"The widget manager is missing ({WIDGETS}): `bash guide.sh book` fetches it "
                          f"(python -m helpers.book --fetch-widgets).")
-    (src / "conf.py").write_text(CONF + f"html_static_path = [{str(WIDGETS)!r}]\n")
+    (src / "conf.py").write_text(CONF + f"html_static_path = [{str(WIDGETS)!r}]\n"
+                                 + (f"language = {lang!r}\n" if lang else ""))  # the theme's words, the search
     (src / "index.md").write_text(index)
     shutil.rmtree(out, ignore_errors=True)
     done = subprocess.run([sys.executable, "-m", "sphinx", "-b", "html", "-q", "-W", "--keep-going",
@@ -279,11 +290,14 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--jobs", type=int, default=None,
                    help="notebooks executed at a time (default: 2 where this machine has stored rows, else 1)")
     p.add_argument("--fetch-widgets", action="store_true", help="only fetch the widget manager (set-up)")
+    p.add_argument("--lang", choices=["zh_CN"], default=None,
+                   help="the translated edition (zh_CN/ notebooks; default output artifacts/book-zh_CN)")
     args = p.parse_args(argv)
     if args.fetch_widgets:
         print(f"widget manager: {fetch_widgets()}")
         return 0
-    status = build(args.notebooks, args.out, args.timeout, jobs=args.jobs)
+    out = args.out if args.out != str(OUT) or not args.lang else str(OUT.parent / f"book-{args.lang}")
+    status = build(args.notebooks, out, args.timeout, jobs=args.jobs, lang=args.lang)
     failed = [f"{p.name}: {s}" for p, s in status.items() if s.startswith("failed")]
     if failed:
         print("Stopped with an error:\n  " + "\n  ".join(failed), file=sys.stderr)

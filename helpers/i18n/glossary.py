@@ -41,8 +41,9 @@ def terms(lang: str = "zh_CN") -> list[Term]:
     return out
 
 
-def problems(entries: list[tuple[str, str]], name: str, lang: str = "zh_CN") -> list[str]:
-    """entries: (English, translation) in the notebook's order; the translated ones are checked."""
+def problems(entries: list[tuple[str, str]], name: str, lang: str = "zh_CN", first_use: bool = True) -> list[str]:
+    """entries: (English, translation) in the notebook's order; the translated ones are checked. The run-time
+    catalog (first_use=False) has no reading order, so only the term rule applies to it."""
     out, introduced = [], set()
     for english, chinese in entries:
         if not chinese:
@@ -53,7 +54,7 @@ def problems(entries: list[tuple[str, str]], name: str, lang: str = "zh_CN") -> 
             if t.chinese not in chinese and not (t.abbr and t.english in chinese):
                 out.append(f"{name}: {t.english!r} is translated without the glossary's {t.chinese!r}: "
                            f"{chinese[:60]!r}")
-            elif t.chinese in chinese and t.english not in introduced:
+            elif first_use and t.chinese in chinese and t.english not in introduced:
                 introduced.add(t.english)
                 if not t.bracketed(chinese):
                     out.append(f"{name}: the first {t.chinese!r} needs the English in brackets "
@@ -65,4 +66,4 @@ def check_catalog(po: Path, lang: str = "zh_CN") -> list[str]:
     from helpers.i18n.catalogs import read_catalog
 
     entries = [(m.id, m.string) for m in read_catalog(po) if m.id and not m.fuzzy]
-    return problems(entries, po.resolve().relative_to(LOCALES).as_posix(), lang)
+    return problems(entries, po.resolve().relative_to(LOCALES).as_posix(), lang, first_use=po.name != "guide.po")

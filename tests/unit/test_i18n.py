@@ -1,0 +1,166 @@
+"""The Chinese edition: catalogs in step with the English, translated notebooks made from them, the glossary's
+rule, and the run-time strings in the learner's language."""
+import json
+import re
+from pathlib import Path
+
+import pytest
+
+from helpers.i18n import LANGUAGES, glossary, paragraphs
+from helpers.i18n.catalogs import ROOT, TRANSLATED, notebooks, po_path, read_catalog, status, translated_notebook
+
+SAMPLE = """## A heading
+
+A paragraph that runs
+over two lines, with `code` and **bold**.
+
+* an item
+  that wraps
+* another item
+
+| mark | meaning |
+|---|---|
+| ✓ | held |
+"""
+
+
+def test_a_cell_is_cut_into_the_units_sphinx_extracts():
+    units = [(u.kind, u.msgid) for u in paragraphs.units(SAMPLE, "c1")]
+    assert units == [("heading", "A heading"),
+                     ("paragraph", "A paragraph that runs over two lines, with `code` and **bold**."),
+                     ("paragraph", "an item that wraps"), ("paragraph", "another item"),
+                     ("cell", "mark"), ("cell", "meaning"), ("cell", "✓"), ("cell", "held")]
+
+
+def test_a_translated_cell_keeps_its_markdown_around_each_unit():
+    out = paragraphs.translate_cell(SAMPLE, lambda msgid: f"<{msgid}>" if msgid != "✓" else None)
+    assert out.splitlines()[:4] == ["## <A heading>", "", "<A paragraph that runs over two lines, with `code` and "
+                                    "**bold**.>", ""]
+    assert "* <an item that wraps>\n* <another item>" in out
+    assert "| <mark> | <meaning> |" in out and "| ✓ | <held> |" in out  # no translation: the English stays
+
+
+@pytest.mark.parametrize("nb_path", notebooks(), ids=lambda p: p.name)
+def test_each_catalog_holds_exactly_the_notebooks_paragraphs(nb_path):
+    """A changed English paragraph is a new msgid: until `python -m helpers.i18n extract` runs (which keeps the old
+    translation as a fuzzy entry), the catalog lacks it, and this names the notebook and the paragraph."""
+    nb = json.loads(nb_path.read_text())
+    for lang in LANGUAGES:
+        po = po_path(nb_path, lang)
+        assert po.exists(), f"{po} is missing: run python -m helpers.i18n extract"
+        ids = {m.id for m in read_catalog(po) if m.id}
+        units = {u.msgid: u.cell_id for u in paragraphs.notebook_units(nb)}
+        new = [f"cell {units[m]}: {m[:70]!r}" for m in units if m not in ids]
+        gone = [m[:70] for m in ids - set(units)]
+        assert not new and not gone, (f"{nb_path.relative_to(ROOT)}: catalog {po.relative_to(ROOT)} is out of step "
+                                      f"(run python -m helpers.i18n extract, then translate): new {new}, gone {gone}")
+
+
+@pytest.mark.parametrize("lang", LANGUAGES)
+def test_every_paragraph_of_a_translated_notebook_has_a_current_translation(lang):
+    only = [ROOT / p for p in TRANSLATED[lang]]
+    problems = [f"{st.notebook}: {p}" for st in status(lang, only) for p in st.problems]
+    assert not problems, "untranslated or fuzzy (python -m helpers.i18n status):\n" + "\n".join(problems)
+
+
+def test_the_status_names_a_paragraph_whose_english_changed(tmp_path):
+    nb_path = ROOT / TRANSLATED["zh_CN"][0]
+    nb = json.loads(nb_path.read_text())
+    cell = next(c for c in nb["cells"] if c["cell_type"] == "markdown")
+    cell["source"] = ["# A title nobody translated\n"]
+    copy = ROOT / ".cache" / "i18n" / "test_copy.ipynb"
+    copy.parent.mkdir(parents=True, exist_ok=True)
+    copy.write_text(json.dumps(nb))
+    try:
+        import helpers.i18n.catalogs as catalogs
+        real = catalogs.po_path
+        catalogs.po_path = lambda nb, lang: real(nb_path, lang)
+        [st] = status("zh_CN", [copy])
+    finally:
+        catalogs.po_path = real
+        copy.unlink()
+    assert st.problems == [f"cell {cell['id']}: missing: 'A title nobody translated'"]
+
+
+@pytest.mark.parametrize("lang", LANGUAGES)
+def test_the_translated_notebooks_are_made_from_the_english_and_the_catalogs(lang):
+    """zh_CN/… is what `python -m helpers.i18n notebooks` writes: code, cell ids and metadata of the English
+    notebook, its prose from the catalog. A stale copy fails here."""
+    from helpers.i18n.catalogs import lookup
+    for nb_path in notebooks():
+        english = json.loads(nb_path.read_text())
+        copy = ROOT / lang / nb_path.relative_to(ROOT)
+        assert copy.exists(), f"{copy} is missing: run python -m helpers.i18n notebooks"
+        made = translated_notebook(english, lookup(nb_path, lang), lang)
+        for cell in made["cells"]:
+            if cell["cell_type"] == "markdown":
+                cell["source"] = [line.replace("](../", "](../../") for line in cell["source"]]
+        have = json.loads(copy.read_text())
+        assert have == made, f"{copy.relative_to(ROOT)} is stale: run python -m helpers.i18n notebooks"
+        assert [c.get("id") for c in have["cells"]] == [c.get("id") for c in english["cells"]]
+        assert all(a["source"] == b["source"] for a, b in zip(english["cells"], have["cells"])
+                   if a["cell_type"] == "code")
+
+
+@pytest.mark.parametrize("po", sorted((ROOT / "locales").rglob("*.po")), ids=lambda p: p.name)
+def test_every_catalog_uses_the_glossarys_terms(po):
+    assert not glossary.check_catalog(po)
+
+
+def test_the_glossary_rule_catches_a_synonym_and_a_first_use_without_the_english():
+    bad = glossary.problems([("Prefix caching helps.", "前缀快取有帮助。")], "x")
+    assert bad and "前缀缓存" in bad[0]
+    first = glossary.problems([("Prefix caching helps.", "前缀缓存有帮助。")], "x")
+    assert first and "brackets" in first[0]
+    assert not glossary.problems([("Prefix caching helps.", "前缀缓存（prefix caching）有帮助。"),
+                                  ("Prefix caching again.", "又是前缀缓存。")], "x")
+    assert not glossary.problems([("`enable_prefix_caching` is a flag.", "`enable_prefix_caching` 是个参数。")], "x")
+
+
+def test_run_time_translations_keep_every_placeholder():
+    for lang in LANGUAGES:
+        for m in read_catalog(ROOT / "locales" / lang / "LC_MESSAGES" / "guide.po"):
+            if m.id and m.string:
+                assert sorted(re.findall(r"{\w*}", m.id)) == sorted(re.findall(r"{\w*}", m.string)), m.id
+
+
+def test_the_learners_language_chooses_the_run_time_strings(monkeypatch):
+    from helpers import charts, verdicts
+    monkeypatch.delenv("GUIDE_LANG", raising=False)
+    assert verdicts.said(verdicts.HELD) == "held" and charts.title("p99_ttft_ms") == "P99 TTFT (ms)"
+    monkeypatch.setenv("GUIDE_LANG", "zh")
+    assert verdicts.said(verdicts.HELD) == "成立" and verdicts.said(verdicts.CANNOT_TELL) == "此处无法判断"
+    assert charts.title("p99_ttft_ms") == "P99 首 token 延迟（ms）"
+    assert verdicts.HELD == "held"  # the constants the rules compare stay English
+    claim = verdicts.judge("x", True, "e")
+    assert "✓ 成立" in verdicts.markdown([claim]) and "论断" in verdicts.markdown([claim])
+
+
+def test_the_catalogs_match_what_sphinx_extracts(tmp_path):
+    """The units cut here are the ones Sphinx's gettext builder writes (what sphinx-intl keeps in step)."""
+    pytest.importorskip("myst_nb", reason="the book's tools (bash guide.sh test installs them)")
+    import subprocess
+    import sys
+
+    from babel.messages.pofile import read_po
+    src = tmp_path / "src"
+    for nb in notebooks():
+        (src / nb.relative_to(ROOT)).parent.mkdir(parents=True, exist_ok=True)
+        (src / nb.relative_to(ROOT)).write_text(nb.read_text())
+    (src / "conf.py").write_text('extensions = ["myst_nb"]\nnb_execution_mode = "off"\ngettext_compact = False\n'
+                                 'suppress_warnings = ["myst.xref_missing", "toc.not_included"]\n')
+    (src / "index.md").write_text("# index\n")
+    subprocess.run([sys.executable, "-m", "sphinx", "-b", "gettext", "-q", str(src), str(tmp_path / "pot")],
+                   check=True, capture_output=True)
+    for nb in notebooks():
+        pot = tmp_path / "pot" / nb.relative_to(ROOT).with_suffix(".pot")
+        with pot.open("rb") as f:
+            theirs = {m.id for m in read_po(f) if m.id}
+        mine = {u.msgid for u in paragraphs.notebook_units(json.loads(nb.read_text()))}
+        assert mine == theirs, (nb.name, sorted(mine ^ theirs)[:3])
+
+
+def test_language_of_a_path():
+    from conftest import _language_of
+    assert _language_of(Path(ROOT / "zh_CN" / "notebooks" / "00_start_here.ipynb")) == "zh_CN"
+    assert _language_of(Path(ROOT / "notebooks" / "00_start_here.ipynb")) is None
