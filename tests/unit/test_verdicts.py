@@ -31,7 +31,7 @@ def test_a_rows_interval_covers_what_it_drew():
     iv = intervals.of(r, "mean_ttft_ms")
     half = (iv.hi - iv.lo) / 2
     assert 0.7 * 1.96 * 100 / 20 < half < 1.3 * 1.96 * 100 / 20, iv
-    assert iv.lo < iv.value < iv.hi and iv.covers == "bootstrap over 400 requests"
+    assert iv.lo < iv.value < iv.hi and iv.covers == "bootstrap over this run's 400 requests only"
     # repeats without request lists: drawn over the runs; one run and no list: nothing to draw
     assert intervals.of(row(100, [90, 100, 110]), "mean_itl_ms").covers == "t interval over 3 runs"
     assert intervals.of(row(100), "mean_itl_ms") is None
@@ -92,13 +92,15 @@ def test_a_tail_of_a_few_requests_is_not_drawn_from_them():
 
 
 def test_a_mixed_loads_headline_figures_are_drawn_from_its_short_requests():
-    short, long = [100.0 + i for i in range(8)], [5000.0, 5100.0]
-    row = {"median_ttft_ms": 103.5, "short_median_ttft_ms": 103.5, "short_request_ttft_ms": short,
-           "long_request_ttft_ms": long, "request_ttft_ms": short + long, "request_kind": ["short"] * 8 + ["long"] * 2,
-           "request_e2el_ms": short + long, "median_e2el_ms": 103.5}
+    short, long = [100.0 + i for i in range(12)], [5000.0, 5100.0]
+    row = {"median_ttft_ms": 105.5, "short_median_ttft_ms": 105.5, "short_request_ttft_ms": short,
+           "long_request_ttft_ms": long, "request_ttft_ms": short + long,
+           "request_kind": ["short"] * 12 + ["long"] * 2, "request_e2el_ms": short + long, "median_e2el_ms": 105.5}
     for metric in ("median_ttft_ms", "short_median_ttft_ms", "median_e2el_ms"):
         iv = intervals.of(row, metric)
-        assert iv.covers == "bootstrap over 8 requests" and iv.hi < 200, (metric, iv)
+        assert iv.covers == "bootstrap over this run's 12 requests only" and iv.hi < 200, (metric, iv)
+    # fewer than MIN_REQUESTS: a bootstrap over them would cover far less than it says, so nothing is drawn
+    assert intervals.of({**row, "short_request_ttft_ms": short[:8], "median_ttft_ms": 103.5}, "median_ttft_ms") is None
     # lists that do not give the row's own figure are not its basis: nothing is drawn from them
     assert intervals.of({**row, "median_ttft_ms": 900.0, "short_request_ttft_ms": None}, "median_ttft_ms") is None
 
@@ -106,8 +108,8 @@ def test_a_mixed_loads_headline_figures_are_drawn_from_its_short_requests():
 def test_a_ratios_interval_is_never_narrower_than_the_start_to_start_floor():
     same = requests([1000] * 30)
     iv = verdicts.ratio_interval(same, requests([500] * 30), "median_ttft_ms")
-    assert iv.value == 0.5 and iv.lo == pytest.approx(0.5 / 1.5) and iv.hi == pytest.approx(0.75)  # a TTFT's floor
-    assert "never narrower than the start-to-start floor ×÷1.50" in iv.covers
+    assert iv.value == 0.5 and iv.lo == pytest.approx(0.5 / 1.7) and iv.hi == pytest.approx(0.85)  # a TTFT's floor
+    assert "never narrower than the start-to-start floor ×÷1.70" in iv.covers
     # the floor is symmetric on a log scale: the interval of b ÷ a is the inverse of that of a ÷ b
     back = verdicts.ratio_interval(requests([500] * 30), same, "median_ttft_ms")
     assert back.lo == pytest.approx(1 / iv.hi) and back.hi == pytest.approx(1 / iv.lo)
@@ -126,8 +128,8 @@ def test_noise_falls_back_to_the_default_with_one_repeat():
     "before, after, verdict",
     [
         (row(1000), row(400), verdicts.HELD),  # 2.5x lower, claim asks 2x
-        (row(1000), row(700), verdicts.PARTLY),  # the right way, beyond 10 % noise, short of 2x
-        (row(1000), row(1300), verdicts.NOT_HELD),  # the wrong way, beyond noise
+        (row(1000), row(700), verdicts.PARTLY),  # the right way, beyond the ×÷1.3 floor, short of 2x
+        (row(1000), row(1500), verdicts.NOT_HELD),  # the wrong way, beyond the ×÷1.3 floor
         (row(1000), row(950), verdicts.NOISE),  # 5 %: the interval holds no change and excludes ×2
         (row(1000, [700, 1000, 1400]), row(700, [300, 700, 1300]), verdicts.CANNOT_TELL),  # holds ×1 and ×2
         (row(1000, [980, 1000, 1020]), row(700, [695, 700, 705]), verdicts.PARTLY),  # ×1.43 better: real
@@ -161,17 +163,19 @@ def test_a_null_result_against_a_claim_inside_the_interval_cannot_tell():
 
 
 def test_a_claim_on_the_intervals_edge_is_inside_it():
-    """×1.1 claimed against the ±10 % floor: the claim sits on the interval's edge, so the run cannot tell."""
+    """×1.1 claimed against the ×÷1.3 floor: the claim lies inside the interval, so the run cannot tell."""
     a, b = row(100, metric="output_throughput"), row(100, metric="output_throughput")
     assert verdicts.judge_change("10 % more", a, b, "output_throughput", "higher", 1.1).verdict == verdicts.CANNOT_TELL
 
 
 def test_a_move_short_of_the_claim_cannot_tell_while_its_interval_reaches_the_claim():
-    """×1.15 claimed, ×1.08 seen, floor ±10 %: the claim could still be true, so cannot tell."""
+    """×1.15 claimed, ×1.08 seen, floor ×÷1.3: the claim could still be true, so cannot tell; a claim exactly
+    on the floor's edge cannot be excluded by no change, one past it can."""
     a, b = row(100, metric="output_throughput"), row(108, metric="output_throughput")
     claim = verdicts.judge_change("15 % more", a, b, "output_throughput", "higher", 1.15)
     assert claim.verdict == verdicts.CANNOT_TELL, claim
-    flat = verdicts.judge_change("30 % more", a, a, "output_throughput", "higher", 1.3)
+    assert verdicts.judge_change("30 % more", a, a, "output_throughput", "higher", 1.3).verdict == verdicts.CANNOT_TELL
+    flat = verdicts.judge_change("40 % more", a, a, "output_throughput", "higher", 1.4)
     assert flat.verdict == verdicts.NOISE
 
 
@@ -232,7 +236,7 @@ def test_the_caveat_under_a_verdict_table_follows_the_run_size():
     before = run_size.size()
     try:
         run_size.set_size("smoke")
-        assert "Each load ran once" in verdicts.how_to_read() and "×÷1.20" in verdicts.how_to_read()
+        assert "Each load ran once" in verdicts.how_to_read() and "×÷1.3" in verdicts.how_to_read()
         run_size.set_size("full")
         assert "ran 3 times" in verdicts.how_to_read() and "read once" in verdicts.how_to_read()
     finally:
