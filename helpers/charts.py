@@ -145,8 +145,8 @@ def _whisker_note(metric: str) -> str:
     """What a whisker shows, and what it cannot: two engine starts differ by the floor (chapter 0)."""
     from helpers import verdicts
 
-    return tr("whiskers: each bar's own 95 % interval (its requests or repeats); two starts of one configuration "
-              "differ by up to ×÷{floor}, which no whisker shows").format(
+    return tr("whiskers: each bar's own interval (95 %, over its requests or repeats); two starts of one configuration "
+              "differ by about ×÷{floor}, which no whisker shows").format(
         floor=f"{1 + verdicts.default_noise(metric):.1f}")
 
 

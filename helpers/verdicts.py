@@ -35,6 +35,14 @@ TTFT_NOISE = 0.70  # a mean or median TTFT
 TAIL_NOISE = 1.00  # a tail figure (a P90 or higher, a worst gap) of one run rests on a handful of requests
 
 
+def floors_text() -> str:
+    """The three floors as chapter 0 prints them, in the learner's language."""
+    return tr("The floors of a comparison's interval (two configurations come from two engine starts, which differ by "
+              "about this much): ×÷{floor} for a throughput or a time per token, ×÷{ttft} for a time to first "
+              "token, ×÷{tail} for a tail figure (a P99, a worst gap).").format(
+        floor=f"{1 + DEFAULT_NOISE:.1f}", ttft=f"{1 + TTFT_NOISE:.1f}", tail=f"{1 + TAIL_NOISE:.1f}")
+
+
 def default_noise(metric: str) -> float:
     """The floor for one figure: TAIL_NOISE for a latency's maximum or a percentile from P90 up,
     TTFT_NOISE for a mean or median TTFT, DEFAULT_NOISE otherwise."""
@@ -215,7 +223,7 @@ def how_to_read() -> str:
 
     n = run_size.repeats()
     runs = tr("Each load ran once (the smoke size).") if n < 2 else tr("Each load ran {n} times.").format(n=n)
-    body = tr("A comparison reads the 95 % interval of its ratio (over the repeats each row kept, or a bootstrap over "
+    body = tr("A comparison reads the interval of its ratio (95 %, over the repeats each row kept, or a bootstrap over "
              "its requests), never narrower than the start-to-start floor (×÷{floor}; ×÷{ttft} for a TTFT, ×÷{tail} "
              "for a P99 or a worst gap), "
              "because two configurations come from two engine starts; a figure read once with no request behind it "

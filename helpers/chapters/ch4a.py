@@ -126,7 +126,9 @@ def prefix_caching_panel(base: EngineConfig, fixed: Load, block: int, tag: str =
 
 
 # -- claims and the rules that judge them ------------------------------------------------------------
-CLOSE = 0.20  # "costs about like": within ±20 % (or the run-to-run noise, if larger)
+# "costs about as much", read as the two figures within ×÷1.5 of each other: the narrowest band a null claim can
+# hold in against the ×÷1.3 start-to-start floor of a throughput or a latency (verdicts.DEFAULT_NOISE)
+CLOSE = 0.50
 
 
 FULL_CACHE_PCT = 95.0  # peak KV usage at or above this counts as "the cache filled"
@@ -160,14 +162,23 @@ def junction_note(load, block: int, row) -> str:
     return note
 
 
-def _close(a, b, metric: str) -> bool:
-    x, y = verdicts.number(a, metric), verdicts.number(b, metric)
-    return bool(x and y) and abs(y / x - 1) <= max(CLOSE, verdicts.noise([a, b], metric))
+def _close(a, b, metric: str) -> str:
+    """"inside" where the interval of b ÷ a lies within ×÷(1 + CLOSE), "outside" where it lies wholly past
+    it, "across" where it straddles the band's edge (a run that cannot tell), "none" without a figure."""
+    iv = verdicts.ratio_interval(a, b, metric)
+    if iv is None:
+        return "none"
+    band = 1 + CLOSE
+    if iv.lo >= 1 / band - 1e-9 and iv.hi <= band + 1e-9:
+        return "inside"
+    return "outside" if iv.lo > band or iv.hi < 1 / band else "across"
 
 
 def sample_claims(samples: pd.DataFrame) -> list[Claim]:
     one, four, many = samples.loc[N1], samples.loc[N4], samples.loc[MANY]
-    same_thr, same_lat = _close(many, four, "output_throughput"), _close(many, four, "mean_e2el_ms")
+    thr, lat = _close(many, four, "output_throughput"), _close(many, four, "mean_e2el_ms")
+    ivs = "; ".join(f"{name} n=4 ÷ 4× requests {verdicts.change_text(many, four, m)}"
+                    for name, m in (("throughput", "output_throughput"), ("latency", "mean_e2el_ms")))
     few = rows.too_few_samples(one, four)
     return [
         verdicts.untested("4.1 Each of n samples runs as a sequence of its own", few) if few else
@@ -176,15 +187,18 @@ def sample_claims(samples: pd.DataFrame) -> list[Claim]:
             held_at=3.0, evidence=f"peak running: {one.peak_running:.0f} with n=1, {four.peak_running:.0f} with n=4 "
                                   f"(the same {one.completed:.0f} requests)"),
         verdicts.judge(
-            "4.1 n=4 costs about as much as four times the requests", same_thr and same_lat,
+            "4.1 n=4 costs about as much as four times the requests", thr == lat == "inside",
             f"n=4 vs 4× requests: {four.output_throughput:.0f} vs {many.output_throughput:.0f} output tokens/s, "
             f"mean request latency {four.mean_e2el_ms:.0f} vs {many.mean_e2el_ms:.0f} ms, "
             f"peak running {four.peak_running:.0f} vs {many.peak_running:.0f}; the samples shared "
             f"{four.prefix_cache_hits:,.0f} prompt tokens through the prefix cache, and the other load sent "
-            f"{many.completed / max(four.completed, 1):.0f}× the HTTP requests and streams",
-            partly=same_thr or same_lat,
-            rule=f"held: throughput and mean request latency both within ±{100 * CLOSE:.0f} % "
-                 "(or the noise, if larger); partly: one of them"),
+            f"{many.completed / max(four.completed, 1):.0f}× the HTTP requests and streams; {ivs}",
+            partly="inside" in (thr, lat) and "outside" not in (thr, lat),
+            cannot_tell="outside" not in (thr, lat) and "inside" not in (thr, lat),
+            rule=f"held: the 95 % intervals of the throughput and mean request latency ratios both inside "
+                 f"×÷{1 + CLOSE:g} (the claim's \"about\", past the ×÷1.3 floor between starts); partly: one "
+                 "inside and the other across the band's edge; did not hold: one wholly outside it; both across: "
+                 "cannot tell"),
     ]
 
 
@@ -374,7 +388,7 @@ def inside_the_prefixes(rows: dict[str, dict], names: tuple[str, str] = (FIXED, 
     ratio = wb / wa if wa else float("inf")
     floor = 1 + verdicts.TTFT_NOISE  # a TTFT's start-to-start floor (chapter 0)
     if 1 / floor <= ratio <= floor:
-        way = (f"about the same (×{ratio:.2f}, within a TTFT's ×÷{floor:.1f} floor between two starts): the page's "
+        way = (f"about the same (×{ratio:.2f}, within the ×÷{floor:.1f} that chapter 0 allows a TTFT): the page's "
                "reading is not shown by this run")
     else:
         way = (f"×{ratio:.2f} the {a}'s, as the page expects" if ratio > 1 else

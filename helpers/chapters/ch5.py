@@ -58,7 +58,8 @@ def weight_claims(weights: pd.DataFrame) -> list[Claim]:
     more_kv = {n: weights.loc[n].kv_cache_tokens / ref.kv_cache_tokens for n in quant}
     # a decode step's time (chapter 7's step_metric): mean TPOT also carries the other requests' prefills
     m = roofline.step_metric(ref, *(weights.loc[n] for n in quant))
-    faster = {n: ref[m] / weights.loc[n][m] for n in quant}
+    paced = all(roofline.positive(r, m) for r in (ref, *(weights.loc[n] for n in quant)))
+    faster = {n: ref[m] / weights.loc[n][m] if paced else 1.0 for n in quant}
     beyond = {n: not verdicts.within_noise(ref, weights.loc[n], m) for n in quant}
     cost = {n: weights.loc[n].perplexity / ref.perplexity - 1 for n in quant}
 
@@ -67,6 +68,8 @@ def weight_claims(weights: pd.DataFrame) -> list[Claim]:
 
     return [
         _memory_claim(weights, quant, each, more_kv),
+        verdicts.untested("5.1 …and decode faster", f"a step time ({roofline.metric_name(m)}) of 0 or none: "
+                                                    "the tokens arrived in one chunk, no pace seen") if not paced else
         verdicts.judge(
             "5.1 …and decode faster", all(faster[n] > 1 and beyond[n] for n in quant),
             f"{roofline.metric_name(m)} (a decode step's time) {ref[m]:.1f} ms in bf16; " + each(
