@@ -24,6 +24,8 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
+from helpers.i18n import N_
+
 ROOT = Path(__file__).resolve().parent.parent
 OUT = ROOT / "artifacts" / "book"
 VEGALITE = "application/vnd.vegalite.v"
@@ -185,6 +187,20 @@ def layout_of_test_rows() -> str | None:
 
 def build(names: list[str] | None = None, out: str | Path = OUT, timeout: int = 1800, log=print,
           jobs: int | None = None, lang: str | None = None) -> dict:
+    """See `_build`; GUIDE_LANG is set for the kernels of a translated book and put back afterwards."""
+    before = os.environ.get("GUIDE_LANG")
+    try:
+        if lang:
+            os.environ["GUIDE_LANG"] = lang
+        return _build(names, out, timeout, log, jobs, lang)
+    finally:
+        if before is None:
+            os.environ.pop("GUIDE_LANG", None)
+        else:
+            os.environ["GUIDE_LANG"] = before
+
+
+def _build(names, out, timeout, log, jobs, lang) -> dict:
     """Execute the chosen notebooks (all by default; `jobs` at a time, else `_jobs()`), then render every
     notebook with Sphinx (the others as they are, without outputs). `lang` ("zh_CN"): the translated
     notebooks under <lang>/ instead (helpers.i18n), executed with GUIDE_LANG set, the book's own words and
@@ -198,7 +214,6 @@ def build(names: list[str] | None = None, out: str | Path = OUT, timeout: int = 
     os.environ["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))
     chapters = order(registry.chapters())
     if lang:  # the same chapters, read from the translated copies (same metadata, same code)
-        os.environ["GUIDE_LANG"] = lang
         chapters = [{**ch, "path": ROOT / lang / ch["path"].relative_to(ROOT)} for ch in chapters]
     chosen = [c for c in chapters
               if not names or any(c["path"].name.startswith(n) or c["path"].stem == n for n in names)]
@@ -245,13 +260,19 @@ def build(names: list[str] | None = None, out: str | Path = OUT, timeout: int = 
     return status
 
 
+PROJECT = N_("vLLM performance tuning, by measurement")
+
+
 def render(src: Path, out: Path, index: str, lang: str | None = None) -> None:
-    """Sphinx over the executed copies; a warning (a broken cross-reference, a missing page) fails it."""
+    """Sphinx over the executed copies; a warning (a broken cross-reference, a missing page) fails it. With
+    `lang`, the theme's own words, the search and the title in that language."""
+    from helpers.i18n import tr
+
     if not (WIDGETS / "embed.js").exists():
         raise SystemExit(f"The widget manager is missing ({WIDGETS}): `bash guide.sh book` fetches it "
                          f"(python -m helpers.book --fetch-widgets).")
     (src / "conf.py").write_text(CONF + f"html_static_path = [{str(WIDGETS)!r}]\n"
-                                 + (f"language = {lang!r}\n" if lang else ""))  # the theme's words, the search
+                                 + (f"language = {lang!r}\nproject = html_title = {tr(PROJECT)!r}\n" if lang else ""))
     (src / "index.md").write_text(index)
     shutil.rmtree(out, ignore_errors=True)
     done = subprocess.run([sys.executable, "-m", "sphinx", "-b", "html", "-q", "-W", "--keep-going",
