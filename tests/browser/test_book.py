@@ -17,14 +17,19 @@ CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
 ARTIFACTS = ROOT / "artifacts" / "browser"
 
 
-@pytest.fixture(scope="module")
-def site(tmp_path_factory):
+def need_the_book_and_a_browser() -> None:
+    """Skip, saying which, where chromium, playwright, the book's tools or the widget manager are missing."""
     if not Path(CHROMIUM).exists():
         pytest.skip("Debian's chromium is not installed (bash guide.sh test installs it as root)")
     pytest.importorskip("playwright")
     pytest.importorskip("myst_nb", reason="the book's tools are not installed (bash guide.sh test installs them)")
     if not (book.WIDGETS / "embed.js").exists():
         pytest.skip(f"the widget manager is not fetched ({book.WIDGETS}; bash guide.sh test fetches it)")
+
+
+@pytest.fixture(scope="module")
+def site(tmp_path_factory):
+    need_the_book_and_a_browser()
     out = tmp_path_factory.mktemp("book") / "book"
     status = book.build(["04a"], out, timeout=900, log=lambda *_: None)
     assert list(status.values()) == ["ok"], status

@@ -2,25 +2,17 @@
 notebooks stored earlier in this run (browser tests run last, so no engine starts), opened over file:// in
 headless Chromium with every request that is not a local file blocked. Its page is in Chinese, its verdict
 table says its verdicts in Chinese, and its chart titles are the catalog's."""
-import shutil
-from pathlib import Path
-
 import pytest
 
 from helpers import book
+from tests.browser.test_book import CHROMIUM, need_the_book_and_a_browser
 
 pytestmark = pytest.mark.browser
-CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
 
 
 @pytest.fixture(scope="module")
 def site(tmp_path_factory):
-    if not Path(CHROMIUM).exists():
-        pytest.skip("Debian's chromium is not installed (bash guide.sh test installs it as root)")
-    pytest.importorskip("playwright")
-    pytest.importorskip("myst_nb", reason="the book's tools are not installed (bash guide.sh test installs them)")
-    if not (book.WIDGETS / "embed.js").exists():
-        pytest.skip(f"the widget manager is not fetched ({book.WIDGETS}; bash guide.sh test fetches it)")
+    need_the_book_and_a_browser()
     out = tmp_path_factory.mktemp("book-zh") / "book"
     status = book.build(["01"], out, timeout=900, log=lambda *_: None, lang="zh_CN")
     assert list(status.values()) == ["ok"], status
