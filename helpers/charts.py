@@ -73,8 +73,8 @@ def _theme():
 
 
 def _with_interval(df: pd.DataFrame, metric: str) -> pd.DataFrame | None:
-    """The frame with each row's 95 % interval of `metric` (`results.intervals.of`: a bootstrap over its
-    requests and repeats) as `<metric>_lo`/`_hi`/`_covers`, or None where no row has one (one run and no
+    """The frame with each row's 95 % interval of `metric` (`results.intervals.of`: over its repeats, or a
+    bootstrap over one run's requests) as `<metric>_lo`/`_hi`/`_covers`, or None where no row has one (one run and no
     request list for the figure: a throughput measured once)."""
     if "runs" not in df:
         return None

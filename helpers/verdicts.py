@@ -4,7 +4,7 @@ A notebook never types a verdict: it passes the measured numbers and the rule, a
 module says held / held partly / did not hold / within noise here / cannot tell here.
 
 The noise rule (explained in chapter 0): a comparison of two rows reads the interval of their ratio
-(`results.intervals.of_ratio`): a bootstrap over the requests and repeats each row kept, never narrower
+(`results.intervals.of_ratio`): over the repeats each row kept, or a bootstrap over one run's requests, never narrower
 than the start-to-start floor (`default_noise`: two configurations come from two engine starts, which
 differ by that much on these shared machines). `judge_change` holds a claim's
 stated size against that interval: beyond no change the claimed way, held (or partly, short of the
@@ -24,28 +24,36 @@ HELD, PARTLY, NOT_HELD, NOISE, CANNOT_TELL, UNTESTED = ("held", "held partly", "
 # Marks every browser draws with its ordinary text fonts (no emoji font needed).
 _ICON = {HELD: "✓", PARTLY: "◐", NOT_HELD: "✗", NOISE: "≈", CANNOT_TELL: "?", UNTESTED: "·"}
 # The floor of a ratio's interval: two rows come from two engine starts, which a row's own draws cannot see.
-# Its source is the guide's own stored rows on 2-core shared machines: pairs of starts of one configuration
-# under the same load (the same key). Within one CI run's store their throughputs and times per token
-# differed by up to ×1.13, a median TTFT by up to ×1.53 (a burst's TTFT is set by a request's place in its
-# wave) and a P99 or a worst gap by up to ×1.56; chapter 0's own load, started twice an hour apart, gave a
-# TPOT ×1.27, a median TTFT ×1.64 and a worst gap ×2.46 apart. The floors sit above those: ×÷1.3, ×÷1.7 and
-# ×÷2. Pairs on a busier shared host have been seen further apart still: a floor is a default, not a bound.
-DEFAULT_NOISE = 0.30  # a throughput, a mean or median TPOT, ITL or end-to-end latency, a count
+# Its source is the guide's own stored rows on 2-core shared machines: 27 pairs of starts of one configuration
+# under one load (the same key, two run ids), within one session and across sessions. Their throughputs and
+# times per token differed by ×1.03–×1.13 within a session, a median TTFT by up to ×1.53, a worst gap by up to
+# ×1.56; across sessions (a busier host) by more. The floors below hold about seven in eight of those
+# comparisons (189 of 216 over eight figures); the rest were further apart, up to ×3.4 for a TTFT and ×2.46
+# for a worst gap. So a verdict on one start a side can be wrong about one time in eight: a floor is a
+# default, not a bound, and the pages say so.
+DEFAULT_NOISE = 0.30  # a throughput, a mean or median TPOT, ITL or end-to-end latency, a count, a goodput
 TTFT_NOISE = 0.70  # a mean or median TTFT
 TAIL_NOISE = 1.00  # a tail figure (a P90 or higher, a worst gap) of one run rests on a handful of requests
+CAPACITY_NOISE = 0.05  # what a start reports (KV tokens, the concurrency they give): two starts, ×1.016–×1.03
+CAPACITY = ("kv_cache_tokens", "max_concurrency", "num_blocks", "kv_cache_gib")
 
 
 def floors_text() -> str:
     """The three floors as chapter 0 prints them, in the learner's language."""
     return tr("The floors of a comparison's interval (two configurations come from two engine starts, which differ by "
-              "about this much): ×÷{floor} for a throughput or a time per token, ×÷{ttft} for a time to first "
-              "token, ×÷{tail} for a tail figure (a P99, a worst gap).").format(
+              "about this much, in about seven pairs of starts in eight): ×÷{floor} for a throughput, a time per "
+              "token or per request, a count or a goodput, ×÷{ttft} for a time to first token, ×÷{tail} for a tail "
+              "figure (a P99, a worst gap), ×÷{capacity} for what a start reports (KV tokens).").format(
+        capacity=f"{1 + CAPACITY_NOISE:.2f}",
         floor=f"{1 + DEFAULT_NOISE:.1f}", ttft=f"{1 + TTFT_NOISE:.1f}", tail=f"{1 + TAIL_NOISE:.1f}")
 
 
 def default_noise(metric: str) -> float:
-    """The floor for one figure: TAIL_NOISE for a latency's maximum or a percentile from P90 up,
-    TTFT_NOISE for a mean or median TTFT, DEFAULT_NOISE otherwise."""
+    """The floor for one figure: CAPACITY_NOISE for what a start reports (CAPACITY), TAIL_NOISE for a
+    latency's maximum or a percentile from P90 up, TTFT_NOISE for a mean or median TTFT, DEFAULT_NOISE
+    otherwise."""
+    if metric in CAPACITY:
+        return CAPACITY_NOISE
     m = intervals.METRIC.match(metric)
     if m and (m["stat"] == "max" or (m["stat"].startswith("p") and float(m["stat"][1:]) >= 90)):
         return TAIL_NOISE
@@ -231,8 +239,8 @@ def how_to_read() -> str:
              "measured interval. Trust the ratios more than the absolute milliseconds: another machine gives other "
              "milliseconds.").format(floor=f"{1 + DEFAULT_NOISE:.1f}", ttft=f"{1 + TTFT_NOISE:.1f}",
                                      tail=f"{1 + TAIL_NOISE:.1f}")
-    more = tr("Run the full size (`GUIDE_SIZE=full`, each load three times) before you draw a conclusion.") \
-        if n < 2 else ""
+    more = tr("The full size (`GUIDE_SIZE=full`) adds requests and repeats inside one start: it narrows an interval "
+              "down to the floor, and only more engine starts could narrow the floor itself.") if n < 2 else ""
     return tr("*{runs} {body} {more}*").format(runs=runs, body=body, more=more).replace(" *", "*")
 
 

@@ -160,13 +160,14 @@ def reported_concurrency(lens) -> verdicts.Claim:
     want = last.cfg_max_model_len / first.cfg_max_model_len
     got = first.max_concurrency / last.max_concurrency
     evidence = ", ".join(f"{int(n)}: {c:.2f}" for n, c in zip(lens.cfg_max_model_len, lens.max_concurrency))
-    close = abs(got / want - 1) <= verdicts.DEFAULT_NOISE
+    band = 1 + verdicts.CAPACITY_NOISE  # what a start reports moves ×1.016–×1.03 from one start to the next
+    close = 1 / band <= got / want <= band
     return verdicts.judge("2.2 The reported maximum concurrency (full-length sequences) falls as max_model_len grows",
                         close and bool((lens.max_concurrency.diff().dropna() < 0).all()),
                         f"max_model_len: reported concurrency: {evidence} (×{got:.2f} fewer for ×{want:g} longer)",
                         partly=got > 1,
-                        rule=f"held: falls in proportion (×{want:g} longer → ×{want:g} fewer, within "
-                             f"{100 * verdicts.DEFAULT_NOISE:.0f} %; one start per length)")
+                        rule=f"held: falls in proportion (×{want:g} longer → ×{want:g} fewer, within ×÷{band:.2f}, "
+                             "what a start's report moves from one start to the next; one start per length)")
 
 
 def smaller_len_more_running(short, long) -> verdicts.Claim:
@@ -202,9 +203,10 @@ def smaller_len_more_running(short, long) -> verdicts.Claim:
         if iv.includes(want):  # the gauge's gap is one reading, the claimed change another: the run cannot choose
             return verdicts.Claim(text, verdicts.CANNOT_TELL, evidence + f" — the interval holds both ×1 and the "
                                   f"claimed ×{want:g}", rule)
-        return verdicts.Claim(text, verdicts.NOISE, evidence + " — the engine ran as many at either length (peaks "
-                              "apart by no more than the preemptions counted, which lower the gauge between reads, "
-                              f"are the same): the claimed ×{want:g} did not show", rule)
+        why = (" — the engine ran as many at either length (peaks apart by no more than the preemptions counted, "
+               "which lower the gauge between reads, are the same)" if same else
+               f" — the interval of the ratio holds ×1 and excludes ×{want:g}")
+        return verdicts.Claim(text, verdicts.NOISE, evidence + why + f": the claimed ×{want:g} did not show", rule)
     return verdicts.judge(text, gain >= want, evidence + ("" if gain >= want or not iv.includes(want) else
                                                           f"; the interval reaches the claimed ×{want:g}, so it may "
                                                           "have held in full"), partly=True, rule=rule)

@@ -36,7 +36,8 @@ import numpy as np
 LEVEL = 0.95
 DRAWS = 1000
 MIN_TAIL = 5  # requests beyond a percentile needed before its bootstrap over requests means anything
-MIN_REQUESTS = 10  # fewer: a bootstrap over them covers far less than it says (61 % at 2, 89 % at 8), so none
+MIN_REQUESTS = 10  # fewer: the interval (t with 1-8 degrees of freedom) is too wide to tell anything, and a few
+# requests of one run, sent in one or two waves, are hardly independent draws
 MAX_REQUESTS = 2000  # a larger list (an imported file) is drawn from a fixed sample of this many
 AGREE = 0.02  # the recomputed figure must agree with the row's within this, or its lists are not its basis
 METRIC = re.compile(r"^(?P<kind>short_|long_)?(?P<stat>mean|median|p\d+(?:\.\d+)?|max)"
@@ -137,10 +138,11 @@ def _number(row, key) -> float | None:
 def side(row, metric: str) -> Side | None:
     """One row's figure as a Side (see the module's docstring), or None where nothing can be drawn."""
     value = _number(row, metric)
-    if not value or value <= 0:
+    if not value or value <= 0 or not math.isfinite(value):
         return None
     runs = row.get("runs") if hasattr(row, "get") else None
-    runs = [r for r in runs if isinstance(r, dict)] if isinstance(runs, list) and runs else [dict(row)]
+    runs = [r for r in runs if isinstance(r, dict)] if isinstance(runs, list) else []
+    runs = runs or [dict(row)]
     figures = [_number(r, metric) for r in runs]
     if len(runs) > 1:
         if any(f is None or f <= 0 for f in figures):
@@ -180,7 +182,7 @@ def of_ratio(before, after, metric: str, floor: float) -> Interval | None:
     ×÷(1 + floor) around the measured ratio (log scale, so b ÷ a is the inverse of a ÷ b). None where a
     figure is missing, zero or negative."""
     x, y = _number(before, metric), _number(after, metric)
-    if not x or not y or x <= 0 or y <= 0:
+    if not x or not y or x <= 0 or y <= 0 or not math.isfinite(x * y):
         return None
     r = y / x
     lo, hi = r / (1 + floor), r * (1 + floor)
@@ -191,6 +193,9 @@ def of_ratio(before, after, metric: str, floor: float) -> Interval | None:
                                    "request list that gives this figure", measured=False)
     sides = [s for s in (a, b) if s is not None]
     half = t975(min(s.df for s in sides)) * math.sqrt(sum(s.se ** 2 for s in sides))
+    widened = r * math.exp(half) > hi + 1e-12  # the draws reached past the floor
     lo, hi = min(lo, r * math.exp(-half)), max(hi, r * math.exp(half))
     said = " and ".join(f"{s.covers if s else 'nothing drawn'} {w}" for s, w in ((a, "before"), (b, "after")))
+    if not widened:
+        return Interval(r, lo, hi, f"{floor_words}, wider than what was drawn ({said})", measured=False)
     return Interval(r, lo, hi, f"{said}, never narrower than {floor_words}")

@@ -102,7 +102,7 @@ def test_reported_concurrency():
 
 def test_smaller_len_same_running_is_within_noise_with_the_claim_excluded():
     c = ch2.smaller_len_more_running(fixed_row(2048, 10), fixed_row(4096, 10, conc=1.03))
-    assert c.verdict == verdicts.NOISE and "as many at either length" in c.evidence and c.rule
+    assert c.verdict == verdicts.NOISE and "holds ×1 and excludes ×2" in c.evidence and c.rule
     fewer = ch2.smaller_len_more_running(fixed_row(2048, 5), fixed_row(4096, 10, conc=1.03))
     assert fewer.verdict == verdicts.NOT_HELD and "fewer ran" in fewer.evidence
 
