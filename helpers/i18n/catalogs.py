@@ -22,7 +22,8 @@ CACHE = ROOT / ".cache" / "i18n"
 SOURCES = ("notebooks", "labs")  # the folders whose notebooks are translated (not their solutions/)
 # The notebooks whose every paragraph has a translation (tests hold them to it, and the suite runs their
 # translated copy); the others' translated copies keep each untranslated paragraph in English.
-TRANSLATED = {"zh_CN": ("notebooks/00_start_here.ipynb", "notebooks/01_why_tuning_matters.ipynb")}
+TRANSLATED = {"zh_CN": ("notebooks/00_start_here.ipynb", "notebooks/01_why_tuning_matters.ipynb",
+                        "labs/lab01_kv_capacity.ipynb")}
 
 
 def notebooks() -> list[Path]:
