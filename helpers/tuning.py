@@ -94,8 +94,9 @@ def effect(before: dict, after: dict, slo: SLO) -> tuple[str, float]:
     before, or, where the count within the target moved by less than MIN_COUNT_CHANGE, the pace
     (duration before ÷ after): the figure the verdict was judged on.
     (A claim's verdict, verdicts.HELD and the rest, is judged from it in chapters/ch6a.) A change is
-    beyond noise where the 95 % interval of its ratio over the two rows' repeats (goodput, share or
-    duration; `_ratio_interval`, never narrower than verdicts.DEFAULT_NOISE) holds no change."""
+    within noise where the 95 % interval of its ratio over the two rows' repeats (goodput, share or
+    duration; `_ratio_interval`, never narrower than verdicts.DEFAULT_NOISE) holds no change, and beyond
+    it where the interval excludes no change."""
     a, b = goodput_runs(before, slo), goodput_runs(after, slo)
     if not a or not b:
         if why := (missing(before, "request_ttft_ms") or missing(after, "request_ttft_ms")):
