@@ -81,8 +81,8 @@ def _kv_full(row: dict, config: EngineConfig) -> Advice | None:
 def _queueing(row: dict, config: EngineConfig) -> Advice | None:
     seats = float(rows.setting(row, "max_num_seqs") or 0)
     running, waiting = _num(row, "peak_running"), _num(row, "peak_waiting")
-    if not seats or running < seats or waiting == 0:
-        return None
+    if not seats or running < seats or waiting == 0 or _num(row, "peak_kv_cache_usage_pct") >= KV_FULL_PCT:
+        return None  # a full cache is the other rule's: more seats would only wait for blocks
     return Advice("Requests queue for a seat", f"{running:.0f} running = max_num_seqs, up to {waiting:.0f} waiting, "
                   f"KV cache at most {_num(row, 'peak_kv_cache_usage_pct'):.0f} % full",
                   {"max_num_seqs": int(seats * 2)}, "the cache has room for more sequences than the cap lets in", 3)

@@ -38,12 +38,12 @@ class Question:
 
     def check(self, answer) -> bool:
         if answer is None or answer is Ellipsis:
-            print(tr("✗ {name}: replace the ... with your answer first.").format(name=self.name))
+            print(tr("✗ {name}: replace the ... with your answer first.").format(name=tr(self.name)))
             return False
         try:
             value = float(answer)
         except (TypeError, ValueError):
-            print(tr("✗ {name}: expected a number, got {answer}.").format(name=self.name, answer=repr(answer)))
+            print(tr("✗ {name}: expected a number, got {answer}.").format(name=tr(self.name), answer=repr(answer)))
             return False
         want = self._expected()
         if want is None or (isinstance(want, float) and math.isnan(want)):  # NaN: a row without the figure
@@ -56,13 +56,14 @@ class Question:
         close = math.isfinite(want) and abs(value - want) <= tolerance * abs(want)
         if value == want or close:  # an infinite answer ("never") passes only as itself
             self.passed = True
-            print(tr("✓ {name}: never (math.inf).").format(name=self.name) if math.isinf(want) else
+            print(tr("✓ {name}: never (math.inf).").format(name=tr(self.name)) if math.isinf(want) else
                   tr("✓ {name}: {value} {unit} — within {tolerance} of {want}.").format(
-                      name=self.name, value=_num(value), unit=self.unit, tolerance=f"{tolerance:.1%}", want=_num(want)))
+                      name=tr(self.name), value=_num(value), unit=tr(self.unit), tolerance=f"{tolerance:.1%}",
+                      want=_num(want)))
             return True
         if math.isinf(value) and math.isfinite(want):
             print(tr("✗ {name}: not never (math.inf): here it is a finite number. Try q.hint().").format(
-                name=self.name))
+                name=tr(self.name)))
             return False
         step = _last_digit(answer)
         # a named mistake only where the answer lies nearer it than the right answer does
@@ -78,23 +79,23 @@ class Question:
                 all(abs(wrongs[why] - want) < step for why in matched):  # too few digits to tell them apart
             print(tr("✗ {name}: {value} has too few digits to tell the right answer from a known mistake (they differ "
                     "by less than {step}): give more significant digits.").format(
-                name=self.name, value=_num(value), step=f"{step:g}"))
+                name=tr(self.name), value=_num(value), step=f"{step:g}"))
             return False
         if matched:  # two mistakes can give the same number: name each
             print(tr("✗ {name}: {value} is what you get if {mistakes}.").format(
-                name=self.name, value=_num(value), mistakes=tr(", or if ").join(matched)))
+                name=tr(self.name), value=_num(value), mistakes=tr(", or if ").join(tr(why) for why in matched)))
             return False
         if step and math.isfinite(want) and abs(value - want) < step / 2:  # right, to the digits typed
             narrowed = tr(", because a known mistake lies close") if tolerance < self.tolerance else ""
             print(tr("✗ {name}: {value} rounds the right answer too far to check it (within {tolerance} here"
                     "{narrowed}): give more significant digits.").format(
-                name=self.name, value=_num(value), tolerance=f"{tolerance:.1%}", narrowed=narrowed))
+                name=tr(self.name), value=_num(value), tolerance=f"{tolerance:.1%}", narrowed=narrowed))
             return False
         off = (tr("off by {share}").format(share=f"{abs(value - want) / abs(want):.0%}") if want and math.isfinite(want)
                else tr("not {want} (math.inf: never)").format(want=f"{want:g}") if math.isinf(want)
                else tr("not {want}").format(want=f"{want:g}"))
         print(tr("✗ {name}: {value} {unit} is {off}. Try q.hint().").format(
-            name=self.name, value=_num(value), unit=self.unit, off=off))
+            name=tr(self.name), value=_num(value), unit=tr(self.unit), off=off))
         return False
 
     def _tolerance(self, want: float, wrongs) -> float:
@@ -112,11 +113,11 @@ class Question:
         """No expectation could be computed (a GPU run without the row it needs, a premise that
         failed): say so instead of judging."""
         print(tr("– {name}: cannot be checked here: this run has no figure to check it against (its rows lack what "
-                "the check reads, or the measurement cannot be judged).").format(name=self.name))
+                "the check reads, or the measurement cannot be judged).").format(name=tr(self.name)))
         return False
 
     def hint(self) -> None:
-        print(tr("Hint ({name}): {hint}").format(name=self.name, hint=self._hint))
+        print(tr("Hint ({name}): {hint}").format(name=tr(self.name), hint=tr(self._hint)))
 
     def solution(self) -> None:
         print(solution_path(self.solution_file).read_text())
@@ -155,14 +156,15 @@ class Choice(Question):
                 (isinstance(want, (set, frozenset)) and not want & set(self.options)):  # "not measured", "no data"
             reason = f" ({self._why()})" if self._why else ""
             print(tr("– {name}: cannot be checked here{reason}: the measurement cannot be judged.").format(
-                name=self.name, reason=reason))
+                name=tr(self.name), reason=reason))
             return False
         if unanswered:
-            print(tr("✗ {name}: replace the ... with one of {options}.").format(name=self.name, options=self.options))
+            print(tr("✗ {name}: replace the ... with one of {options}.").format(
+                name=tr(self.name), options=self.options))
             return False
         if answer not in self.options:
             print(tr("✗ {name}: {answer} is not one of {options}.").format(
-                name=self.name, answer=repr(answer), options=self.options))
+                name=tr(self.name), answer=repr(answer), options=self.options))
             return False
         reason = f" ({self._why()})" if self._why else ""
         tied = sorted(want) if isinstance(want, (set, frozenset)) else [want]
@@ -171,13 +173,13 @@ class Choice(Question):
             self.passed = True
             also = (tr("; within noise of it here, so also right: {others}").format(others=", ".join(map(str, others)))
                     if others else "")
-            print(f"✓ {self.name}: {answer}{reason}{also}.")
+            print(f"✓ {tr(self.name)}: {answer}{reason}{also}.")
             return True
         right = (tr(" (here: {tied}, within noise of each other)").format(tied=tr(" or ").join(map(str, tied)))
                  if len(tied) > 1 else "")
         # the measured figures behind the expectation, without naming it: enough to see why, and try again
         print(tr("✗ {name}: not {answer} on this machine{right}{reason}. Try q.hint().").format(
-            name=self.name, answer=repr(answer), right=right, reason=reason))
+            name=tr(self.name), answer=repr(answer), right=right, reason=reason))
         return False
 
 

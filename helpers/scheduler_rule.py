@@ -34,7 +34,10 @@ class Plan:
 
 def step_plan(budget: int, chunked: bool, prompts: list[int], decodes: int = 0, cap: int = 0) -> Plan:
     """The steps needed until every prompt in `prompts` (all waiting at the start, in arrival
-    order) is prefilled, while `decodes` requests decode one token per step."""
+    order) is prefilled, while `decodes` requests decode one token per step. A prompt whose prefill
+    finished is not added to the decodes (in vLLM it keeps running, and counts toward the
+    `num_running + num_waiting > 1` test of `long_prefill_token_threshold`): with `cap`, pass
+    decodes ≥ 1, as chapter 3 does, or a lone prompt after a finished one is planned uncapped."""
     if not chunked and any(p > budget for p in prompts):
         raise ValueError("with chunked prefill off every prompt must fit the budget (vLLM refuses to start "
                          "when max_num_batched_tokens < max_model_len)")

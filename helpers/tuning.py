@@ -64,6 +64,13 @@ def met_runs(row: dict, slo: SLO) -> list[tuple[int, int]]:
     return [counted for run in row.get("runs") or [row] if (counted := slo.met_and_sent(run)) is not None]
 
 
+def count_cannot_decide(row: dict, slo: SLO) -> bool:
+    """Whether fewer than MIN_COUNT_CHANGE more of this row's requests could still meet the target (its
+    median repeat): then no step from it can win on the count, only by crossing the target or on the pace."""
+    runs = met_runs(row, slo)
+    return bool(runs) and statistics.median(n - m for m, n in runs) < MIN_COUNT_CHANGE
+
+
 def _ratio_interval(before: list[float], after: list[float]):
     """The 95 % interval of median(after) ÷ median(before) over the repeats (`results.intervals.of_ratio`),
     never narrower than the start-to-start floor; None where either median is 0."""
@@ -117,13 +124,15 @@ def effect(before: dict, after: dict, slo: SLO) -> tuple[str, float]:
     if share_x < slo.share <= share_y and (y >= x or _unchanged(a, b)):
         return HELPED, y / x  # it keeps the promise the reference broke, even by one request, at no lower goodput
     count_x, count_y = (statistics.median(m for m, _ in met_runs(r, slo)) for r in (before, after))
+    if y < x and count_y >= count_x and not _unchanged(a, b):
+        return HURT, y / x  # goodput fell beyond noise and not by a request's luck: the run took longer
     durations = [[run.get("duration") or 0 for run in r.get("runs") or [r]] for r in (after, before)]
     if abs(count_y - count_x) >= MIN_COUNT_CHANGE:
         if share_x and share_y < share_x and not _unchanged(sa, sb):
             return HURT, y / x  # a smaller share kept the promise, whatever the requests per second
         ratio, same = y / x, _unchanged(a, b)
     else:  # a count that moved by less than MIN_COUNT_CHANGE: one request's luck; judge only the pace
-        ratio, same = _pace(before, after), _unchanged(*durations)  # durations after ÷ before: its inverse
+        ratio, same = pace(before, after), _unchanged(*durations)  # durations after ÷ before: its inverse
         # ...unless the pace disagrees with goodput or with the count (sooner, but fewer requests a second or
         # fewer requests within the target; later with more): then the step did nothing beyond noise. A share
         # that fell does not become a gain by finishing sooner (the module's rule).
@@ -185,7 +194,7 @@ def _shortest_latency_s(row: dict) -> float:
     return min(t + max(out - 1, 0) * p for t, p in zip(ttft, tpot)) / 1000
 
 
-def _pace(before: dict, after: dict) -> float:
+def pace(before: dict, after: dict) -> float:
     """How much sooner the same load finished: the ratio of the two rows' median durations."""
     d = [statistics.median(run.get("duration") or 0 for run in r.get("runs") or [r]) for r in (before, after)]
     return d[0] / d[1] if d[1] else 1.0

@@ -93,6 +93,11 @@ def untested(text: str, why: str, rule: str = "") -> Claim:
     return Claim(text, UNTESTED, why, rule)
 
 
+def cannot_tell(text: str, why: str, rule: str = "") -> Claim:
+    """Measured, but the rows cannot decide the claim (why says what they lack): not "not measured"."""
+    return Claim(text, CANNOT_TELL, why, rule)
+
+
 def expect(text: str, held: bool, evidence: str) -> Claim:
     """A notebook's check of what a measurement should show before the prose reads it, as one printed
     sentence instead of an assert's traceback: "✓ text: evidence", or "✗ text did not hold here:
@@ -147,7 +152,7 @@ def within_noise(a, b, metric: str) -> bool:
 
 
 def judge_change(text: str, before, after, metric: str, better: str, held_at: float, evidence: str = "",
-                 unit: str = "", rule: str = "") -> Claim:
+                 unit: str = "", rule: str = "", null_refutes: bool = False) -> Claim:
     """Did `metric` move the claimed way from row `before` to row `after`, as far as claimed?
 
     better: "higher" or "lower". held_at: the factor the claim asks for (2.0 for "over twice"; 1 for
@@ -155,7 +160,9 @@ def judge_change(text: str, before, after, metric: str, better: str, held_at: fl
     (`ratio_interval`). An interval wholly beyond ×1 the claimed way: held where the gain reached the
     claimed factor, held partly short of it. Wholly beyond ×1 the other way: did not hold. An interval
     that holds ×1: within noise here where it excludes the claimed factor (a change that size did not
-    show), cannot tell here where it holds that too.
+    show), cannot tell here where it holds that too. null_refutes: a claim about a mechanism that must
+    move a count (n samples run as n sequences) is refuted, not lost in noise, when the count stayed put:
+    such an interval reads did not hold.
     """
     x, y = number(before, metric), number(after, metric)
     if x is None or y is None:  # an imported file may not record every figure: say so, don't guess
@@ -178,7 +185,7 @@ def judge_change(text: str, before, after, metric: str, better: str, held_at: fl
     rule = rule or change_rule(better, held_at, floor)
     if 1 < held_at <= 1 + floor + 1e-9:  # a claim smaller than the floor: say what that means for the verdict
         rule += (f"; the claimed ×{held_at:.2f} lies inside this figure's ×÷{1 + floor:.1f} floor, so held needs a "
-                 f"ratio past ×{1 + floor:.1f} and no change can only read cannot tell")
+                 f"ratio past ×{1 + floor:.1f}; a ratio between ×1 and the claimed size can only read cannot tell")
     if lo > 1 + 1e-9:
         if gain < held_at - 1e-9 and hi >= held_at:
             ev += f"; the interval reaches the claimed ×{held_at:.2f}, so it may have held in full"
@@ -187,6 +194,9 @@ def judge_change(text: str, before, after, metric: str, better: str, held_at: fl
         return judge(text, gain >= held_at - 1e-9, ev, partly=True, rule=rule)
     if hi < 1 - 1e-9:
         return Claim(text, NOT_HELD, ev, rule)
+    if held_at > 1 and hi < held_at - 1e-9 and null_refutes:
+        return Claim(text, NOT_HELD, ev + f"; the interval holds no change and excludes the claimed ×{held_at:.2f}: "
+                     "the change this mechanism makes did not happen", rule + "; a count that stayed put: did not hold")
     if held_at > 1 and hi < held_at - 1e-9:
         return Claim(text, NOISE, ev + f"; the interval holds no change and excludes the claimed ×{held_at:.2f}, "
                                        "so a change that size did not show here", rule)
@@ -231,14 +241,14 @@ def how_to_read() -> str:
 
     n = run_size.repeats()
     runs = tr("Each load ran once (the smoke size).") if n < 2 else tr("Each load ran {n} times.").format(n=n)
-    body = tr("A comparison reads the interval of its ratio (95 %, over the repeats each row kept, or a bootstrap over "
-             "its requests), never narrower than the start-to-start floor (×÷{floor}; ×÷{ttft} for a TTFT, ×÷{tail} "
-             "for a P99 or a worst gap), "
-             "because two configurations come from two engine starts; a figure read once with no request behind it "
-             "(a start's capacity, a throughput at the smoke size) has the floor alone, an allowance rather than a "
-             "measured interval. Trust the ratios more than the absolute milliseconds: another machine gives other "
-             "milliseconds.").format(floor=f"{1 + DEFAULT_NOISE:.1f}", ttft=f"{1 + TTFT_NOISE:.1f}",
-                                     tail=f"{1 + TAIL_NOISE:.1f}")
+    body = tr("A comparison reads the interval of its ratio (95 %: a t interval over the repeats each row kept, or a "
+             "bootstrap over one run's requests), never narrower than the start-to-start floor (×÷{floor}; ×÷{ttft} "
+             "for a TTFT, ×÷{tail} for a P99 or a worst gap, ×÷{capacity} for what a start reports, such as its KV "
+             "tokens), because two configurations come from two engine starts; a figure read once with no request "
+             "behind it (a start's capacity, a throughput at the smoke size) has its floor alone, an allowance rather "
+             "than a measured interval. Trust the ratios more than the absolute milliseconds: another machine gives "
+             "other milliseconds.").format(floor=f"{1 + DEFAULT_NOISE:.1f}", ttft=f"{1 + TTFT_NOISE:.1f}",
+                                           tail=f"{1 + TAIL_NOISE:.1f}", capacity=f"{1 + CAPACITY_NOISE:.2f}")
     more = tr("The full size (`GUIDE_SIZE=full`) adds requests and repeats inside one start: it narrows an interval "
               "down to the floor, and only more engine starts could narrow the floor itself.") if n < 2 else ""
     return tr("*{runs} {body} {more}*").format(runs=runs, body=body, more=more).replace(" *", "*")

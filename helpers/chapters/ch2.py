@@ -13,6 +13,7 @@ from typing import Callable
 
 from helpers import verdicts
 from helpers.exercises import Choice, Question
+from helpers.i18n import N_
 from helpers.results import rows
 
 # The engine lines that name each start-up failure, as vLLM words them.
@@ -81,7 +82,10 @@ def same_or_half(short, long, metric: str = "peak_running") -> str:
         return "the same"
     if verdicts.within_noise(short, long, metric):  # an interval that also holds a half cannot tell them apart
         return "cannot tell" if verdicts.ratio_interval(short, long, metric).includes(0.5) else "the same"
-    return "about half" if r < 0.75 else ("fewer" if r < 1 else "more")
+    if r > 1:
+        return "more"
+    # a drop beyond noise: about half where its interval holds ×0.5, fewer for any other drop
+    return "about half" if verdicts.ratio_interval(short, long, metric).includes(0.5) else "fewer"
 
 
 def claims(frac, too_high: dict, too_low: dict, lens, fixed: dict, per_token: dict, fill, blocks) -> list:
@@ -117,7 +121,8 @@ def memory_fraction(frac) -> verdicts.Claim:
     if c.verdict == verdicts.HELD and not (frac.kv_cache_tokens.diff().dropna() > 0).all():
         c.verdict = verdicts.PARTLY
     c.rule = (f"held: KV tokens rise with every step up in fraction, by at least half the predicted rise (×{need:.2f}; "
-              "one start per fraction, so the default noise); " + c.rule.split("; ", 1)[1])
+              f"one start per fraction, so the floor for what a start reports, ×÷{1 + verdicts.CAPACITY_NOISE:.2f}); "
+              + c.rule.split("; ", 1)[1])
     return c
 
 
@@ -329,8 +334,8 @@ def q_peak_running(short: Callable[[], dict], plan: dict | None = None, block_si
         usable = int(r["num_blocks"]) - 1
         return min(plan["num_prompts"], usable // blocks_for(plan["input_len"] + plan["output_len"], int(size)))
 
-    reported = ("you used the engine's reported maximum concurrency, which counts full-length sequences, not these "
-                "short ones")
+    reported = N_("you used the engine's reported maximum concurrency, which counts full-length sequences, not these "
+                  "short ones")
     return Question(
         "requests running at once at the short length",
         lambda: admitted(short(), plan) if plan is not None else short()["peak_running"], 0.0,

@@ -20,6 +20,7 @@ import pandas as pd
 from helpers import experiment, verdicts
 from helpers.config import EngineConfig
 from helpers.exercises import Question
+from helpers.i18n import N_
 from helpers.load import Load
 from helpers.results import rows
 from helpers.verdicts import Claim
@@ -95,8 +96,8 @@ def peak_admitted(row, flood: Load) -> int | None:
     return min(flood.num_prompts, admit, int(seats) if seats else admit)
 
 
-NULL_BLOCK = "you counted the block the pool keeps back"
-WHOLE_LENGTH = "you gave each request room for its whole length at once"
+NULL_BLOCK = N_("you counted the block the pool keeps back")
+WHOLE_LENGTH = N_("you gave each request room for its whole length at once")
 
 
 def peak_mistakes(row, flood: Load) -> dict[str, int]:

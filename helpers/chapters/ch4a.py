@@ -185,7 +185,7 @@ def sample_claims(samples: pd.DataFrame) -> list[Claim]:
         verdicts.judge_change(
             "4.1 Each of n samples runs as a sequence of its own", one, four, "peak_running", better="higher",
             held_at=3.0, evidence=f"peak running: {one.peak_running:.0f} with n=1, {four.peak_running:.0f} with n=4 "
-                                  f"(the same {one.completed:.0f} requests)"),
+                                  f"(the same {one.completed:.0f} requests)", null_refutes=True),
         verdicts.judge(
             "4.1 n=4 costs about as much as four times the requests", thr == lat == "inside",
             f"n=4 vs 4× requests: {four.output_throughput:.0f} vs {many.output_throughput:.0f} output tokens/s, "

@@ -15,6 +15,7 @@ import pandas as pd
 from helpers import experiment, verdicts
 from helpers.config import EngineConfig
 from helpers.exercises import Question
+from helpers.i18n import N_
 from helpers.load import Load
 from helpers.verdicts import Claim
 
@@ -46,9 +47,9 @@ def eager_or_compiled_panel(base: EngineConfig, compiled: EngineConfig, loads: d
 # -- checks: exercise 3 ------------------------------------------------------------------------------
 def break_even_tokens(eager, compiled) -> float:
     """Output tokens after which a compiled engine has caught up with an eager one: the extra
-    start time divided by the time it saves per token. 0 when it started no later (it was never
-    behind: the formula's negative count is a crossing before either engine started); inf when it
-    started later and saves nothing."""
+    start time divided by the time it saves per token. 0 when it started no later (it had nothing to
+    catch up; if it also runs slower, the eager engine overtakes it later, at the crossing the formula
+    gives, which `break_even_mistakes` names); inf when it started later and saves nothing."""
     extra_start = compiled["start_seconds"] - eager["start_seconds"]
     saved_per_token = 1 / eager["output_throughput"] - 1 / compiled["output_throughput"]
     if extra_start <= 0:
@@ -56,13 +57,15 @@ def break_even_tokens(eager, compiled) -> float:
     return extra_start / saved_per_token if saved_per_token > 0 else math.inf
 
 
-NEVER_BEHIND = ("you divided although the compiled engine's start was the shorter one: it was never behind, so "
-                "the break-even is the first token (0), not the negative number the formula gives")
+NEVER_BEHIND = N_("you divided although the compiled engine's start was the shorter one: it started ahead, so it "
+                  "had caught up from the first token (0), not at the negative number the formula gives")
+OVERTAKEN = N_("that is where the eager engine overtakes the compiled one (which started sooner but runs slower); "
+               "the compiled engine started ahead, so it had caught up from the first token (0)")
 
 
-THROUGHPUTS = "you subtracted the throughputs, not the times per token (1 / throughput)"
-BY_TPOT = ("you took mean TPOT as the time per token; the engine's time per output token is 1 / output "
-           "throughput (TPOT leaves out the first token and the time between requests)")
+THROUGHPUTS = N_("you subtracted the throughputs, not the times per token (1 / throughput)")
+BY_TPOT = N_("you took mean TPOT as the time per token; the engine's time per output token is 1 / output "
+             "throughput (TPOT leaves out the first token and the time between requests)")
 
 
 def break_even_mistakes(eager, compiled) -> dict[str, float]:
@@ -71,7 +74,8 @@ def break_even_mistakes(eager, compiled) -> dict[str, float]:
     saved_per_token = 1 / eager["output_throughput"] - 1 / compiled["output_throughput"]
     faster = compiled["output_throughput"] - eager["output_throughput"]
     tpot_saved = (eager.get("mean_tpot_ms") or 0) - (compiled.get("mean_tpot_ms") or 0)  # in ms
-    return {NEVER_BEHIND: extra_start / saved_per_token if extra_start < 0 and saved_per_token else math.nan,
+    return {NEVER_BEHIND: extra_start / saved_per_token if extra_start < 0 and saved_per_token > 0 else math.nan,
+            OVERTAKEN: extra_start / saved_per_token if extra_start < 0 and saved_per_token < 0 else math.nan,
             THROUGHPUTS: extra_start / faster if extra_start > 0 and faster > 0 else math.nan,
             BY_TPOT: 1000 * extra_start / tpot_saved if extra_start > 0 and tpot_saved > 0 else math.nan}
 
@@ -81,10 +85,10 @@ def q_break_even(eager: Callable[[], dict], compiled: Callable[[], dict]) -> Que
     return Question(
         "break-even output tokens at one in flight", lambda: break_even_tokens(eager(), compiled()), 0.02,
         "Extra start time ÷ time saved per token; the time per token is 1 / output_throughput. An engine that "
-        "started faster (a shorter start) was never behind.",
+        "started sooner (a shorter start) had nothing to catch up.",
         "ch04_q3.py", unit="tokens",
         known_wrong={why: (lambda why=why: break_even_mistakes(eager(), compiled())[why])
-                     for why in (NEVER_BEHIND, THROUGHPUTS, BY_TPOT)})
+                     for why in (NEVER_BEHIND, OVERTAKEN, THROUGHPUTS, BY_TPOT)})
 
 
 def catch_up_lines(eager: dict, compiled: dict) -> pd.DataFrame:
@@ -186,6 +190,6 @@ def claims(compiled, logging, device: str = "cpu", modes: dict | None = None) ->
 # The template every home follows (helpers/chapters/__init__.py says what each part is).
 DESIGNS = ("CONCURRENCIES", "client_loads")
 PANELS = ("eager_or_compiled_panel",)
-CHECKS = ("break_even_tokens", "NEVER_BEHIND", "THROUGHPUTS", "BY_TPOT", "break_even_mistakes", "q_break_even",
-          "catch_up_lines")
+CHECKS = ("break_even_tokens", "NEVER_BEHIND", "OVERTAKEN", "THROUGHPUTS", "BY_TPOT", "break_even_mistakes",
+          "q_break_even", "catch_up_lines")
 CLAIMS = ("streaming_claim", "compile_claims", "GRAPHS", "graphs_claim", "logging_claim", "claims")

@@ -16,6 +16,7 @@ from pathlib import Path
 import pandas as pd
 
 from helpers import verdicts
+from helpers.i18n import N_
 from helpers.results import roofline, rows
 from helpers.verdicts import Claim
 
@@ -36,8 +37,8 @@ def roof_table(roof: dict) -> pd.DataFrame:
 
 def probe_claim(roof: dict, one: dict | None = None) -> Claim:
     """Like with like: each method's read kernel (the roof's kind of traffic), at the roof's threads.
-    Judged on the all-core roof: on one core a single thread's sum (numpy's) keeps few cache misses in
-    flight and reaches about half of what a vectorised OpenMP loop does, which is the kernel, not
+    Judged on the all-core roof: on one core numpy's sum (a pairwise reduction) runs at its own loop's speed,
+    which on this host's one thread reached about half of what torch's vectorised sum did: the kernel, not
     the memory; every kernel of both methods is shown in the table, so that is visible."""
     r = roof.get("methods_ratio")
     if r is None:  # a GPU's roof: one method
@@ -46,13 +47,13 @@ def probe_claim(roof: dict, one: dict | None = None) -> Claim:
     reads = {m: roof[m]["read"]["best_gbs"] for m in ("numpy", "torch")}
     if one is not None and one is not roof and one.get("numpy") and roof["threads"] > one["threads"] \
             and reads["numpy"] < reads["torch"] and abs(r - 1) > AGREE:  # a cap holds numpy down, below torch
-        # numpy's read is one Python thread per core, each summing at most about 20 GB/s: where it still grew
+        # numpy's read is one Python thread per core, each as fast as its reduction loop: where it still grew
         # from one thread to all (×1.3 from one to two, more with more threads) and the two reads disagree, it
         # has not saturated the memory, so it measures its kernel
         grew = reads["numpy"] / one["numpy"]["read"]["best_gbs"]
         # still growing with the threads: ×1.3 from one thread to two, more in step with more threads
         if grew >= 1 + 0.3 * (roof["threads"] / one["threads"] - 1):
-            return verdicts.untested(
+            return verdicts.cannot_tell(
                 "7.1 Two ways of measuring bandwidth agree",
                 f"numpy's read still grew ×{grew:.2f} from {one['threads']} to {roof['threads']} thread(s) "
                 f"({reads['numpy']:.1f} GB/s against torch's {reads['torch']:.1f}): each thread's sum caps it, so on "
@@ -80,9 +81,11 @@ def methods_sentence(roof_all: dict, roof_one: dict, claim: Claim) -> str:
         return f"*{claim.verdict}*: {claim.evidence}.{mixed}"
     one = ""
     if roof_one is not roof_all and roof_one.get("methods_ratio") is not None:
-        one = (f" With one thread, numpy's read ran at ×{roof_one['methods_ratio']:.2f} of torch's: one thread's "
-               "plain sum keeps few cache misses in flight, so it says more about the kernel than about the memory.")
-    why = claim.evidence if claim.verdict == verdicts.UNTESTED else f"rule: {claim.rule}"  # untested: its reason
+        one = (f" With one thread, numpy's read ran at ×{roof_one['methods_ratio']:.2f} of torch's: on the same "
+               "thread numpy's sum (a pairwise reduction) runs at its own loop's speed, so it says more about the "
+               "kernel than about the memory.")
+    why = (claim.evidence if claim.verdict in (verdicts.UNTESTED, verdicts.CANNOT_TELL)  # not judged: its reason
+           else f"rule: {claim.rule}")
     return (f"numpy's read ran at ×{roof_all['methods_ratio']:.2f} of torch's with {roof_all['threads']} thread(s): "
             f"*{claim.verdict}* for the claim that the two methods agree ({why}).{one}{mixed}")
 
@@ -126,13 +129,13 @@ def crossover_mistakes(folder, dtype, kv_per_token: float, roof: dict, context: 
     kv_heads = 4 * context * cfg["num_hidden_layers"] * cfg["num_key_value_heads"] * head_dim
     q_heads = 4 * context * cfg["num_hidden_layers"] * cfg["num_attention_heads"] * head_dim
     never = float("inf")
-    return {"you left out each sequence's KV read (memory time grows with B too)":
+    return {N_("you left out each sequence's KV read (memory time grows with B too)"):
             lambda: crossover(folder, dtype, 0, roof, context) or never,
-            "you left out the attention over the context (q·k and p·v, 4 × context × layers × heads × head_dim)":
+            N_("you left out the attention over the context (q·k and p·v, 4 × context × layers × heads × head_dim)"):
             lambda: crossover(folder, dtype, kv_per_token, roof, context, flops=linear) or never,
-            "you counted the attention with the KV heads; every query head attends":
+            N_("you counted the attention with the KV heads; every query head attends"):
             lambda: crossover(folder, dtype, kv_per_token, roof, context, flops=linear + kv_heads) or never,
-            "you counted q·k only; p·v (the weighted sum of the values) costs as much again":
+            N_("you counted q·k only; p·v (the weighted sum of the values) costs as much again"):
             lambda: crossover(folder, dtype, kv_per_token, roof, context, flops=linear + q_heads / 2) or never}
 
 
@@ -180,7 +183,7 @@ def near_floor_claim(one: dict) -> Claim:
                 + ("" if gpu else f" (against the worker's {one['worker_threads']} thread(s): "
                                   f"{one['worker_mbu']:.2f})"))
     if one["mbu"] > 1 or (verdicts.number(one, "worker_mbu") or 0) > 1:
-        return verdicts.untested(title, f"{evidence}: faster than the floor, so the roof measured low (a busy "
+        return verdicts.cannot_tell(title, f"{evidence}: faster than the floor, so the roof measured low (a busy "
                                         "neighbour during the probe?) or the weights fit in the CPU's caches "
                                         "(compare weights_read_mb with the L3): probe again with force=True",
                                  rule=f"held: MBU ≥ {NEAR_FLOOR} × the most the worker's cores allow; MBU > 1 cannot "
@@ -331,7 +334,8 @@ def bytes_claims(base: dict, int8: dict) -> list[Claim]:
         why = "the two rows are one measurement (a model of your own has no INT8 copy here)"
         return [verdicts.untested(BYTES, why), verdicts.untested(STAYS, why)]
     if apart := batches_apart(base, int8, level):
-        return [verdicts.untested(BYTES, apart, rule=BYTES_RULE), verdicts.untested(STAYS, apart, rule=STAYS_RULE)]
+        return [verdicts.cannot_tell(BYTES, apart, rule=BYTES_RULE),
+                verdicts.cannot_tell(STAYS, apart, rule=STAYS_RULE)]
     # a step cannot shrink by more than its bytes do, even were every millisecond paid per byte: a larger
     # saving is the INT8 kernels' own speed, not the bytes
     per_byte_saved = base[m] * (1 - by_bytes)
@@ -389,16 +393,17 @@ def stays_claim(base: dict, int8: dict, level: float) -> Claim:
                 f"floor {int8['roofline_tpot_ms']:.1f} + the base's {gap(base, m):.1f} above the floor), a cost per "
                 f"byte {per_byte:.1f} ms; noise ±{allowed:.1f} ms")
     if t1 > max(per_step, per_byte) + allowed:  # the test's premise (the same work apart from the bytes) failed
-        return verdicts.untested(STAYS, evidence + "; slower than both beyond the noise: the INT8 path brought "
+        return verdicts.cannot_tell(STAYS, evidence + "; slower than both beyond the noise: the INT8 path brought "
                                                    "work of its own, so this run cannot tell a per-step cost from a "
                                                    "per-byte one", STAYS_RULE)
     if t1 < per_byte - allowed:  # faster than even a step paid wholly per byte: the INT8 kernels' own speed
-        return verdicts.untested(STAYS, evidence + "; faster than both beyond the noise: the INT8 path saved more "
+        return verdicts.cannot_tell(STAYS, evidence + "; faster than both beyond the noise: the INT8 path saved more "
                                                    "than its bytes (its kernels' own speed), so this run cannot tell a "
                                                    "per-step cost from a per-byte one", STAYS_RULE)
     if abs(per_step - per_byte) <= allowed:
-        return verdicts.untested(STAYS, f"{evidence}: the two predictions lie within the noise of each other, so "
-                                        "this run cannot tell them apart", STAYS_RULE)
+        return verdicts.cannot_tell(STAYS, f"{evidence}: the two predictions lie within the noise of each other "
+                                           "(the allowance is wider than the gap between them, base step × (1 − "
+                                           "bytes ratio) × (1 − MBU)), so this run cannot tell them apart", STAYS_RULE)
     nearer_step = abs(t1 - per_step) < abs(t1 - per_byte)
     return verdicts.judge(STAYS, nearer_step and abs(t1 - per_step) <= allowed, evidence, partly=nearer_step,
                           rule=STAYS_RULE)
@@ -429,24 +434,25 @@ def nominal_mistake(row: dict, roof: dict | None = None) -> dict:
     cache counted in 4 bytes a number on a 16-bit engine, the roof read as GiB/s, the whole answer taken
     as the context, and (given the probe's `roof`) its median run taken for its best."""
     nominal = verdicts.number(row, "load_max_concurrency")
-    out = {"you left out the KV term (each sequence reads its context's KV cache every step)":
+    out = {N_("you left out the KV term (each sequence reads its context's KV cache every step)"):
            lambda: floor_with(row, kv=False)}
     if nominal:
-        out["you used the requests the client kept in flight, not the sequences the engine ran per step "
-            "(decode_batch, the mean running count)"] = lambda: floor_with(row, batch=nominal)
+        out[N_("you used the requests the client kept in flight, not the sequences the engine ran per step "
+               "(decode_batch, the mean running count)")] = lambda: floor_with(row, batch=nominal)
     if rows.kv_bytes_per_number(row) == 2:
-        out["you counted the KV cache in 4 bytes a number; the engine keeps it in the compute dtype (2 here)"] = \
+        out[N_("you counted the KV cache in 4 bytes a number; the engine keeps it in the compute dtype (2 here)")] = \
             lambda: floor_with(row, kv=2.0)
-    out["you took the roof as GiB/s; the probe reports GB/s (10**9 bytes)"] = lambda: floor_with(row, gib=True)
+    out[N_("you took the roof as GiB/s; the probe reports GB/s (10**9 bytes)")] = lambda: floor_with(row, gib=True)
     if answer := verdicts.number(row, "load_output_len"):
-        out["you took the whole answer as the context; on average a sequence is halfway through it "
-            "(prompt + half the answer)"] = lambda: floor_with(row, context=roofline.decode_context(row) + answer / 2)
+        out[N_("you took the whole answer as the context; on average a sequence is halfway through it "
+               "(prompt + half the answer)")] = \
+            lambda: floor_with(row, context=roofline.decode_context(row) + answer / 2)
     if rows.kv_bytes_per_number(row) == 4:  # a float32 engine: the files' bf16 bytes are half what it reads
-        out["you counted the files' bf16 bytes; this engine holds its weights in float32"] = \
+        out[N_("you counted the files' bf16 bytes; this engine holds its weights in float32")] = \
             lambda: floor_with(row, weights_scale=0.5)
     median = verdicts.number(roof or {}, "bandwidth_median_gbs")
     if median and median != verdicts.number(row, "roof_bandwidth_gbs"):
-        out["you took the probe's median run; the roof is its best run (what the memory can do)"] = \
+        out[N_("you took the probe's median run; the roof is its best run (what the memory can do)")] = \
             lambda: floor_with(row, bandwidth=median)
     return out
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from helpers.i18n import N_
 from helpers.results import roofline
 
 
@@ -18,8 +19,8 @@ def known_wrong_weights(folder: Path, dtype: str, shape: dict) -> dict:
     """Wrong answers to Q1 that the check recognises, by what the learner probably did."""
     right = weights_mb(folder, dtype)
     files = roofline.checkpoint_files(folder)
-    return {"you counted the files' bf16 bytes while the engine holds float32": lambda: sum(files.values()) / 1e6,
-            "you counted the tied output layer twice":
+    return {N_("you counted the files' bf16 bytes while the engine holds float32"): lambda: sum(files.values()) / 1e6,
+            N_("you counted the tied output layer twice"):
                 lambda: right + shape["vocab_size"] * shape["hidden_size"] * roofline.compute_bytes(dtype) / 1e6}
 
 

@@ -56,8 +56,9 @@ def compiled(po: Path) -> Path:
 
 
 def tr(text: str) -> str:
-    """`text` in the learner's language where the `guide` catalog has it; the English otherwise."""
-    return _translation(language()).gettext(text)
+    """`text` in the learner's language where the `guide` catalog has it; the English otherwise (and an
+    empty text stays empty: gettext would answer it with the catalog's header)."""
+    return _translation(language()).gettext(text) if text else text
 
 
 def N_(text: str) -> str:

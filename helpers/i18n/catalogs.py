@@ -16,14 +16,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from helpers.i18n import LOCALES, ROOT
+from helpers.i18n.code_strings import exercise_strings, notebook_strings
 from helpers.i18n.paragraphs import notebook_units, translated_notebook
 
 CACHE = ROOT / ".cache" / "i18n"
 SOURCES = ("notebooks", "labs")  # the folders whose notebooks are translated (not their solutions/)
 # The notebooks whose every paragraph has a translation (tests hold them to it, and the suite runs their
-# translated copy); the others' translated copies keep each untranslated paragraph in English.
-TRANSLATED = {"zh_CN": ("notebooks/00_start_here.ipynb", "notebooks/01_why_tuning_matters.ipynb",
-                        "labs/lab01_kv_capacity.ipynb")}
+# translated copy); a translated copy of any other keeps each untranslated paragraph in English.
+TRANSLATED = {"zh_CN": tuple(sorted(f"{folder}/{p.name}" for folder in SOURCES
+                                    for p in (ROOT / folder).glob("*.ipynb")))}
 
 
 def notebooks() -> list[Path]:
@@ -109,7 +110,8 @@ def extract(lang: str = "zh_CN") -> Path:
 
 def runtime_pot(target: Path) -> Path:
     """The `guide` domain: every `tr("…")` and `N_("…")` in helpers/ (what a learner reads at run time), by
-    Babel's extractor, the way `pybabel extract -k tr -k N_` would."""
+    Babel's extractor, the way `pybabel extract -k tr -k N_` would; then what each exercise prints where a
+    notebook's code cell or a chapter's home builds it (`code_strings`)."""
     from babel.messages.catalog import Catalog
     from babel.messages.extract import extract_from_dir
     from babel.messages.pofile import write_po
@@ -118,6 +120,12 @@ def runtime_pot(target: Path) -> Path:
     for filename, lineno, message, comments, context in extract_from_dir(
             str(ROOT / "helpers"), method_map=[("**.py", "python")], keywords={"tr": None, "N_": None}):
         catalog.add(message, locations=[(f"helpers/{filename}", lineno)], auto_comments=comments, context=context)
+    for py in sorted((ROOT / "helpers").rglob("*.py")):
+        for text in exercise_strings(py.read_text()):
+            catalog.add(text, locations=[(py.relative_to(ROOT).as_posix(), 0)])
+    for nb in notebooks():
+        for text in notebook_strings(json.loads(nb.read_text())):
+            catalog.add(text, locations=[(nb.relative_to(ROOT).as_posix(), 0)])
     target.parent.mkdir(parents=True, exist_ok=True)
     with target.open("wb") as f:
         write_po(f, catalog, width=0)

@@ -88,15 +88,19 @@ def queue_growth(row) -> dict | None:
 
 def queue_unread(row) -> str | None:
     """Why `queue_growth` cannot read a row, or None: no timeline, fewer than eight requests, or a ramp (the
-    first quarter's median latency) that outlasted almost all the sending, which only a load far past capacity
-    does (its first requests already waited long)."""
+    first quarter's median latency) that outlasted almost all the sending: in a run of fewer than 16 requests
+    a few cold prefills can do that alone (too few requests after it), in a longer one only a load far past
+    capacity does (its first requests already waited long)."""
     run = ((row.get("runs") or [row])[0]) if hasattr(row, "get") else {}
     starts, e2els, ttfts = run.get("request_start_s"), run.get("request_e2el_ms"), run.get("request_ttft_ms")
     if not starts or not e2els or not ttfts:
         return "no timeline"
     if len(starts) < 8:
         return f"too few requests ({len(starts)}) to tell"
-    if sum(s >= _settled(starts, e2els) for s in starts) < 6:
+    after = sum(s >= _settled(starts, e2els) for s in starts)
+    if after < 6 and len(starts) < 16:  # a short run: a few cold prefills alone can outlast its sending
+        return f"too few requests sent after the ramp ({after} of {len(starts)}) to tell"
+    if after < 6:
         return ("the first requests' latency outlasted the sending: a load far past capacity, which this rule "
                 "cannot judge")
     return None

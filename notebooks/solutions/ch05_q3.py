@@ -1,7 +1,9 @@
 # Exercise 3 (chapter 5): one rank or two? Read the measured median TPOT of both splits (the mean
 # counts a stream that reached the client in one chunk as 0 ms). If they differ by no more than the
-# noise allowance (10 % between two starts, more where the repeats ranged wider), a run cannot tell
-# them apart. A median of 0 means over half the streams came in one chunk: no pace was seen.
+# allowance (the ratio's interval holds ×1: never narrower than the start-to-start floor, ×÷1.3
+# for a time per token in chapter 0, wider where the repeats or one run's requests spread further),
+# a run cannot tell them apart. A median of 0 means over half the streams came in one chunk: no
+# pace was seen.
 import helpers as H
 
 one, two = parallel.loc["TP=1"], parallel.loc["TP=2"]

@@ -210,3 +210,10 @@ def test_a_chain_step_smaller_than_the_start_to_start_movement_that_did_not_rise
     assert ch1.chain_capacity(chain).verdict == verdicts.CANNOT_TELL
     far = chain.assign(cfg_gpu_memory_utilization=[0.04627, 0.0568, 0.07])
     assert ch1.chain_capacity(far).verdict == verdicts.NOT_HELD
+
+
+def test_a_run_whose_tokens_came_in_bursts_is_named_beside_the_verdict():
+    busy = {"median_itl_ms": 0.003, "median_tpot_ms": 53.4}
+    assert "stock's median ITL 0.003 ms" in ch1.bursts_note(stock=busy, tuned={"median_itl_ms": 22.0,
+                                                                               "median_tpot_ms": 62.0})
+    assert ch1.bursts_note(stock={"median_itl_ms": 21.0, "median_tpot_ms": 59.0}, tuned={}) == ""

@@ -118,6 +118,9 @@ def test_smaller_len_small_change_counts_as_same_within_noise():
     assert ch2.smaller_len_more_running(short, long).verdict == verdicts.NOISE
     assert ch2.same_or_half(short, long) == "the same"
     assert ch2.same_or_half(fixed_row(2048, 10), fixed_row(4096, 5)) == "about half"
+    # a drop beyond noise whose interval excludes a half is "fewer", however far below ×0.75 it lies
+    assert ch2.same_or_half(fixed_row(2048, 10), fixed_row(4096, 7)) == "fewer"
+    assert ch2.same_or_half(fixed_row(2048, 10), fixed_row(4096, 2)) == "fewer"
     # repeats far apart: the interval holds both ×1 and the claimed ×2, so the run cannot tell
     wide_short, wide_long = fixed_row(2048, 8, repeats=3, spread=0.5), fixed_row(4096, 4, repeats=3, spread=0.5)
     wide_short["runs"] = [{"peak_running": v} for v in (4, 8, 8)]

@@ -30,6 +30,8 @@ def test_samples_are_sequences_and_cost_like_requests():
     assert running.verdict == HELD and cost.verdict == HELD
     samples.loc[ch4a.N4, "mean_e2el_ms"] = 16000  # latency doubled: only throughput still matches
     assert ch4a.sample_claims(samples)[1].verdict == PARTLY
+    samples.loc[ch4a.N4, "peak_running"] = 8  # four samples ran as one sequence: refuted, not noise
+    assert ch4a.sample_claims(samples)[0].verdict == NOT_HELD
 
 
 def test_beam_search_against_the_same_number_of_samples():

@@ -44,6 +44,9 @@ def test_kv_claims():
     assert (double.verdict, running.verdict, drifts.verdict) == (HELD, HELD, HELD)
     assert "1 of 2 fp8 answers" in drifts.evidence and "0 of 2 of the control's" in drifts.evidence
     assert ch5.kv_claims(_kv(fp8_tokens=4000), _drift([4, None], [None, None]))[0].verdict == PARTLY
+    same = _kv()
+    same.loc[ch5.FP8, "peak_running"] = 5.0  # as many ran as before: the claim is refuted, not lost in noise
+    assert ch5.kv_claims(same, _drift([4, None], [None, None]))[1].verdict == NOT_HELD
 
 
 def test_fp8_drift_is_judged_against_the_control():

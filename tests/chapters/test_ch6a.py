@@ -207,6 +207,16 @@ def test_capstone_passes_only_beyond_the_noise_of_the_better_reference():
     assert not v.passed and "smaller share of them within the target" in v.text
 
 
+def test_capstone_says_finishing_sooner_does_not_count_only_where_it_did_finish_sooner():
+    slo = SLO(1000, 50, share=0.9)
+    ref = _rate_row(1, [100] * 7 + [5000], [20] * 8, duration=2.3)  # 7 of 8
+    same_pace = _rate_row(1, [100] * 6 + [5000] * 2, [20] * 8, duration=2.3)  # 6 of 8, no sooner
+    v = ch6a.capstone_verdict(same_pace, ref, ref, slo)
+    assert not v.passed and "finished no sooner" in v.text and "finishing sooner" not in v.text
+    sooner = _rate_row(1, [100] * 6 + [5000] * 2, [20] * 8, duration=2.0)
+    assert "finishing sooner does not count" in ch6a.capstone_verdict(sooner, ref, ref, slo).text
+
+
 def test_capstone_fails_a_smaller_share_against_either_reference():
     """The better reference on goodput is not the only one: a share beyond noise below the other is "hurt"."""
     slo = SLO(1000, 50, share=0.9)
@@ -330,9 +340,13 @@ def test_the_capstone_says_why_a_faster_run_with_one_request_fewer_does_not_pass
 def test_a_path_that_could_only_move_its_pace_within_noise_cannot_be_judged():
     """The review's smoke case: every step judged on the pace with a ceiling of ×1.03; a control that hurt
     (prefix caching off) does not make the path fail."""
-    base = _row(6)
-    steps = [{"step": name, "row": _row(6), "kept": False, "effect": effect, "judged_on": "pace",
-              "pace_ceiling": 1.03} for name, effect in (("seats", "within noise"), ("prefix caching off", "hurt"))]
-    path = ch6a.tuning_claims([{"step": "baseline", "row": base, "kept": True}, *steps],
-                              {"baseline": base, "row": base}, "a", {}, SLO_)[0]
+    def path_from(good):
+        base = _row(good)
+        steps = [{"step": name, "row": _row(good), "kept": False, "effect": effect, "judged_on": "pace",
+                  "pace_ceiling": 1.03} for name, effect in (("seats", "within noise"), ("prefix caching off", "hurt"))]
+        return ch6a.tuning_claims([{"step": "baseline", "row": base, "kept": True}, *steps],
+                                  {"baseline": base, "row": base}, "a", {}, SLO_)[0]
+    path = path_from(9)  # one more request could meet the target: only crossing it could show a gain
     assert path.verdict == verdicts.UNTESTED and "×1.03" in path.evidence
+    # four more could: a gain of two requests was measurable and did not show, so the run cannot tell
+    assert path_from(6).verdict == verdicts.CANNOT_TELL

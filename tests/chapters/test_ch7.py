@@ -71,7 +71,7 @@ def test_batching_is_judged_per_extra_sequence_and_only_while_memory_bound():
 
 
 def test_a_floor_above_the_measurement_cannot_be_judged():
-    assert ch7.near_floor_claim(_row(30.0, 40.0)).verdict == verdicts.UNTESTED
+    assert ch7.near_floor_claim(_row(30.0, 40.0)).verdict == verdicts.CANNOT_TELL
 
 
 def test_the_bytes_claim_holds_when_time_falls_with_the_bytes_and_not_when_it_rises():
@@ -79,7 +79,7 @@ def test_the_bytes_claim_holds_when_time_falls_with_the_bytes_and_not_when_it_ri
     assert ch7.bytes_claims(base, _row(26.0, 10.0, bytes_per_step_mb=250.0, label="int8"))[0].verdict == verdicts.HELD
     slower = ch7.bytes_claims(base, _row(90.0, 10.0, bytes_per_step_mb=250.0, label="int8"))
     assert slower[0].verdict == verdicts.NOT_HELD
-    assert slower[1].verdict == verdicts.UNTESTED  # 90 ms against 50 per step: work of its own, the premise fails
+    assert slower[1].verdict == verdicts.CANNOT_TELL  # 90 ms against 50 per step: work of its own, the premise fails
     assert ch7.bytes_claims(base, _row(50.0, 10.0, bytes_per_step_mb=250.0, label="int8"))[1].verdict == verdicts.HELD
 
 
@@ -90,7 +90,7 @@ def test_int8_is_judged_on_the_step_time_and_not_across_batches_apart():
     claims = ch7.bytes_claims(base, int8)
     assert "median ITL" in claims[0].evidence and claims[0].verdict != verdicts.NOT_HELD
     apart = ch7.bytes_claims(base, {**int8, "mean_running": 3.5})  # ×1.4 the batch, beyond the ×÷1.2 allowance
-    assert [c.verdict for c in apart] == [verdicts.UNTESTED, verdicts.UNTESTED] and "batches" in apart[0].evidence
+    assert [c.verdict for c in apart] == [verdicts.CANNOT_TELL, verdicts.CANNOT_TELL] and "batches" in apart[0].evidence
     assert "cannot say what the bytes did" in ch7.bytes_sentence(base, {**int8, "mean_running": 3.5}, "AVX512")
 
 
@@ -266,15 +266,15 @@ def test_the_stays_claim_is_judged_against_its_alternative():
     base = _row(60.0, 50.0, bytes_per_step_mb=500.0)  # gap 10 ms at MBU 0.83
     int8 = lambda tpot: _row(tpot, 27.0, bytes_per_step_mb=270.0)  # noqa: E731  per step 37, per byte 32.4
     # at MBU 0.83 the two predictions differ by 4.6 ms, inside ±6: the old gap ratio (×1.25) called it "grew"
-    assert ch7.stays_claim(base, int8(39.5), 0.1).verdict == verdicts.UNTESTED
-    assert ch7.stays_claim(base, int8(50.0), 0.1).verdict == verdicts.UNTESTED  # work of its own: premise fails
+    assert ch7.stays_claim(base, int8(39.5), 0.1).verdict == verdicts.CANNOT_TELL
+    assert ch7.stays_claim(base, int8(50.0), 0.1).verdict == verdicts.CANNOT_TELL  # work of its own: premise fails
     wide = _row(60.0, 20.0, bytes_per_step_mb=500.0)  # gap 40: per step 50.8, per byte 32.4
     int8 = lambda tpot: _row(tpot, 10.8, bytes_per_step_mb=270.0)  # noqa: E731
     assert ch7.stays_claim(wide, int8(52.0), 0.1).verdict == verdicts.HELD
     assert ch7.stays_claim(wide, int8(33.0), 0.1).verdict == verdicts.NOT_HELD  # the per-byte time: per byte
     assert ch7.stays_claim(wide, int8(44.0), 0.1).verdict == verdicts.PARTLY  # nearer per step, faster beyond noise
     same = _row(60.0, 55.0, bytes_per_step_mb=500.0)  # the bytes barely changed: both predict ~57
-    assert ch7.stays_claim(same, _row(57.0, 52.0, bytes_per_step_mb=472.0), 0.1).verdict == verdicts.UNTESTED
+    assert ch7.stays_claim(same, _row(57.0, 52.0, bytes_per_step_mb=472.0), 0.1).verdict == verdicts.CANNOT_TELL
 
 
 def test_exercise3_accepts_both_bindings_where_they_tie():
@@ -291,7 +291,7 @@ def test_the_methods_are_not_judged_where_numpys_read_did_not_grow_with_the_thre
     """Two cores: numpy's two single-thread sums reach 36 GB/s, torch's 54: numpy's kernel, not the memory."""
     one, both = _roof(20.0, 38.0), {**_roof(36.0, 54.0), "threads": 2}
     one["threads"] = 1
-    assert ch7.probe_claim(both, one).verdict == verdicts.UNTESTED  # ×1.8 from one thread to two: not saturated
+    assert ch7.probe_claim(both, one).verdict == verdicts.CANNOT_TELL  # ×1.8 from one thread to two: not saturated
     assert ch7.probe_claim(both).verdict == verdicts.NOT_HELD  # without the one-thread probe: judged as before
     above = {**_roof(75.0, 51.4), "threads": 2}  # numpy above torch: a cap cannot explain it, so it is judged
     assert ch7.probe_claim(above, one).verdict == verdicts.NOT_HELD
@@ -344,9 +344,9 @@ def test_the_stays_claim_is_not_judged_where_int8_beat_even_the_per_byte_time():
     """Pass 15: INT8 at ×0.50 the step time for ×0.61 the bytes: its kernels, so the premise failed."""
     base = _row(14.0, 3.12, bytes_per_step_mb=300.0, median_itl_ms=14.02)
     fast = _row(7.0, 1.9, bytes_per_step_mb=183.0, median_itl_ms=7.01, label="int8")
-    assert ch7.stays_claim(base, fast, 0.1).verdict == verdicts.UNTESTED
+    assert ch7.stays_claim(base, fast, 0.1).verdict == verdicts.CANNOT_TELL
 
 
 def test_a_worker_mbu_above_one_is_a_roof_measured_low():
     row = _row(10.0, 6.9, worker_mbu=1.45)
-    assert ch7.near_floor_claim(row).verdict == verdicts.UNTESTED
+    assert ch7.near_floor_claim(row).verdict == verdicts.CANNOT_TELL

@@ -37,6 +37,9 @@ def test_at_the_memory_ceiling_fp8_or_fewer_seats(monkeypatch):
 def test_queueing_at_the_seat_cap():
     a = advisor.advise(_row(engine_max_num_seqs=4, peak_running=4.0, peak_waiting=12.0), CPU.replace(max_num_seqs=4))
     assert a.limit == "Requests queue for a seat" and a.change == {"max_num_seqs": 8} and a.chapter == 3
+    full = _row(engine_max_num_seqs=4, peak_running=4.0, peak_waiting=12.0, peak_kv_cache_usage_pct=100.0)
+    said = [d.limit for d in advisor.diagnose(full, CPU.replace(max_num_seqs=4))]
+    assert "Requests queue for a seat" not in said  # the cache has no room: more seats would wait for blocks
 
 
 def test_stalled_decodes_get_a_smaller_budget_then_a_prefill_cap():

@@ -164,3 +164,62 @@ def test_language_of_a_path():
     from conftest import _language_of
     assert _language_of(Path(ROOT / "zh_CN" / "notebooks" / "00_start_here.ipynb")) == "zh_CN"
     assert _language_of(Path(ROOT / "notebooks" / "00_start_here.ipynb")) is None
+
+
+def test_an_exercises_printed_strings_are_collected_from_a_code_cell():
+    from helpers.i18n.code_strings import exercise_strings
+    source = ('q = H.Question("bytes per token", lambda: 1, 0.01, "every layer " "stores two", "lab01_q1.py",\n'
+              '               unit="bytes", known_wrong={"you forgot the ×2": lambda: 0.5, f"{x} made": f})\n'
+              'c = Choice("which", ["a", "b"], lambda: "a", "look at the rows", "q.py")\n%matplotlib')
+    assert exercise_strings(source) == []  # a cell with a magic is not Python: nothing to collect
+    assert exercise_strings(source.rsplit("\n", 1)[0]) == ["bytes per token", "every layer stores two", "bytes",
+                                                           "you forgot the ×2", "which", "look at the rows"]
+
+
+@pytest.mark.parametrize("lang", LANGUAGES)
+def test_every_exercise_of_a_translated_notebook_prints_in_its_language(lang):
+    """What a translated notebook's exercises print (name, hint, unit, the known mistakes' reasons) has a
+    current entry in the run-time catalog, where the code cell or the chapter's home builds it."""
+    from helpers.i18n.code_strings import exercise_strings, notebook_strings
+    done = {m.id for m in read_catalog(ROOT / "locales" / lang / "LC_MESSAGES" / "guide.po")
+            if m.id and m.string and not m.fuzzy}
+    for nb in TRANSLATED[lang]:
+        missing = [s for s in notebook_strings(json.loads((ROOT / nb).read_text())) if s not in done]
+        assert not missing, f"{nb}: no {lang} entry in guide.po for {missing} (python -m helpers.i18n extract)"
+    for home in sorted((ROOT / "helpers" / "chapters").rglob("*.py")):  # the chapters' own exercises
+        missing = [s for s in exercise_strings(home.read_text()) if s not in done]
+        assert not missing, f"{home.name}: no {lang} entry in guide.po for {missing}"
+
+
+def test_a_check_speaks_the_learners_language(monkeypatch, capsys):
+    from helpers.exercises import Question
+    q = Question("bytes per token", lambda: 64.0, 0.01, "every layer stores a key AND a value, for each KV head "
+                 "(not each query head), each head_dim numbers wide.", "lab01_q1.py", unit="bytes",
+                 known_wrong={"you forgot the ×2 for key and value": lambda: 32.0})
+    monkeypatch.setenv("GUIDE_LANG", "zh_CN")
+    q.check(32)
+    q.hint()
+    said = capsys.readouterr().out
+    assert "每 token 字节数" in said and "你忘了 key 和 value 要 ×2" in said and "每一层都要" in said
+    monkeypatch.delenv("GUIDE_LANG")
+    q.check(64)
+    assert "bytes per token: 64.00 bytes" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("lang", LANGUAGES)
+def test_every_run_time_string_has_a_current_translation(lang):
+    """What `tr()` and `N_()` mark, and what the exercises print: a new or changed English string leaves its entry
+    empty or fuzzy after `python -m helpers.i18n extract`, and this names it."""
+    stale = [m.id for m in read_catalog(ROOT / "locales" / lang / "LC_MESSAGES" / "guide.po")
+             if m.id and (m.fuzzy or not m.string)]
+    assert not stale, f"guide.po ({lang}) has no current translation for: {stale}"
+
+
+def test_the_run_time_catalog_holds_every_string_the_code_marks(tmp_path):
+    """A `tr("…")` added or changed in helpers/ (or an exercise's text in a code cell) without running
+    `python -m helpers.i18n extract` would print English in every language: name it."""
+    from helpers.i18n.catalogs import runtime_pot
+    marked = {m.id for m in read_catalog(runtime_pot(tmp_path / "guide.pot")) if m.id}
+    for lang in LANGUAGES:
+        have = {m.id for m in read_catalog(ROOT / "locales" / lang / "LC_MESSAGES" / "guide.po") if m.id}
+        assert not marked - have, f"not in guide.po ({lang}; run python -m helpers.i18n extract): {marked - have}"

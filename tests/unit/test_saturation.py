@@ -158,3 +158,14 @@ def test_the_6a_front_takes_the_sweeps_rates_and_the_paths_steps_once_each():
     assert "The tuned configuration (seqs=2 at 2 req/s) is on the front" in said
     assert "The baseline (the path kept no step)" in ch6a.front_sentence(points, "baseline at 2 req/s", 50)
     assert vlc.vegalite_to_svg(charts.pareto(points, 50, marked=tuned).to_dict()).startswith("<svg")
+
+
+def test_a_short_run_whose_ramp_outlasted_the_sending_says_too_few_not_far_past_capacity():
+    from helpers.results.rows import queue_unread
+    # 8 requests sent over 1.6 s; the first ones took 1.4 s (cold prefills): few were sent after that ramp
+    starts = [0.2 * i for i in range(8)]
+    row = {"request_start_s": starts, "request_e2el_ms": [1400.0] * 8, "request_ttft_ms": [300.0] * 8}
+    assert queue_unread(row).startswith("too few requests sent after the ramp")
+    long = {"request_start_s": [0.05 * i for i in range(32)], "request_e2el_ms": [5000.0] * 32,
+            "request_ttft_ms": [3000.0] * 32}
+    assert "far past capacity" in queue_unread(long)

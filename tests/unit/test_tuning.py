@@ -107,9 +107,18 @@ def test_a_failed_request_is_a_miss():
 
 
 def test_crossing_the_target_at_a_lower_goodput_is_not_a_gain():
-    """7 of 8 in 1.6 s, then 8 of 8 in 3.3 s: the share crossed the target, but goodput fell ×0.55."""
+    """7 of 8 in 1.6 s, then 8 of 8 in 3.3 s: the share crossed the target, but goodput fell ×0.55, beyond the
+    ×÷1.3 floor: hurt, as the rule printed beside the verdict says (either one lower beyond noise)."""
     judged, ratio = effect(_row(7, total=8, duration=1.6), _row(8, total=8, duration=3.3), SLO(1000, 50, share=0.9))
-    assert judged == NOTHING and ratio == pytest.approx(1.6 / 3.3)  # one more, but slower: neither decides
+    assert judged == HURT and ratio == pytest.approx((8 / 3.3) / (7 / 1.6))
+    # one more within the target but the run took twice as long, no crossing: goodput ×0.6, also hurt
+    assert effect(_row(5, total=8, duration=2.3), _row(6, total=8, duration=4.6), SLO(1000, 50, share=0.9))[0] == HURT
+
+
+def test_only_crossing_is_said_where_the_count_cannot_decide():
+    slo = SLO(1000, 50, share=0.9)
+    assert tuning.count_cannot_decide(_row(7, total=8), slo)  # one more could meet it: the count cannot move by 2
+    assert not tuning.count_cannot_decide(_row(5, total=8), slo)  # three more could
 
 
 def test_the_noise_allowance_never_falls_below_the_start_to_start_default():

@@ -163,11 +163,13 @@ def _goodput_claim(text: str, before: dict, after: dict, slo: SLO, evidence: str
         return verdicts.untested(text, f"{ev}: no request met the target on either side, so goodput cannot tell "
                                        "them apart", rule)
     ceiling = tuning.pace_ceiling(before, after) if tuning.judged_on_pace(before, after, slo) else None
-    if judged == tuning.NOTHING and ceiling is not None and ceiling <= 1 + verdicts.DEFAULT_NOISE:
+    if judged == tuning.NOTHING and ceiling is not None and ceiling <= 1 + verdicts.DEFAULT_NOISE and \
+            tuning.count_cannot_decide(before, slo):
         return verdicts.untested(text, f"{ev}: judged on the pace, and an engine no faster per request than these "
                                        f"two could not have finished this load more than ×{ceiling:.2f} sooner, "
-                                       "inside the noise allowance: only crossing the target could show a gain "
-                                       "here", rule)
+                                       "inside the noise allowance, and fewer than "
+                                       f"{tuning.MIN_COUNT_CHANGE} more requests could meet the target: only "
+                                       "crossing it could show a gain here", rule)
     return Claim(text, _GOODPUT_VERDICT[judged], ev, rule)
 
 
@@ -191,12 +193,14 @@ def tuning_claims(records: list[dict], advised: dict, advice_text: str, mixed: d
         hurt = sum(r["effect"] == tuning.HURT for r in attempts)
         ceilings = [r.get("pace_ceiling") for r in attempts]
         if not hurt and attempts and all(r.get("judged_on") == "pace" for r in attempts) and \
-                all(c is not None and c <= 1 + verdicts.DEFAULT_NOISE for c in ceilings):
+                all(c is not None and c <= 1 + verdicts.DEFAULT_NOISE for c in ceilings) and \
+                tuning.count_cannot_decide(base["row"], slo):
             return [verdicts.untested(path_text, path_evidence + f": every step was judged on the pace, and an "
                                       "engine no faster per request than the rows compared could not have finished "
                                       f"this load more than ×{max(ceilings):.2f} sooner (the arrival schedule and the "
-                                      "last request's own time), inside the noise allowance: at this size only "
-                                      "crossing the target could show a gain", rule),
+                                      "last request's own time), inside the noise allowance, and fewer than "
+                                      f"{tuning.MIN_COUNT_CHANGE} more requests could meet the target: at this size "
+                                      "only crossing it could show a gain", rule),
                     *_other_tuning_claims(advised, advice_text, mixed, slo, rule)]
         # cannot tell only where every attempt was within noise: a step that hurt beyond the noise was told
         # apart, so the path did find something, and it was worse

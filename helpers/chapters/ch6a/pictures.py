@@ -24,8 +24,8 @@ def inside_the_busiest(row: dict) -> str:
         more = " (the full size sends more)" if why.startswith("too few") and run_size.size() != "full" else ""
         return f"At **{row['load_request_rate']:g} req/s** the over-saturation rule reads nothing: {why}{more}."
     state = {True: "the queue grew while requests were sent: it looks **over-saturated**, its latencies those of a "
-                   "queue that had not stopped growing (a stable load at 70-85 % of capacity reads this way in up to "
-                   "one run in seven)",
+                   "queue that had not stopped growing (a stable load at 70-85 % of capacity reads this way in 6-18 % "
+                   "of simulated runs, up to about one in five: `rows.over_saturated`)",
              False: "the queue did not grow in this run, so what the page reads into an over-saturated rate was not "
                     "tested here (a short run of a load just past capacity reads this way in about one run in ten)",
              None: "between the two, so whether the queue would have kept growing cannot be told from a run "
@@ -67,9 +67,11 @@ def front_sentence(rows: dict[str, dict], tuned: str, tpot_limit_ms: float) -> s
     x, y = points["tokens/s per user"], points["total output tokens/s"]
     better = points.loc[(x >= p["tokens/s per user"]) & (y >= p["total output tokens/s"])
                         & ((x > p["tokens/s per user"]) | (y > p["total output tokens/s"])), "config"]
+    chose = ("goodput, which chose it" if not tuned.startswith("baseline") else
+             "goodput, which no step beat from it")
     where = ("on the front: no other point is at least as good on both axes and better on one" if p["on the front"]
              else f"inside the front: {', '.join(better)} did at least as well on both axes and better on one "
-             "(goodput, which chose it, counts requests within both targets, TTFT's too, which neither axis shows)")
+             f"({chose}, counts requests within both targets, TTFT's too, which neither axis shows)")
     fast = points.loc[points["tokens/s per user"] >= 1000 / tpot_limit_ms, "config"]
     who = ("The baseline (the path kept no step)" if tuned.startswith("baseline") else
            f"The tuned configuration ({tuned})")

@@ -17,6 +17,7 @@ from dataclasses import dataclass, replace
 
 from helpers import run_size, tuning
 from helpers.errors import ConfigError
+from helpers.i18n import N_
 from helpers.load import Load
 from helpers.slo import SLO, knee
 
@@ -71,10 +72,10 @@ def goodput_mistakes(row, slo: SLO) -> dict:
         _, r = run()
         return met() / (r["load_num_prompts"] / r["load_request_rate"]) if r.get("load_request_rate") else None
 
-    return {"you counted every request, not only those within the target (that is request throughput)":
+    return {N_("you counted every request, not only those within the target (that is request throughput)"):
             lambda: len(run()[0]["request_ttft_ms"]) / run()[0]["duration"],
-            "you divided by N ÷ rate, the schedule's length, not the run's own duration": nominal,
-            "you gave the share within the target; goodput divides the count by the duration":
+            N_("you divided by N ÷ rate, the schedule's length, not the run's own duration"): nominal,
+            N_("you gave the share within the target; goodput divides the count by the duration"):
             lambda: met() / len(run()[0]["request_ttft_ms"])}
 
 
@@ -180,7 +181,10 @@ def capstone_verdict(mine: dict, baseline: dict, advised: dict, slo: SLO, *, sam
         why = f"more requests per second than {name} run, but a smaller share of them within the target"
     elif judged == tuning.NOTHING and tuning.judged_on_pace(ref, mine, slo) and mine_share < ref_share:
         why = (f"fewer of your requests met the target than in {name} run (by less than "
-               f"{tuning.MIN_COUNT_CHANGE}), so finishing sooner does not count (chapter 6's rule)")
+               f"{tuning.MIN_COUNT_CHANGE}), so finishing sooner does not count (chapter 6's rule)"
+               if tuning.pace(ref, mine) > 1 else
+               f"fewer of your requests met the target than in {name} run (by less than "
+               f"{tuning.MIN_COUNT_CHANGE}), and your run finished no sooner")
     else:
         why = f"{'within the noise of' if judged == tuning.NOTHING else 'below'} {name} goodput"
     return Verdict(False, m, b, a, f"Not yet: {why} ({mine_share:.0%} of your requests within the target, "
