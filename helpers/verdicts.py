@@ -68,7 +68,11 @@ class Claim:
     rule: str = ""  # one line: what "held" needs, so a learner can check the verdict by eye
 
     def markdown_row(self) -> str:
-        return f"| {self.text} | {_ICON[self.verdict]} {said(self.verdict)} | {self.evidence} | {self.rule} |"
+        """The claim and its rule in the learner's language where the `guide` catalog has them (a claim's
+        text and a fixed rule are collected there by helpers.i18n.code_strings); the evidence, made of
+        this run's figures, stays as measured."""
+        return (f"| {tr(self.text)} | {_ICON[self.verdict]} {said(self.verdict)} | {self.evidence} | "
+                f"{tr(self.rule)} |")
 
 
 def said(verdict: str) -> str:

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from helpers.i18n import LOCALES, ROOT
-from helpers.i18n.code_strings import exercise_strings, notebook_strings
+from helpers.i18n.code_strings import claim_strings, exercise_strings, notebook_strings
 from helpers.i18n.paragraphs import notebook_units, translated_notebook
 
 CACHE = ROOT / ".cache" / "i18n"
@@ -121,7 +121,7 @@ def runtime_pot(target: Path) -> Path:
             str(ROOT / "helpers"), method_map=[("**.py", "python")], keywords={"tr": None, "N_": None}):
         catalog.add(message, locations=[(f"helpers/{filename}", lineno)], auto_comments=comments, context=context)
     for py in sorted((ROOT / "helpers").rglob("*.py")):
-        for text in exercise_strings(py.read_text()):
+        for text in exercise_strings(py.read_text()) + claim_strings(py.read_text()):
             catalog.add(text, locations=[(py.relative_to(ROOT).as_posix(), 0)])
     for nb in notebooks():
         for text in notebook_strings(json.loads(nb.read_text())):

@@ -1,10 +1,18 @@
-"""The English an exercise prints, where it is written in a code cell: a code cell is never translated,
-so `Question("bytes per token", …, "every layer stores …", unit="bytes", known_wrong={"you forgot …": …})`
-would stay English. Its name, hint, unit and the reasons of its known mistakes are collected here into
-the `guide` catalog, and `helpers.exercises` shows each through `tr()`."""
+"""English a learner reads that is not marked with `tr()` where it is written, collected into the `guide`
+catalog, and shown through `tr()` where it is printed:
+
+- an exercise's text in a code cell (a code cell is never translated): `Question("bytes per token", …,
+  "every layer stores …", unit="bytes", known_wrong={"you forgot …": …})`: its name, hint, unit and the
+  reasons of its known mistakes (`helpers.exercises`);
+- a claim's text and a fixed rule in a chapter's home: every string constant that starts with the claim's
+  number ("2.2 A larger memory fraction gives more KV tokens"), and every constant rule (a `…RULE = "…"`,
+  a `rule="…"` argument) (`verdicts.Claim.markdown_row`). A text or rule built at run time from this
+  run's figures (an f-string) stays English, and so does a claim's evidence.
+"""
 from __future__ import annotations
 
 import ast
+import re
 
 CALLS = {"Question": {0: "name", 3: "hint"}, "Choice": {0: "name", 3: "hint"}}
 KEYWORDS = ("name", "hint", "unit")
@@ -32,6 +40,34 @@ def exercise_strings(source: str) -> list[str]:
     return list(dict.fromkeys(found))
 
 
+CLAIM = re.compile(r"^\d\.\d[a-z]? \S")  # "2.2 A larger …", "6.3a (demonstration) …", "3.1 …and …"
+
+
+def claim_strings(source: str) -> list[str]:
+    """Each claim text (a string constant starting with its number, on one line) and each constant rule in
+    `source`; the pieces of an f-string and docstrings are left out."""
+    tree = ast.parse(source)
+    skip = {id(node.value) for node in ast.walk(tree) if isinstance(node, ast.Expr)}  # docstrings, bare strings
+    skip |= {id(part) for node in ast.walk(tree) if isinstance(node, ast.JoinedStr) for part in ast.walk(node)}
+    found: list[str] = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Constant) and isinstance(node.value, str) and id(node) not in skip \
+                and "\n" not in node.value and CLAIM.match(node.value):
+            found.append(node.value)
+        elif isinstance(node, ast.Assign) and _prose(node.value) and \
+                any(isinstance(t, ast.Name) and (t.id.endswith("RULE") or t.id in ("text", "title"))
+                    for t in node.targets):
+            found.append(node.value.value)
+        elif isinstance(node, ast.keyword) and node.arg in ("rule", "text") and _prose(node.value):
+            found.append(node.value.value)
+    return list(dict.fromkeys(found))
+
+
+def _prose(node) -> bool:
+    """A string constant that reads as a sentence (a column name such as `output_throughput_vllm_rule` does not)."""
+    return isinstance(node, ast.Constant) and isinstance(node.value, str) and " " in node.value
+
+
 def notebook_strings(nb: dict) -> list[str]:
     """exercise_strings over a notebook's code cells, in order, each once."""
     found: list[str] = []
@@ -41,4 +77,4 @@ def notebook_strings(nb: dict) -> list[str]:
     return list(dict.fromkeys(found))
 
 
-__all__ = ["exercise_strings", "notebook_strings"]
+__all__ = ["CLAIM", "claim_strings", "exercise_strings", "notebook_strings"]

@@ -223,3 +223,22 @@ def test_the_run_time_catalog_holds_every_string_the_code_marks(tmp_path):
     for lang in LANGUAGES:
         have = {m.id for m in read_catalog(ROOT / "locales" / lang / "LC_MESSAGES" / "guide.po") if m.id}
         assert not marked - have, f"not in guide.po ({lang}; run python -m helpers.i18n extract): {marked - have}"
+
+
+def test_a_claims_text_and_fixed_rule_are_collected_and_shown_in_the_learners_language(monkeypatch):
+    from helpers import verdicts
+    from helpers.i18n.code_strings import claim_strings
+    source = ('STAYS_RULE = "held: nearer the per-step time"\n'
+              'def f(x):\n    """2.2 A docstring is not a claim."""\n'
+              '    text = "Tuned beats stock a lot"\n'
+              '    return judge("2.2 A larger memory fraction gives more KV tokens", True, f"2.2 {x} built", '
+              'rule="held: both rise", partly=False)\n'
+              'judge(f"3.1 At {x} in flight", True, "e", rule=f"held at {x}")\n')
+    assert claim_strings(source) == ["held: nearer the per-step time", "Tuned beats stock a lot",
+                                     "2.2 A larger memory fraction gives more KV tokens", "held: both rise"]
+    claim = verdicts.judge("2.2 A larger memory fraction gives more KV tokens", True, "117,632 → 336,896 tokens",
+                           rule="held: both rise strictly with every larger fraction")
+    monkeypatch.setenv("GUIDE_LANG", "zh_CN")
+    row = claim.markdown_row()
+    assert "2.2 更大的内存占比带来更多 KV token" in row and "成立：每增大一次内存占比" in row
+    assert "117,632 → 336,896 tokens" in row  # the evidence is this run's figures, as measured
