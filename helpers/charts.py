@@ -138,7 +138,7 @@ def bars(df: pd.DataFrame, metric: str, chart_title: str | None = None, color: s
     if _has_floor(df, metric):
         chart = chart + _floor_tick(df, x)
         notes.append(tr("black tick: the bandwidth floor (chapter 7)"))
-    return chart.properties(title=_heading(chart_title or title(metric), notes), width=WIDTH, height=HEIGHT)
+    return chart.properties(title=_heading(tr(chart_title) or title(metric), notes), width=WIDTH, height=HEIGHT)
 
 
 def _whisker_note(metric: str) -> str:
@@ -157,7 +157,7 @@ def _heading(text: str, notes: list[str]):
 def compare(df: pd.DataFrame, metrics: list[str], chart_title: str = "") -> alt.HConcatChart:
     """Side-by-side bars for several figures (e.g. P99 TTFT, P99 ITL, throughput)."""
     return alt.hconcat(*[bars(df, m, x_labels=False).properties(width=200, height=220)
-                         for m in metrics]).properties(title=chart_title)
+                         for m in metrics]).properties(title=tr(chart_title))
 
 
 def panel_runs(metrics: list[str], chart_title: str = "Your runs", label_with: str | None = None,
@@ -194,7 +194,7 @@ def sweep(df: pd.DataFrame, x: str, y: str, color: str = COLOR, chart_title: str
             x=xx, y=f"{FLOOR}:Q", color=alt.Color(f"{color}:N", title=None),
             tooltip=[color, alt.Tooltip(f"{FLOOR}:Q", format=".1f", title="bandwidth floor (ms)")])
         notes.append(tr("dashed: the bandwidth floor (chapter 7)"))
-    return chart.properties(title=_heading(chart_title or f"{title(y)} vs {title(x)}", notes), width=WIDTH,
+    return chart.properties(title=_heading(tr(chart_title) or f"{title(y)} vs {title(x)}", notes), width=WIDTH,
                             height=HEIGHT)
 
 
@@ -212,7 +212,7 @@ def roofline(lines: pd.DataFrame, chart_title: str = "") -> alt.Chart:
         color=color, strokeDash=dash,
         tooltip=["line:N", "requests in flight:Q", alt.Tooltip("sequences in a step:Q", format=".1f"),
                  alt.Tooltip("ms per token:Q", format=".2f")],
-    ).properties(title=chart_title or "TPOT against the roofs", width=WIDTH, height=HEIGHT)
+    ).properties(title=tr(chart_title) or tr("TPOT against the roofs"), width=WIDTH, height=HEIGHT)
 
 
 def chain(df: pd.DataFrame, x: str, steps: list[str], chart_title: str = "") -> alt.HConcatChart:
@@ -222,7 +222,7 @@ def chain(df: pd.DataFrame, x: str, steps: list[str], chart_title: str = "") -> 
         y=alt.Y(f"{s}:Q", title=title(s), scale=alt.Scale(zero=False)),
         tooltip=[alt.Tooltip(f"{x}:Q"), alt.Tooltip(f"{s}:Q", format=".1f")],
     ).properties(width=180, height=180, title=f"→ {title(s).split(' (sequences')[0]}") for s in steps]
-    return alt.hconcat(*panels).properties(title=chart_title)
+    return alt.hconcat(*panels).properties(title=tr(chart_title))
 
 
 def timeseries(ts: pd.DataFrame, y: str = "kv_cache_usage_pct", color: str = COLOR,
@@ -233,7 +233,7 @@ def timeseries(ts: pd.DataFrame, y: str = "kv_cache_usage_pct", color: str = COL
         y=alt.Y(f"{y}:Q", title=title(y)),
         color=alt.Color(f"{color}:N", title=None),
         tooltip=[color, "t_s", y],
-    ).properties(title=chart_title or f"{title(y)} during the run", width=WIDTH, height=HEIGHT)
+    ).properties(title=tr(chart_title) or f"{title(y)} during the run", width=WIDTH, height=HEIGHT)
 
 
 def save(chart: alt.TopLevelMixin, path: str | Path) -> Path:
@@ -262,7 +262,7 @@ def requests(row: dict, max_ttft_ms: float, max_tpot_ms: float, chart_title: str
     repeats = len(row.get("runs") or [row])
     where = " (first repeat of " + str(repeats) + ")" if repeats > 1 else ""
     return (points + ttft + tpot).properties(
-        title=(chart_title or "Each request against the latency targets (dashed)") + where)
+        title=(tr(chart_title) or tr("Each request against the latency targets (dashed)")) + where)
 
 
 def tradeoff(df: pd.DataFrame, x: str, y: str, label: str = COLOR, chart_title: str | None = None) -> alt.Chart:
@@ -274,7 +274,7 @@ def tradeoff(df: pd.DataFrame, x: str, y: str, label: str = COLOR, chart_title: 
         tooltip=[label, alt.Tooltip(f"{x}:Q", format=".0f"), alt.Tooltip(f"{y}:Q", format=".0f")])
     points = base.mark_point(filled=True, size=90).encode(color=alt.Color(f"{label}:N", title=None, sort=None))
     names = base.mark_text(align="left", dx=8, dy=-6, fontSize=12).encode(text=f"{label}:N")
-    return (points + names).properties(title=chart_title or f"{title(y)} vs {title(x)}", width=WIDTH, height=HEIGHT)
+    return (points + names).properties(title=tr(chart_title) or f"{title(y)} vs {title(x)}", width=WIDTH, height=HEIGHT)
 
 
 def catch_up(lines: pd.DataFrame, chart_title: str = "Start time plus serving time") -> alt.FacetChart:
@@ -286,7 +286,7 @@ def catch_up(lines: pd.DataFrame, chart_title: str = "Start time plus serving ti
         color=alt.Color("engine:N", title=None),
         tooltip=["engine:N", alt.Tooltip("output_tokens:Q", format=",.0f"), alt.Tooltip("seconds:Q", format=".1f")],
     ).properties(width=220, height=200).facet(
-        column=alt.Column("concurrency:N", title=None)).properties(title=chart_title)
+        column=alt.Column("concurrency:N", title=None)).properties(title=tr(chart_title))
 
 
 def room(r: pd.DataFrame, metric: str, chart_title: str | None = None) -> alt.FacetChart:
@@ -310,7 +310,7 @@ def room(r: pd.DataFrame, metric: str, chart_title: str | None = None) -> alt.Fa
     return alt.layer(rng, median, points, data=r).properties(width=WIDTH, height=alt.Step(26)).facet(
         row=alt.Row("experiment:N", title=None, header=alt.Header(labelAngle=0, labelAlign="left", labelLimit=500)),
     ).resolve_scale(y="independent").properties(
-        title=chart_title or f"{title(metric)}: each machine against its own baseline, and the room's spread")
+        title=tr(chart_title) or f"{title(metric)}: each machine against its own baseline, and the room's spread")
 
 
 def knee(rows: list[dict], slo, best_rate: float | None, chart_title: str = "") -> alt.HConcatChart:
@@ -348,7 +348,7 @@ def knee(rows: list[dict], slo, best_rate: float | None, chart_title: str = "") 
         panels.append(layer.properties(width=300, height=240, title=f"{label}: target dashed, {rule}"))
     note = (" (▲ looked over-saturated: the queue grew while requests were sent, so those latencies are likely not "
             "a steady state)" if OVER in state.values() else "")
-    return alt.hconcat(*panels).properties(title=(chart_title or "Latency against the offered rate") + note)
+    return alt.hconcat(*panels).properties(title=(tr(chart_title) or tr("Latency against the offered rate")) + note)
 
 
 OVER, FEW, NO_TIMELINE = "over-saturated", "too few requests, or far past capacity", "no timeline"
@@ -366,7 +366,7 @@ def tuning_path(records: list[dict], slo, chart_title: str = "Goodput at the tar
         y=alt.Y("goodput (req/s):Q", title="goodput at the target (requests/s that met it)"),
         color=alt.Color("effect:N", scale=colors, title="effect against the best so far"),
         tooltip=["step:N", alt.Tooltip("goodput (req/s):Q", format=".2f"), "effect:N", "kept:N"],
-    ).properties(title=chart_title, width=WIDTH, height=HEIGHT)
+    ).properties(title=tr(chart_title), width=WIDTH, height=HEIGHT)
 
 
 def timeline(row: dict, chart_title: str = "") -> alt.VConcatChart:
@@ -381,7 +381,7 @@ def timeline(row: dict, chart_title: str = "") -> alt.VConcatChart:
         why = (f"{row.get('config_label')}: this row keeps no timeline (measured before timelines were stored, "
                "or read from a file without --save-detailed). Measure it again with force=True to see one.")
         return alt.vconcat(alt.Chart(pd.DataFrame({"why": [why]})).mark_text(align="left", lineBreak=". ").encode(
-            text="why:N").properties(width=WIDTH, height=60, title=chart_title or "No timeline"))
+            text="why:N").properties(width=WIDTH, height=60, title=tr(chart_title) or tr("No timeline")))
     if not server.empty:  # running and waiting always (a flat 0 is a finding), the rest where they moved
         moved = server.groupby("series")["value"].agg(lambda v: v.max() > v.min())
         server = server.loc[server["series"].map(moved) | server["series"].isin(["requests running",
@@ -391,8 +391,8 @@ def timeline(row: dict, chart_title: str = "") -> alt.VConcatChart:
     brush = alt.selection_interval(encodings=["x"]) if not server.empty else None
     repeats = len(row.get("runs") or [row])
     first = f" (the first of {repeats} repeats)" if repeats > 1 else ""
-    top = _request_bars(bars, t_axis, brush, (chart_title or "Each request: waiting for its first token, then "
-                                              "decoding") + first)
+    top = _request_bars(bars, t_axis, brush, (tr(chart_title) or tr("Each request: waiting for its first token, "
+                                                                     "then decoding")) + first)
     if brush is None:  # no /metrics samples (an imported file): zoom the bars by scrolling instead
         return alt.vconcat(top.interactive(bind_y=False))
     lower = []
@@ -430,7 +430,7 @@ def _request_bars(bars: pd.DataFrame, t_axis: alt.Axis, zoom, chart_title: str) 
                  alt.Tooltip("e2el_ms:Q", title="latency (ms)", format=".0f"),
                  alt.Tooltip("max_itl_ms:Q", title="longest gap (ms)", format=".0f")],
     ).properties(width=WIDTH, height=max(120, min(300, 8 * many)),
-                 title=chart_title or "Each request: waiting for its first token, then decoding")
+                 title=tr(chart_title) or tr("Each request: waiting for its first token, then decoding"))
 
 
 def pareto(rows: dict[str, dict], tpot_limit_ms: float | None = None, marked: str | None = None,
@@ -459,5 +459,5 @@ def pareto(rows: dict[str, dict], tpot_limit_ms: float | None = None, marked: st
     if marked is not None and (points["config"] == marked).any():
         layer += alt.Chart(points.loc[points["config"] == marked]).mark_point(
             size=400, color="black", strokeWidth=2).encode(x=x, y=y)
-    return layer.properties(width=WIDTH, height=HEIGHT, title=chart_title or (
+    return layer.properties(width=WIDTH, height=HEIGHT, title=tr(chart_title) or (
         "Each configuration: one user's speed against the server's" + (", tuned ringed" if marked else "")))

@@ -20,23 +20,26 @@ KEYWORDS = ("name", "hint", "unit")
 
 def exercise_strings(source: str) -> list[str]:
     """Each literal string a Question or Choice built in `source` prints: its name, hint, unit and the
-    reasons (keys) of its `known_wrong`. A string computed at run time (an f-string) is left out."""
+    reasons (keys) of its `known_wrong`; and each chart's literal title (`chart_title=`, which
+    helpers.charts shows through tr()). A string computed at run time (an f-string) is left out."""
     try:
         tree = ast.parse(source)
     except SyntaxError:  # a cell with IPython magics: nothing an exercise prints
         return []
-    found: list[str] = []
+    values: list = []
     for node in ast.walk(tree):
+        if isinstance(node, ast.keyword) and node.arg == "chart_title":
+            values.append(node.value)
         if not isinstance(node, ast.Call):
             continue
         called = node.func.attr if isinstance(node.func, ast.Attribute) else getattr(node.func, "id", "")
         if called not in CALLS:
             continue
-        values = [a for i, a in enumerate(node.args) if i in CALLS[called]]
+        values += [a for i, a in enumerate(node.args) if i in CALLS[called]]
         values += [k.value for k in node.keywords if k.arg in KEYWORDS]
         values += [key for k in node.keywords if k.arg == "known_wrong" and isinstance(k.value, ast.Dict)
                    for key in k.value.keys]
-        found += [v.value for v in values if isinstance(v, ast.Constant) and isinstance(v.value, str) and v.value]
+    found = [v.value for v in values if isinstance(v, ast.Constant) and isinstance(v.value, str) and v.value]
     return list(dict.fromkeys(found))
 
 

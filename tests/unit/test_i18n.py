@@ -242,3 +242,13 @@ def test_a_claims_text_and_fixed_rule_are_collected_and_shown_in_the_learners_la
     row = claim.markdown_row()
     assert "2.2 更大的内存占比带来更多 KV token" in row and "成立：每增大一次内存占比" in row
     assert "117,632 → 336,896 tokens" in row  # the evidence is this run's figures, as measured
+
+
+def test_a_charts_title_from_a_code_cell_is_shown_in_the_learners_language(monkeypatch):
+    import pandas as pd
+
+    from helpers import charts
+    df = pd.DataFrame({"config_label": ["a", "b"], "output_throughput": [10.0, 12.0]})
+    monkeypatch.setenv("GUIDE_LANG", "zh_CN")
+    spec = charts.bars(df, "output_throughput", chart_title="Throughput rises with concurrency").to_dict()
+    assert "吞吐随并发上升" in str(spec["title"])
