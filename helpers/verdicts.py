@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from helpers.i18n import tr
+from helpers.i18n import N_, tr
 from helpers.results import intervals
 from helpers.results.gaps import missing
 
@@ -183,39 +183,50 @@ def judge_change(text: str, before, after, metric: str, better: str, held_at: fl
     gain = iv.value if better == "higher" else 1 / iv.value
     lo, hi = (iv.lo, iv.hi) if better == "higher" else (1 / iv.hi, 1 / max(iv.lo, 1e-12))
     ev = (evidence or f"{metric}: {x:,.1f} → {y:,.1f}{(' ' + unit) if unit else ''}")
-    name = f"{100 * intervals.LEVEL:.0f} % interval" if iv.measured else "allowance"
-    ev += f"; ×{gain:.2f} the claimed way ({name} ×{lo:.2f}–×{hi:.2f}; {iv.covers})"
+    ev += tr("; ×{gain} the claimed way ({name} ×{lo}–×{hi}; {covers})").format(
+        gain=f"{gain:.2f}", name=iv.name(), lo=f"{lo:.2f}", hi=f"{hi:.2f}", covers=iv.covers)
     floor = default_noise(metric)
     rule = rule or change_rule(better, held_at, floor)
     if 1 < held_at <= 1 + floor + 1e-9:  # a claim smaller than the floor: say what that means for the verdict
-        rule += (f"; the claimed ×{held_at:.2f} lies inside this figure's ×÷{1 + floor:.1f} floor, so held needs a "
-                 f"ratio past ×{1 + floor:.1f}; a ratio between ×1 and the claimed size can only read cannot tell")
+        rule += tr("; the claimed ×{claim} lies inside this figure's ×÷{floor} floor, so held needs a ratio past "
+                   "×{floor}; a ratio between ×1 and the claimed size can only read cannot tell").format(
+            claim=f"{held_at:.2f}", floor=f"{1 + floor:.1f}")
     if lo > 1 + 1e-9:
         if gain < held_at - 1e-9 and hi >= held_at:
-            ev += f"; the interval reaches the claimed ×{held_at:.2f}, so it may have held in full"
+            ev += tr("; the interval reaches the claimed ×{claim}, so it may have held in full").format(
+                claim=f"{held_at:.2f}")
         elif gain >= held_at - 1e-9 and lo < held_at - 1e-9:
-            ev += f"; the interval also reaches below the claimed ×{held_at:.2f}, so it may have held only in part"
+            ev += tr("; the interval also reaches below the claimed ×{claim}, so it may have held only in "
+                     "part").format(claim=f"{held_at:.2f}")
         return judge(text, gain >= held_at - 1e-9, ev, partly=True, rule=rule)
     if hi < 1 - 1e-9:
         return Claim(text, NOT_HELD, ev, rule)
     if held_at > 1 and hi < held_at - 1e-9 and null_refutes:
-        return Claim(text, NOT_HELD, ev + f"; the interval holds no change and excludes the claimed ×{held_at:.2f}: "
-                     "the change this mechanism makes did not happen", rule + "; a count that stayed put: did not hold")
+        refuted = tr("; the interval holds no change and excludes the claimed ×{claim}: the change this mechanism "
+                     "makes did not happen").format(claim=f"{held_at:.2f}")
+        return Claim(text, NOT_HELD, ev + refuted, rule + tr("; a count that stayed put: did not hold"))
     if held_at > 1 and hi < held_at - 1e-9:
-        return Claim(text, NOISE, ev + f"; the interval holds no change and excludes the claimed ×{held_at:.2f}, "
-                                       "so a change that size did not show here", rule)
-    return Claim(text, CANNOT_TELL, ev + ("; the interval holds both no change and the claimed "
-                                          f"×{held_at:.2f}" if held_at > 1 else "; the interval holds no change"),
-                 rule)
+        return Claim(text, NOISE, ev + tr("; the interval holds no change and excludes the claimed ×{claim}, so a "
+                                          "change that size did not show here").format(claim=f"{held_at:.2f}"), rule)
+    return Claim(text, CANNOT_TELL, ev + (tr("; the interval holds both no change and the claimed ×{claim}").format(
+        claim=f"{held_at:.2f}") if held_at > 1 else tr("; the interval holds no change")), rule)
+
+
+NULL_RULE = N_("an interval holding no change: within noise where it excludes the claimed size, else cannot tell")
 
 
 def change_rule(better: str, held_at: float, level: float) -> str:
-    """The one-line threshold shown beside a judge_change verdict."""
-    way = "lower" if better == "lower" else "higher"
-    need = f"×{held_at:g} or more {way}" if held_at > 1 else f"{way} at all"
-    return (f"held: {need}, its 95 % interval beyond no change (never narrower than ×÷{1 + level:.2f} start to "
-            "start); an interval holding no change: within noise where it excludes the claimed size, else cannot "
-            "tell")
+    """The one-line threshold shown beside a judge_change verdict, in the learner's language."""
+    held = (tr("held: ×{claim} or more lower, its 95 % interval beyond no change (never narrower than ×÷{floor} "
+               "start to start)") if better == "lower" and held_at > 1 else
+            tr("held: ×{claim} or more higher, its 95 % interval beyond no change (never narrower than ×÷{floor} "
+               "start to start)") if held_at > 1 else
+            tr("held: lower at all, its 95 % interval beyond no change (never narrower than ×÷{floor} start to "
+               "start)") if better == "lower" else
+            tr("held: higher at all, its 95 % interval beyond no change (never narrower than ×÷{floor} start to "
+               "start)"))
+    return tr("{held}; {null}").format(held=held.format(claim=f"{held_at:g}", floor=f"{1 + level:.2f}"),
+                                       null=tr(NULL_RULE))
 
 
 def markdown(claims: list[Claim], title: str | None = None) -> str:

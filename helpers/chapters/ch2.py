@@ -122,7 +122,7 @@ def memory_fraction(frac) -> verdicts.Claim:
         c.verdict = verdicts.PARTLY
     c.rule = (f"held: KV tokens rise with every step up in fraction, by at least half the predicted rise (×{need:.2f}; "
               f"one start per fraction, so the floor for what a start reports, ×÷{1 + verdicts.CAPACITY_NOISE:.2f}); "
-              + c.rule.split("; ", 1)[1])
+              + verdicts.NULL_RULE)
     return c
 
 

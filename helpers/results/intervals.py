@@ -33,6 +33,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from helpers.i18n import tr
+
 LEVEL = 0.95
 DRAWS = 1000
 MIN_TAIL = 5  # requests beyond a percentile needed before its bootstrap over requests means anything
@@ -68,8 +70,11 @@ class Interval:
     def text(self, digits: int = 2, prefix: str = "×") -> str:
         """"×1.42 (95 % interval ×1.21–×1.66; covers …)", or "(allowance …)" for the floor alone."""
         f = f"{prefix}{{:,.{digits}f}}"
-        name = f"{100 * LEVEL:.0f} % interval" if self.measured else "allowance"
-        return f"{f.format(self.value)} ({name} {f.format(self.lo)}–{f.format(self.hi)}; {self.covers})"
+        return f"{f.format(self.value)} ({self.name()} {f.format(self.lo)}–{f.format(self.hi)}; {self.covers})"
+
+    def name(self) -> str:
+        """"95 % interval", or "allowance" for the floor alone, in the learner's language."""
+        return tr("{level} % interval").format(level=f"{100 * LEVEL:.0f}") if self.measured else tr("allowance")
 
 
 @dataclass(frozen=True)
@@ -79,6 +84,7 @@ class Side:
     se: float
     df: float
     covers: str
+    bootstrap: bool = False  # drawn from one run's requests (not a t interval over runs)
 
 
 def request_values(run: dict, metric: str) -> np.ndarray | None:
@@ -149,7 +155,7 @@ def side(row, metric: str) -> Side | None:
             return None
         logs = np.log(figures)
         return Side(math.log(value), float(np.std(logs, ddof=1) / math.sqrt(len(logs))), len(logs) - 1,
-                    f"{len(runs)} runs")
+                    tr("{n} runs").format(n=len(runs)))
     values = request_values(runs[0], metric)
     if values is None:
         return None
@@ -164,7 +170,8 @@ def side(row, metric: str) -> Side | None:
         return None
     # the draws' spread on a log scale, with the small-sample correction √(n / (n − 1)) and n − 1 degrees of freedom
     se = float(np.std(np.log(draws))) * math.sqrt(values.size / (values.size - 1))
-    return Side(math.log(value), se, values.size - 1, f"this run's {values.size} requests only")
+    return Side(math.log(value), se, values.size - 1, tr("this run's {n} requests only").format(n=values.size),
+                bootstrap=True)
 
 
 def of(row, metric: str) -> Interval | None:
@@ -173,8 +180,8 @@ def of(row, metric: str) -> Interval | None:
     if s is None:
         return None
     half = t975(s.df) * s.se
-    how = "bootstrap over" if s.covers.startswith("this run") else "t interval over"
-    return Interval(math.exp(s.log), math.exp(s.log - half), math.exp(s.log + half), f"{how} {s.covers}")
+    how = tr("bootstrap over {covers}") if s.bootstrap else tr("t interval over {covers}")
+    return Interval(math.exp(s.log), math.exp(s.log - half), math.exp(s.log + half), how.format(covers=s.covers))
 
 
 def of_ratio(before, after, metric: str, floor: float) -> Interval | None:
@@ -186,16 +193,20 @@ def of_ratio(before, after, metric: str, floor: float) -> Interval | None:
         return None
     r = y / x
     lo, hi = r / (1 + floor), r * (1 + floor)
-    floor_words = f"the start-to-start floor ×÷{1 + floor:.2f} (chapter 0)"
+    floor_words = tr("the start-to-start floor ×÷{floor} (chapter 0)").format(floor=f"{1 + floor:.2f}")
     a, b = side(before, metric), side(after, metric)
     if a is None and b is None:
-        return Interval(r, lo, hi, f"{floor_words} only: not measured here, since neither side has repeats or a "
-                                   "request list that gives this figure", measured=False)
+        return Interval(r, lo, hi, tr("{floor_words} only: not measured here, since neither side has repeats or a "
+                                      "request list that gives this figure").format(floor_words=floor_words),
+                        measured=False)
     sides = [s for s in (a, b) if s is not None]
     half = t975(min(s.df for s in sides)) * math.sqrt(sum(s.se ** 2 for s in sides))
     widened = r * math.exp(half) > hi + 1e-12  # the draws reached past the floor
     lo, hi = min(lo, r * math.exp(-half)), max(hi, r * math.exp(half))
-    said = " and ".join(f"{s.covers if s else 'nothing drawn'} {w}" for s, w in ((a, "before"), (b, "after")))
+    said = tr(" and ").join(w.format(covers=s.covers if s else tr("nothing drawn"))
+                            for s, w in ((a, tr("{covers} before")), (b, tr("{covers} after"))))
     if not widened:
-        return Interval(r, lo, hi, f"{floor_words}, wider than what was drawn ({said})", measured=False)
-    return Interval(r, lo, hi, f"{said}, never narrower than {floor_words}")
+        return Interval(r, lo, hi, tr("{floor_words}, wider than what was drawn ({said})").format(
+            floor_words=floor_words, said=said), measured=False)
+    return Interval(r, lo, hi, tr("{said}, never narrower than {floor_words}").format(said=said,
+                                                                                     floor_words=floor_words))
