@@ -13,7 +13,7 @@ from typing import Callable
 
 from helpers import verdicts
 from helpers.exercises import Choice, Question
-from helpers.i18n import N_
+from helpers.i18n import N_, tr
 from helpers.results import rows
 
 # The engine lines that name each start-up failure, as vLLM words them.
@@ -299,11 +299,12 @@ def peak_running_hint(plan: dict | None = None, block_size: int | None = None) -
     where = ""
     if plan and block_size:
         extra = answer_blocks(plan, block_size)
-        where = (" Here the answer fits in the room left in the prompt's last block." if extra == 0 else
-                 f" Here the answer needs {extra} more block(s) as it grows, which admission does not count.")
-    return ("Count blocks, not tokens. The scheduler admits a request when the blocks for its whole prompt are "
-            "free (rounded up to whole blocks); its answer gets blocks later, as it grows." + where +
-            " How many usable blocks are there (the override minus the one vLLM keeps back)?")
+        where = (tr(" Here the answer fits in the room left in the prompt's last block.") if extra == 0 else
+                 tr(" Here the answer needs {extra} more block(s) as it grows, which admission does not count.")
+                 .format(extra=extra))
+    return (tr("Count blocks, not tokens. The scheduler admits a request when the blocks for its whole prompt are "
+               "free (rounded up to whole blocks); its answer gets blocks later, as it grows.") + where +
+            tr(" How many usable blocks are there (the override minus the one vLLM keeps back)?"))
 
 
 def admitted(row, plan: dict) -> int | None:
@@ -336,6 +337,8 @@ def q_peak_running(short: Callable[[], dict], plan: dict | None = None, block_si
 
     reported = N_("you used the engine's reported maximum concurrency, which counts full-length sequences, not these "
                   "short ones")
+    rounded = N_("you used the engine's reported maximum concurrency, rounded down, which counts full-length "
+                 "sequences, not these short ones")
     return Question(
         "requests running at once at the short length",
         lambda: admitted(short(), plan) if plan is not None else short()["peak_running"], 0.0,
@@ -344,7 +347,7 @@ def q_peak_running(short: Callable[[], dict], plan: dict | None = None, block_si
                      "you counted the answer's blocks too: vLLM admits a request on its prompt's blocks "
                      "(allocate_slots), and the answer's come as it is written": whole_length,
                      reported: lambda: short()["max_concurrency"],
-                     reported + " (rounded down)": lambda: math.floor(short()["max_concurrency"])})
+                     rounded: lambda: math.floor(short()["max_concurrency"])})
 
 
 def q_same_or_half(short: Callable[[], dict], long: Callable[[], dict]) -> Choice:

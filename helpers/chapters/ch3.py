@@ -20,7 +20,7 @@ import pandas as pd
 from helpers import experiment, verdicts
 from helpers.config import EngineConfig
 from helpers.exercises import Question
-from helpers.i18n import N_
+from helpers.i18n import N_, tr
 from helpers.load import Load
 from helpers.results import rows
 from helpers.verdicts import Claim
@@ -156,9 +156,11 @@ def chunking_claims(chunked: pd.DataFrame) -> list[Claim]:
     small, default, off = chunked.loc[small_name], chunked.loc[DEFAULT], chunked.loc[OFF]
     gaps = (f"{{}}: short requests' P99 token gap {{:.0f}} ms vs {off[GAP]:.0f} ms "
             f"with chunking off (budget {_budget(off)})")
-    at_default = f"3.2 Chunked prefill at vLLM's default budget ({_budget(default)}) keeps short requests moving"
+    at_default = tr("3.2 Chunked prefill at vLLM's default budget ({budget}) keeps short requests moving").format(
+        budget=_budget(default))
     same = never_cuts(default) or rows.no_collision(off, default)
-    small_text = f"3.2 Chunked prefill with a small budget ({_budget(small)}) keeps short requests moving"
+    small_text = tr("3.2 Chunked prefill with a small budget ({budget}) keeps short requests moving").format(
+        budget=_budget(small))
     apart = rows.no_collision(off, small)
     return [
         verdicts.untested(small_text, apart) if apart else verdicts.judge_change(
