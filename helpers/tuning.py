@@ -153,6 +153,9 @@ def judged_on_pace(before: dict, after: dict, slo: SLO) -> bool:
     if sy < slo.share <= sx or sx < slo.share <= sy:
         return False
     cx, cy = (statistics.median(m for m, _ in met_runs(r, slo)) for r in (before, after))
+    x, y = statistics.median(a), statistics.median(b)
+    if y < x and cy >= cx and not _unchanged(a, b):  # effect's goodput branch: a run that took longer
+        return False
     return abs(cy - cx) < MIN_COUNT_CHANGE
 
 

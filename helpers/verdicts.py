@@ -41,9 +41,10 @@ CAPACITY = ("kv_cache_tokens", "max_concurrency", "num_blocks", "kv_cache_gib")
 def floors_text() -> str:
     """The three floors as chapter 0 prints them, in the learner's language."""
     return tr("The floors of a comparison's interval (two configurations come from two engine starts, which differ by "
-              "about this much, in about seven pairs of starts in eight): ×÷{floor} for a throughput, a time per "
-              "token or per request, a count or a goodput, ×÷{ttft} for a time to first token, ×÷{tail} for a tail "
-              "figure (a P99, a worst gap), ×÷{capacity} for what a start reports (KV tokens).").format(
+              "about this much): ×÷{floor} for a throughput, a time per token or per request, a count or a goodput, "
+              "×÷{ttft} for a time to first token, ×÷{tail} for a tail figure (a P99, a worst gap), the three holding "
+              "about seven pairs of starts in eight; ×÷{capacity} for what a start reports (KV tokens), which held "
+              "every pair of starts seen.").format(
         capacity=f"{1 + CAPACITY_NOISE:.2f}",
         floor=f"{1 + DEFAULT_NOISE:.1f}", ttft=f"{1 + TTFT_NOISE:.1f}", tail=f"{1 + TAIL_NOISE:.1f}")
 

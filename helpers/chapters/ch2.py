@@ -103,9 +103,9 @@ def claims(frac, too_high: dict, too_low: dict, lens, fixed: dict, per_token: di
 
 def memory_fraction(frac) -> verdicts.Claim:
     """Judged against the rise the chapter's own mechanism predicts (KV = fraction × memory − non-KV,
-    from the first row's report), so a capacity that fails to move says "within noise here" with the
-    predicted rise outside its interval, not "cannot tell". Held: at least half of the predicted rise,
-    every step up."""
+    from the first row's report), so a capacity that fails to move, its interval holding ×1 and not the
+    predicted rise, did not hold (the mechanism did not show, as chapter 1's chain reads it). Held: at
+    least half of the predicted rise, every step up."""
     first, last = frac.iloc[0], frac.iloc[-1]
     f0, f1 = verdicts.number(first, "cfg_gpu_memory_utilization"), verdicts.number(last, "cfg_gpu_memory_utilization")
     node, non_kv = verdicts.number(first, "node_memory_gib"), verdicts.number(first, "non_kv_gib")
@@ -117,12 +117,14 @@ def memory_fraction(frac) -> verdicts.Claim:
     evidence = ", ".join(f"{f:g}: {t:,.0f}" for f, t in zip(frac.cfg_gpu_memory_utilization, frac.kv_cache_tokens))
     c = verdicts.judge_change("2.2 A larger memory fraction gives more KV tokens", first, last, "kv_cache_tokens",
                               "higher", held_at=need,
-                              evidence=f"KV tokens by fraction: {evidence}; predicted ×{predicted:.2f} ({how})")
+                              evidence=f"KV tokens by fraction: {evidence}; predicted ×{predicted:.2f} ({how})",
+                              null_refutes=True)
     if c.verdict == verdicts.HELD and not (frac.kv_cache_tokens.diff().dropna() > 0).all():
         c.verdict = verdicts.PARTLY
     c.rule = (f"held: KV tokens rise with every step up in fraction, by at least half the predicted rise (×{need:.2f}; "
               f"one start per fraction, so the floor for what a start reports, ×÷{1 + verdicts.CAPACITY_NOISE:.2f}); "
-              + verdicts.NULL_RULE)
+              + "an interval holding no change: did not hold where it excludes the claimed rise (the mechanism did "
+                "not show), else cannot tell")
     return c
 
 
@@ -196,22 +198,23 @@ def smaller_len_more_running(short, long) -> verdicts.Claim:
                 f"output tokens/s; reported max concurrency {verdicts.number(short, 'max_concurrency'):.2f} vs "
                 f"{verdicts.number(long, 'max_concurrency'):.2f}")
     rule = (f"held: ×{want:g} more short requests run at once at the shorter length (as the reported figure "
-            "says), the ratio's interval past ×1; partly: more, short of that; the same peak (an interval holding "
-            f"×1 but not ×{want:g}, or peaks apart by no more than the preemptions counted): within noise here, "
-            f"the claimed change did not show; an interval holding both ×1 and ×{want:g}: cannot tell; fewer "
-            "beyond noise: did not hold")
+            "says), the ratio's interval past ×1; partly: more, short of that; the same peak (peaks apart by no "
+            f"more than the preemptions counted, or an interval holding ×1 but not ×{want:g}) or fewer beyond "
+            f"noise: did not hold, the count stayed put; an interval holding both ×1 and ×{want:g}: cannot tell")
     text = "2.2 A smaller max_model_len lets more short requests run at once"
+    # as exercise 2 reads the same rows (same_or_half): peaks within the preemptions counted are the same count
+    if within_preemptions(short, long):
+        return verdicts.Claim(text, verdicts.NOT_HELD, evidence + " — the engine ran as many at either length (peaks "
+                              "apart by no more than the preemptions counted, which lower the gauge between reads): "
+                              "the count stayed put, as V1 reserves nothing per max_model_len", rule)
     if iv.hi < 1:
         return verdicts.Claim(text, verdicts.NOT_HELD, evidence + " — fewer ran at the shorter length", rule)
-    same = within_preemptions(short, long)
-    if iv.includes(1.0) or same:
+    if iv.includes(1.0):
         if iv.includes(want):  # the gauge's gap is one reading, the claimed change another: the run cannot choose
             return verdicts.Claim(text, verdicts.CANNOT_TELL, evidence + f" — the interval holds both ×1 and the "
                                   f"claimed ×{want:g}", rule)
-        why = (" — the engine ran as many at either length (peaks apart by no more than the preemptions counted, "
-               "which lower the gauge between reads, are the same)" if same else
-               f" — the interval of the ratio holds ×1 and excludes ×{want:g}")
-        return verdicts.Claim(text, verdicts.NOISE, evidence + why + f": the claimed ×{want:g} did not show", rule)
+        return verdicts.Claim(text, verdicts.NOT_HELD, evidence + f" — the interval of the ratio holds ×1 and excludes "
+                              f"×{want:g}: the count stayed put, as V1 reserves nothing per max_model_len", rule)
     return verdicts.judge(text, gain >= want, evidence + ("" if gain >= want or not iv.includes(want) else
                                                           f"; the interval reaches the claimed ×{want:g}, so it may "
                                                           "have held in full"), partly=True, rule=rule)

@@ -61,8 +61,10 @@ def eviction_prompts(block: int, usable: int, seed: int = 1) -> tuple[dict[str, 
     puts unhashed blocks in front, hashed ones at the back)."""
     rng = random.Random(seed)
     a_full, b_blocks = usable - 4, usable - 5  # B: usable − 6 full blocks and a partial one
-    a = [rng.randrange(1000, 20000) for _ in range(a_full * block + 8)]
-    b = [rng.randrange(20000, 40000) for _ in range((b_blocks - 1) * block + 8)]
+    # ids under 20,000 (as one_token_changes'), so any vocabulary of 20k or more takes them (vLLM refuses an id
+    # past the model's vocabulary: BaseRenderer.validate_token_ids); A and B from disjoint ranges, unrelated
+    a = [rng.randrange(1000, 10000) for _ in range(a_full * block + 8)]
+    b = [rng.randrange(10000, 20000) for _ in range((b_blocks - 1) * block + 8)]
     never_used = usable - (a_full + 1)
     evicted = b_blocks - 1 - never_used  # B takes A's partial block and the unused ones first
     return {FIRST: a, OTHER: b, FIRST_AGAIN: a}, (a_full - evicted) * block

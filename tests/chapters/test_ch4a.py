@@ -195,3 +195,10 @@ def test_the_same_sample_premise_survives_the_notebooks_table():
     rows = {"caching on": {**design, "timeseries": series},
             "caching off": {**design, "output_throughput": 100, "peak_running": 4, "timeseries": series}}
     assert ch4a.stale_claim(table(rows)).verdict == UNTESTED
+
+
+def test_eviction_prompts_fit_a_vocabulary_of_20k():
+    """Llama-2, Mistral-7B and TinyLlama have 32,000 tokens: vLLM refuses an id past the vocabulary."""
+    prompts, _ = ch4a.eviction_prompts(block=128, usable=12)
+    ids = [i for p in prompts.values() for i in p]
+    assert max(ids) < 20000 and not set(prompts[ch4a.FIRST]) & set(prompts[ch4a.OTHER])

@@ -34,7 +34,7 @@ def test_startup_claims():
     c = ch6a.startup_claims(checks, 0.82, {"peak_kv_cache_usage_pct": 70.0, "preemptions": 0}, 0.05)
     assert [x.verdict for x in c] == [verdicts.HELD, verdicts.HELD]
     # an idle load (3 % of the cache) cannot show whether the upper bands' room is enough
-    assert ch6a.startup_claims(checks, 0.82, idle, 0.05)[1].verdict == verdicts.UNTESTED
+    assert ch6a.startup_claims(checks, 0.82, idle, 0.05)[1].verdict == verdicts.CANNOT_TELL
     c = ch6a.startup_claims(checks + [{"figure": "KV cache (GiB)", "agree": False}], 0.82, full, 0.05)
     assert [x.verdict for x in c] == [verdicts.PARTLY, verdicts.NOT_HELD]  # a high share, yet the cache ran short
     assert "off: KV cache (GiB)" in c[0].evidence
@@ -46,7 +46,7 @@ def test_each_band_is_judged_by_what_it_says():
     low = ch6a.band_claim(0.18, 0.04, idle)  # a small fraction, tiny weights: the band's reason is wrong
     assert low.verdict == verdicts.NOT_HELD and "weights crowd" in low.text
     assert ch6a.band_claim(0.5, 0.3, {"peak_kv_cache_usage_pct": 60.0, "preemptions": 0}).verdict == verdicts.HELD
-    assert ch6a.band_claim(0.5, 0.3, idle).verdict == verdicts.UNTESTED  # the load could not fill it
+    assert ch6a.band_claim(0.5, 0.3, idle).verdict == verdicts.CANNOT_TELL  # the load could not fill it
     assert ch6a.band_claim(0.5, 0.3, {"peak_kv_cache_usage_pct": 100.0, "preemptions": 0}).verdict == verdicts.NOT_HELD
     assert ch6a.band_claim(0.3, 0.05, idle).verdict == verdicts.UNTESTED
 
@@ -81,7 +81,7 @@ def test_a_tuning_claim_needs_the_share_within_the_target_too():
     assert ch6a.tuning_claims(flat, advised, "a", {}, SLO_)[0].verdict == verdicts.CANNOT_TELL  # nothing told apart
     # nothing met the target on either side: goodput cannot tell the two apart
     none = ch6a.tuning_claims(records, {"baseline": _row(0), "row": _row(0)}, "a", {}, SLO_)[1]
-    assert none.verdict == verdicts.UNTESTED and "no request met the target" in none.evidence
+    assert none.verdict == verdicts.CANNOT_TELL and "no request met the target" in none.evidence
     # one lucky request after none is not a gain; a quarter of them is
     noisy = ch6a.tuning_claims(records, {"baseline": _row(0), "row": _row(1)}, "a", {}, SLO_)[1]
     assert noisy.verdict == verdicts.CANNOT_TELL
@@ -346,7 +346,8 @@ def test_a_path_that_could_only_move_its_pace_within_noise_cannot_be_judged():
                   "pace_ceiling": 1.03} for name, effect in (("seats", "within noise"), ("prefix caching off", "hurt"))]
         return ch6a.tuning_claims([{"step": "baseline", "row": base, "kept": True}, *steps],
                                   {"baseline": base, "row": base}, "a", {}, SLO_)[0]
-    path = path_from(9)  # one more request could meet the target: only crossing it could show a gain
-    assert path.verdict == verdicts.UNTESTED and "×1.03" in path.evidence
-    # four more could: a gain of two requests was measurable and did not show, so the run cannot tell
-    assert path_from(6).verdict == verdicts.CANNOT_TELL
+    path = path_from(9)  # 9 of 10 meets the target's 0.9 already, one request left: no step could show a gain
+    assert path.verdict == verdicts.CANNOT_TELL and "×1.03" in path.evidence and "no step could" in path.evidence
+    # four more could: a gain of two requests was measurable and did not show, so the run cannot tell, for that reason
+    four = path_from(6)
+    assert four.verdict == verdicts.CANNOT_TELL and "no step could" not in four.evidence

@@ -114,8 +114,8 @@ def band_claim(share: float | None, non_kv_share: float | None, loaded: dict) ->
           f"service load the cache peaked at {peak:.1f} % with {preempted:.0f} preemption(s)")
     upper = 0.40 <= share < 0.60 or share >= 0.70
     if upper and peak < 50 and not preempted:  # the upper bands promise room under load
-        return verdicts.untested("6.1 The article's upper bands of the KV share (room for concurrency)",
-                                 f"{ev}: the load used under half of the cache, so it could not show a cache too "
+        return verdicts.cannot_tell("6.1 The article's upper bands of the KV share (room for concurrency)",
+                                    f"{ev}: the load used under half of the cache, so it could not show a cache too "
                                  "small for it")
     if share < 0.20:
         return verdicts.judge("6.1 A KV share under a fifth means the weights crowd the cache out",
@@ -160,16 +160,18 @@ def _goodput_claim(text: str, before: dict, after: dict, slo: SLO, evidence: str
     ev = (f"{evidence.rstrip('.')}: goodput {g0:.2f} → {g1:.2f} req/s ({times}); within the target "
           f"{100 * s0:.0f} % → {100 * s1:.0f} % of requests (the target asks {100 * slo.share:.0f} %)")
     if g0 == 0 and g1 == 0:
-        return verdicts.untested(text, f"{ev}: no request met the target on either side, so goodput cannot tell "
-                                       "them apart", rule)
+        return verdicts.cannot_tell(text, f"{ev}: no request met the target on either side, so goodput cannot tell "
+                                          "them apart", rule)
     ceiling = tuning.pace_ceiling(before, after) if tuning.judged_on_pace(before, after, slo) else None
     if judged == tuning.NOTHING and ceiling is not None and ceiling <= 1 + verdicts.DEFAULT_NOISE and \
             tuning.count_cannot_decide(before, slo):
-        return verdicts.untested(text, f"{ev}: judged on the pace, and an engine no faster per request than these "
-                                       f"two could not have finished this load more than ×{ceiling:.2f} sooner, "
-                                       "inside the noise allowance, and fewer than "
-                                       f"{tuning.MIN_COUNT_CHANGE} more requests could meet the target: only "
-                                       "crossing it could show a gain here", rule)
+        left = (f"fewer than {tuning.MIN_COUNT_CHANGE} more requests could meet the target: only crossing it could "
+                "show a gain here" if (slo.met_share(before) or 0) < slo.share else
+                f"the reference already meets the target, with fewer than {tuning.MIN_COUNT_CHANGE} of its "
+                "requests left to meet it: no step could show a gain at this rate")
+        return verdicts.cannot_tell(text, f"{ev}: judged on the pace, and an engine no faster per request than these "
+                                          f"two could not have finished this load more than ×{ceiling:.2f} sooner, "
+                                          f"inside the noise allowance, and {left}", rule)
     return Claim(text, _GOODPUT_VERDICT[judged], ev, rule)
 
 
@@ -195,12 +197,15 @@ def tuning_claims(records: list[dict], advised: dict, advice_text: str, mixed: d
         if not hurt and attempts and all(r.get("judged_on") == "pace" for r in attempts) and \
                 all(c is not None and c <= 1 + verdicts.DEFAULT_NOISE for c in ceilings) and \
                 tuning.count_cannot_decide(base["row"], slo):
-            return [verdicts.untested(path_text, path_evidence + f": every step was judged on the pace, and an "
-                                      "engine no faster per request than the rows compared could not have finished "
-                                      f"this load more than ×{max(ceilings):.2f} sooner (the arrival schedule and the "
-                                      "last request's own time), inside the noise allowance, and fewer than "
-                                      f"{tuning.MIN_COUNT_CHANGE} more requests could meet the target: at this size "
-                                      "only crossing it could show a gain", rule),
+            left = (f"fewer than {tuning.MIN_COUNT_CHANGE} more requests could meet the target: at this size only "
+                    "crossing it could show a gain" if (slo.met_share(base["row"]) or 0) < slo.share else
+                    f"the baseline already meets the target, with fewer than {tuning.MIN_COUNT_CHANGE} of its "
+                    "requests left to meet it: no step could show a gain at this rate")
+            return [verdicts.cannot_tell(path_text, path_evidence + f": every step was judged on the pace, and an "
+                                         "engine no faster per request than the rows compared could not have "
+                                         f"finished this load more than ×{max(ceilings):.2f} sooner (the arrival "
+                                         f"schedule and the last request's own time), inside the noise allowance, "
+                                         f"and {left}", rule),
                     *_other_tuning_claims(advised, advice_text, mixed, slo, rule)]
         # cannot tell only where every attempt was within noise: a step that hurt beyond the noise was told
         # apart, so the path did find something, and it was worse
@@ -286,12 +291,14 @@ NO_SHARES = ("the start-up report gives no non-KV memory (the CPU's \"Auto set\"
 
 def kv_shares(cap: dict, fraction: float) -> tuple[float | None, float | None]:
     """The KV cache's and the non-KV memory's shares of the memory the fraction is taken of (the
-    NUMA node's on a CPU), from the start-up report: its budget (else KV + non-KV) ÷ the fraction.
-    (None, None) where the report lacks the figures (a GPU's log: `startup_log.parse_startup`)."""
+    NUMA node's on a CPU), from the start-up report: the node's memory its "Auto set" line prints, else
+    its budget (else KV + non-KV) ÷ the fraction (the budget is rounded up, so the node's own figure comes
+    first). (None, None) where the report lacks the figures (a GPU's log: `startup_log.parse_startup`)."""
     kv, non_kv = verdicts.number(cap, "kv_cache_gib"), verdicts.number(cap, "non_kv_gib")
     if kv is None or non_kv is None or not fraction:
         return None, None
-    device = (verdicts.number(cap, "memory_budget_gib") or kv + non_kv) / fraction
+    device = verdicts.number(cap, "node_memory_gib") or (verdicts.number(cap, "memory_budget_gib") or kv + non_kv) \
+        / fraction
     return kv / device, non_kv / device
 
 
