@@ -140,9 +140,9 @@ class Choice(Question):
     or a set of options a run cannot tell apart (each within the noise of the best)."""
 
     def __init__(self, name: str, options: list[str], expected: Callable[[], str], hint: str, solution_file: str,
-                 why: Callable[[], str] | None = None):
+                 why: Callable[[], str] | None = None, why_when_wrong: bool = True):
         super().__init__(name, expected, 0.0, hint, solution_file)
-        self.options, self._why = list(options), why
+        self.options, self._why, self._why_when_wrong = list(options), why, why_when_wrong
 
     def check(self, answer) -> bool:
         unanswered = answer is None or answer is Ellipsis
@@ -177,6 +177,7 @@ class Choice(Question):
             return True
         right = (tr(" (here: {tied}, within noise of each other)").format(tied=tr(" or ").join(map(str, tied)))
                  if len(tied) > 1 else "")
+        reason = reason if self._why_when_wrong else ""  # a why that would give the answer away waits for a pass
         # the measured figures behind the expectation, without naming it: enough to see why, and try again
         print(tr("✗ {name}: not {answer} on this machine{right}{reason}. Try q.hint().").format(
             name=tr(self.name), answer=repr(answer), right=right, reason=reason))

@@ -409,7 +409,7 @@ def q_which_check(too_low: Callable[[], dict]) -> Choice:
         lambda: WHICH_CHECK.get(failure_kind(too_low()["line"])),
         "A tiny fraction asks for very little memory, so free memory is plentiful. What must fit inside "
         "the budget before the KV cache gets any?",
-        "ch02_q4.py", why=lambda: too_low()["line"] or "it started")
+        "ch02_q4.py", why=lambda: too_low()["line"] or "it started", why_when_wrong=False)
 
 
 # The template every home follows (helpers/chapters/__init__.py says what each part is).

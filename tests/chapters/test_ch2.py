@@ -229,12 +229,14 @@ def test_q3_kv_tokens_at_another_fraction(capsys):
     assert "cannot be checked here" in capsys.readouterr().out
 
 
-def test_q4_which_check():
+def test_q4_which_check(capsys):
     too_low = {"fraction": 0.024, "line": EXERCISE_LOW_LINE}
     env = run_solution("ch02_q4.py", {"too_low": too_low, "ref": REF})
     q = ch2.q_which_check(lambda: too_low)
-    assert q.check(env["answer"])
+    capsys.readouterr()
     assert not q.check("free memory on the node") and not q.check("it started")
+    assert EXERCISE_LOW_LINE not in capsys.readouterr().out  # a wrong guess is not shown the engine's line
+    assert q.check(env["answer"])
 
 
 def test_q4_can_be_passed_when_the_too_low_engine_starts():
