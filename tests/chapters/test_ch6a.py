@@ -76,7 +76,7 @@ def test_a_tuning_claim_needs_the_share_within_the_target_too():
     advised = {"baseline": base, "row": sooner}
     first, advice = ch6a.tuning_claims(records, advised, "more seats", {}, SLO_, fresh=(base, sooner))
     assert advice.verdict == verdicts.NOT_HELD and "60 % → 40 %" in advice.evidence
-    assert first.verdict == verdicts.NOT_HELD  # no step kept, and the one step hurt beyond the noise
+    assert first.verdict == verdicts.CANNOT_TELL  # no step kept: a step that hurt was dropped
     flat = [records[0], {**records[1], "effect": "within noise"}]
     assert ch6a.tuning_claims(flat, advised, "a", {}, SLO_)[0].verdict == verdicts.CANNOT_TELL  # nothing told apart
     # nothing met the target on either side: goodput cannot tell the two apart
@@ -294,7 +294,7 @@ def test_a_claim_comparing_a_run_with_itself_cannot_be_judged():
     path, advice = ch6a.tuning_claims(records, {"baseline": row, "row": row}, "no change", {}, SLO(1000, 50))
     assert advice.verdict == verdicts.UNTESTED and "same run" in advice.evidence
     # measured, nothing kept, and the one step hurt beyond the noise: the path found nothing to raise
-    assert path.verdict == verdicts.NOT_HELD and "no step raised goodput" in path.evidence
+    assert path.verdict == verdicts.CANNOT_TELL and "no step raised goodput" in path.evidence
 
 
 def test_explain_follows_vllms_order_when_max_model_len_is_not_a_multiple_of_the_block():
@@ -351,3 +351,12 @@ def test_a_path_that_could_only_move_its_pace_within_noise_cannot_be_judged():
     # four more could: a gain of two requests was measurable and did not show, so the run cannot tell, for that reason
     four = path_from(6)
     assert four.verdict == verdicts.CANNOT_TELL and "no step could" not in four.evidence
+
+
+def test_capstone_asks_for_what_can_pass_where_only_meeting_the_target_can(monkeypatch):
+    from helpers import tuning
+    monkeypatch.setattr(tuning, "pace_ceiling", lambda before, after=None: 1.05)  # the schedule leaves ×1.05
+    slo = SLO(1000, 50, share=0.9)
+    ref = _rate_row(5, [100] * 7 + [5000], [20] * 8, duration=1.7)  # 7 of 8 at 5 req/s: one request left
+    v = ch6a.capstone_verdict(_rate_row(5, [100] * 7 + [5000], [20] * 8, duration=1.7), ref, ref, slo)
+    assert not v.passed and "every request within the target" in v.text

@@ -95,3 +95,12 @@ def test_exercise3_follows_the_chapters_verdict_on_the_same_rows():
     assert ch6b.raised_by_a_tenth(budget, {"median_ttft_ms": 500.0}) == "no"
     q = Choice("q3", ["yes", "no"], lambda: ch6b.raised_by_a_tenth(budget, {"median_ttft_ms": 2000.0}), "", "x.py")
     assert not q.check("no")
+
+
+def test_a_hit_rate_drop_is_judged_on_its_interval():
+    """Pass 30: a drop inside the floor at about the claimed size cannot tell (it read did not hold); a rate that
+    stayed put refutes the claim; no hit at all holds."""
+    roomy = {"prefix_cache_hit_rate": 0.6, "median_ttft_ms": 100, "kv_cache_tokens": 100_000, **CHURN}
+    tight = {"prefix_cache_hit_rate": 0.1, "median_ttft_ms": 300, "kv_cache_tokens": 3200, **CHURN}
+    at = lambda rate: ch6b.tight_cache_claim(roomy, {**tight, "prefix_cache_hit_rate": rate}).verdict  # noqa: E731
+    assert at(0.6 * 0.78) == verdicts.CANNOT_TELL and at(0.6) == verdicts.NOT_HELD and at(0.0) == verdicts.HELD

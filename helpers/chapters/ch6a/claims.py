@@ -209,15 +209,15 @@ def tuning_claims(records: list[dict], advised: dict, advice_text: str, mixed: d
                     *_other_tuning_claims(advised, advice_text, mixed, slo, rule)]
         # cannot tell only where every attempt was within noise: a step that hurt beyond the noise was told
         # apart, so the path did find something, and it was worse
-        path_claim = Claim(path_text, verdicts.NOT_HELD if hurt else verdicts.CANNOT_TELL,
-                           path_evidence + (f": no step raised goodput at the target, and {hurt} lowered it beyond "
-                                            "the noise, so the path ended at the baseline" if hurt else
+        # a step that hurt was dropped, as the method drops it: whether a gain was there to find is as undecided
+        # as where none hurt, so the path reads cannot tell either way, the hurt steps named
+        path_claim = Claim(path_text, verdicts.CANNOT_TELL,
+                           path_evidence + (f": no step raised goodput at the target ({hurt} lowered it beyond the "
+                                            "noise and was dropped), so the path ended at the baseline" if hurt else
                                             ": no step moved goodput at the target beyond the noise, so the path "
                                             "ended at the baseline"),
-                           "no step kept: cannot tell where every step was within noise; did not hold where a step "
-                           "meant to raise goodput hurt beyond it (a control, a default switched off, does not count); "
-                           "cannot be judged where the pace could not move beyond the noise; otherwise held / did not "
-                           "hold as for one change: " + rule)
+                           "no step kept: cannot tell (a step that hurt is dropped, as the method says, and leaves "
+                           "the path at the baseline); otherwise held / did not hold as for one change: " + rule)
     else:
         path_claim = _goodput_claim(path_text, before, judged_row, slo, path_evidence, rule)
     return [path_claim, *_other_tuning_claims(advised, advice_text, mixed, slo, rule)]
