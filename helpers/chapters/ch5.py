@@ -85,7 +85,8 @@ def weight_claims(weights: pd.DataFrame) -> list[Claim]:
             "5.1 …at the cost of a little accuracy", all(c <= LITTLE for c in cost.values()),
             f"perplexity of the reference text {ref.perplexity:.2f} in bf16 (itself dequantized from the package's "
             "Q4_1 GGUF: the accuracy lost here comes on top of that; the INT8 copy is W8A8, so its loss also "
-            "carries each activation's rounding); " + each(
+            "carries each activation's rounding, and so does the INT4 copy's on an AMX CPU, W4A8 by default "
+            "there); " + each(
                 {n: weights.loc[n].perplexity for n in quant}, lambda v: f"{v:.2f}")
             + "; greedy tokens matching bf16: " + each(
                 {n: weights.loc[n].token_agreement for n in quant}, lambda v: f"{100 * v:.0f} %")

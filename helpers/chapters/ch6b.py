@@ -118,7 +118,8 @@ def hit_drop(text: str, roomy, other, evidence: str, rule: str) -> Claim:
                                  evidence=evidence, rule=rule, null_refutes=True)
 
 
-def claims(rows: dict) -> list[Claim]:
+def claims(rows: dict, high_why: str | None = None) -> list[Claim]:
+    """6.3's verdicts; `high_why`: why the high memory fraction did not run where it was tried (vLLM's line)."""
     out = []
     roomy, tight = rows.get(ROOMY), rows.get(TIGHT)
     if roomy is not None and tight is not None:
@@ -136,7 +137,8 @@ def claims(rows: dict) -> list[Claim]:
                    verdicts.judge(text, False, ev + ": the higher fraction's cache did not shrink", rule=HIGH_RULE))
     elif roomy is not None:
         out.append(verdicts.untested("6.3a …and a high memory fraction is what takes the room",
-                                   "runs at full size (GUIDE_SIZE=full)"))
+                                     f"the engine did not start at the high fraction: {high_why}" if high_why else
+                                     "runs at full size (GUIDE_SIZE=full)"))
     if (many := rows.get(SEATS_HIGH)) is not None and (few := rows.get(SEATS_DEFAULT)) is not None:
         text = "6.3b A very high max_num_seqs with a flood of short requests lowers throughput"
         seats = verdicts.number(few, "engine_max_num_seqs") or 0

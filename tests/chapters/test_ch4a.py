@@ -134,7 +134,11 @@ def test_eviction_prompts_predict_tail_first():
     assert len(a) == 8 * 128 + 8 and len(b) == 6 * 128 + 8 and prompts[ch4a.FIRST_AGAIN] == a
     assert predicted == 5 * 128  # A's 8 full blocks, its last 3 evicted by B
     assert ch4a.eviction_claim({ch4a.FIRST_AGAIN: 640}, predicted, 128).verdict == HELD
-    assert ch4a.eviction_claim({ch4a.FIRST_AGAIN: 0}, predicted, 128).verdict == NOT_HELD  # head first
+    assert ch4a.eviction_claim({ch4a.FIRST_AGAIN: 256}, predicted, 128).verdict == NOT_HELD  # another order
+    # nothing found: head-first eviction and a cache that kept nothing read alike
+    assert ch4a.eviction_claim({ch4a.FIRST_AGAIN: 0}, predicted, 128).verdict == CANNOT_TELL
+    untried = ch4a.one_token_claim({ch4a.LATE: 0, ch4a.EARLY: 0, ch4a.AGAIN: 0}, 128)
+    assert untried.verdict == UNTESTED and "found 0 tokens" in untried.evidence
 
 
 def test_the_verdict_table_holds_every_claim_of_41_and_42_once():

@@ -101,3 +101,13 @@ def test_the_graphs_claim_is_judged_on_a_gpu_and_can_fail():
     assert ch4b.graphs_claim("cuda", slower).verdict == verdicts.NOT_HELD
     same = {"cudagraph_mode=NONE": row(2.0), "default (vLLM's)": row(2.1)}
     assert ch4b.graphs_claim("cuda", same).verdict in (verdicts.CANNOT_TELL, verdicts.NOISE)
+
+
+def test_q3_a_later_and_slower_compiled_engine_never_catches_up(capsys):
+    """This host's case: the compiled start 39 s later and slower; the formula's negative T is named."""
+    eager, compiled = {"start_seconds": 10.0, "output_throughput": 59.8}, {"start_seconds": 49.3,
+                                                                           "output_throughput": 55.3}
+    q3 = ch4b.q_break_even(lambda: eager, lambda: compiled)
+    negative = (49.3 - 10.0) / (1 / 59.8 - 1 / 55.3)
+    assert negative < 0 and not q3.check(negative) and ch4b.LATER_AND_SLOWER in capsys.readouterr().out
+    assert q3.check(float("inf"))

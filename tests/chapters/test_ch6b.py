@@ -77,7 +77,7 @@ def test_6b_measures_every_row_it_shows_and_6a_measures_none_of_them():
     a, b = ("\n".join("".join(c["source"]) for c in nb if c["cell_type"] == "code") for nb in cells.values())
     assert "backfire_loads" not in a and "ch6b" not in a
     assert re.search(r"^churn, flood, long_prompts = ch6b\.backfire_loads\(", b, flags=re.M)
-    assert "ch6b.claims(backfire)" in b
+    assert "ch6b.claims(backfire, high_why)" in b
 
 
 def test_chapter6b_solution():
@@ -104,3 +104,10 @@ def test_a_hit_rate_drop_is_judged_on_its_interval():
     tight = {"prefix_cache_hit_rate": 0.1, "median_ttft_ms": 300, "kv_cache_tokens": 3200, **CHURN}
     at = lambda rate: ch6b.tight_cache_claim(roomy, {**tight, "prefix_cache_hit_rate": rate}).verdict  # noqa: E731
     assert at(0.6 * 0.78) == verdicts.CANNOT_TELL and at(0.6) == verdicts.NOT_HELD and at(0.0) == verdicts.HELD
+
+
+def test_a_high_fraction_the_engine_refused_is_not_measured_with_its_reason():
+    roomy = {"prefix_cache_hit_rate": 0.6, "median_ttft_ms": 100, "kv_cache_tokens": 100_000, **CHURN}
+    why = "Available memory on node 0 (9.1/15.5 GiB) on startup is less than desired CPU memory utilization"
+    high = ch6b.claims({ch6b.ROOMY: roomy}, why)[0]
+    assert high.verdict == verdicts.UNTESTED and why in high.evidence

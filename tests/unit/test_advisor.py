@@ -121,3 +121,13 @@ def test_missed_counts_both_halves_together_and_failures_as_misses():
     assert advisor.missed(failed, slo) is not None
     met = {"runs": [{"request_ttft_ms": [100.0] * 10, "request_tpot_ms": [20.0] * 10, "duration": 5.0}]}
     assert advisor.missed(met, slo) is None
+
+
+def test_a_larger_fraction_is_not_proposed_past_what_the_node_has_free(monkeypatch):
+    """vLLM's CPUWorker refuses a fraction above the node's available memory: a start the advice would crash."""
+    monkeypatch.setattr(hardware, "available_ram_gib", lambda: 0.5)
+    full = _row(peak_kv_cache_usage_pct=100.0, preemptions=5.0, node_memory_gib=16.0, memory_budget_gib=4.0)
+    a = advisor.advise(full, CPU)  # 0.9 × (0.5 + 4) / 16 = 0.25: no room above the fraction already asked
+    assert a.change.get("gpu_memory_utilization") is None
+    monkeypatch.setattr(hardware, "available_ram_gib", lambda: 12.0)
+    assert advisor.advise(full, CPU).change == {"gpu_memory_utilization": 0.38}
