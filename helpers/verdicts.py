@@ -262,7 +262,8 @@ def how_to_read() -> str:
              "for a TTFT, ×÷{tail} for a P99 or a worst gap, ×÷{capacity} for what a start reports, such as its KV "
              "tokens), because two configurations come from two engine starts; a figure read once with no request "
              "behind it (a start's capacity, a throughput at the smoke size) has its floor alone, an allowance rather "
-             "than a measured interval. Trust the ratios more than the absolute milliseconds: another machine gives "
+             "than a measured interval, and so does any interval the floor is wider than (it says what was drawn). "
+             "Trust the ratios more than the absolute milliseconds: another machine gives "
              "other milliseconds.").format(floor=f"{1 + DEFAULT_NOISE:.1f}", ttft=f"{1 + TTFT_NOISE:.1f}",
                                            tail=f"{1 + TAIL_NOISE:.1f}", capacity=f"{1 + CAPACITY_NOISE:.2f}")
     more = tr("The full size (`GUIDE_SIZE=full`) adds requests and repeats inside one start: it narrows an interval "

@@ -46,8 +46,8 @@ def fraction_for(row, kv_tokens: float) -> float | None:
     """The memory fraction that would give a KV cache of `kv_tokens`, from what an engine with
     the same model and settings reported: its non-KV memory, its bytes per KV token and the
     memory the fraction applies to (CPU: the NUMA node). None where the row lacks those figures.
-    Exact, not rounded: on a node of 100 GiB or more a third decimal is half a GiB, more than an
-    exercise's tolerance; `start_fraction` rounds for a start, upwards."""
+    Exact, not rounded: on a node of 100 GiB a third decimal is 0.1 GiB, several per cent of the
+    fraction, more than an exercise's tolerance; `start_fraction` rounds for a start, upwards."""
     try:
         per_token = float(row["kv_cache_gib"]) / float(row["kv_cache_tokens"])
         node, non_kv = float(row["node_memory_gib"]), float(row["non_kv_gib"])
@@ -264,7 +264,7 @@ def q_fits_at(design: Callable[[], ChainDesign], ref: Callable[[], dict]) -> Que
         return (r["non_kv_gib"] + d.need_tokens * per_token / 1e9) / r["node_memory_gib"]
 
     # Most of the fraction is non-KV memory, so 3 % of it would hide a KV term 20 % off: the check allows
-    # 1.5 % (a cache 15 % short is about 2.3 % of the fraction here), narrowed to half the distance to a
+    # 1.5 % (a cache 15 % short is about 1.8 % of the fraction here), narrowed to half the distance to a
     # GB-for-GiB slip (under 1 %). An answer given with too few digits to tell the two apart is told so
     # instead of being blamed on the slip (`Question.check`).
     return Question("the fraction where the chain load fits", lambda: design().fits_at, 0.015,

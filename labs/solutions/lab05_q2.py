@@ -8,5 +8,5 @@ kv_token = (
     * bytes_per_number
 )
 context = loads[1].input_len + loads[1].output_len / 2
-nbytes = weights_mb * 1e6 + 1 * context * kv_token
+nbytes = lab5.weights_mb(folder, base.dtype) * 1e6 + 1 * context * kv_token
 floor_one = nbytes / (roof["bandwidth_gbs"] * 1e9) * 1e3  # ms

@@ -17,4 +17,5 @@ params = layers * (2 * h * q_dim + 2 * h * kv_dim + 3 * h * inter) + cfg["vocab_
 flops = 2 * params + 4 * context * layers * heads * shape["head_dim"]
 bw, peak = roof["bandwidth_gbs"] * 1e9, roof["compute_gflops"] * 1e9
 per_sequence = flops / peak - context * kv_token / bw
-crossover = (weights_mb * 1e6 / bw) / per_sequence if per_sequence > 0 else float("inf")
+weights = lab5.weights_mb(folder, base.dtype) * 1e6  # the weights every step reads (Q1)
+crossover = (weights / bw) / per_sequence if per_sequence > 0 else float("inf")

@@ -3,7 +3,7 @@ lab teaches, in vLLM's layout and in the merged one, and rejects a known-wrong a
 import pytest
 
 from helpers import models
-from helpers.chapters import ch7
+from helpers.chapters import ch7, lab5
 from helpers.exercises import Choice, Question
 from helpers.load import Load
 from helpers.results import roofline
@@ -19,7 +19,7 @@ def test_lab5_solutions_pass_their_checks_in_both_layouts(layout, monkeypatch, t
                        monkeypatch, tmp_path)
     roof = ROOFS[2]  # what the lab's cell 2 gives: H.experiment.roof(), every core
     env = {"files": roofline.checkpoint_files(folder), "base": type("Cfg", (), {"dtype": "float32"})(),
-           "shape": models.shape(folder), "roof": roof, "rows": rows, "folder": folder, "loads": loads}
+           "shape": models.shape(folder), "roof": roof, "rows": rows, "folder": folder, "loads": loads, "lab5": lab5}
     run_solution("lab05_q1.py", env)
     assert env["weights_mb"] == pytest.approx(roofline.weight_bytes(folder, "float32") / 1e6)
     for q, name, value in (("floor_one", "lab05_q2.py", lambda: rows[1]["roofline_tpot_ms"]),
