@@ -205,7 +205,8 @@ def judge_change(text: str, before, after, metric: str, better: str, held_at: fl
     if held_at > 1 and hi < held_at - 1e-9 and null_refutes:
         refuted = tr("; the interval holds no change and excludes the claimed ×{claim}: the change this mechanism "
                      "makes did not happen").format(claim=f"{held_at:.2f}")
-        return Claim(text, NOT_HELD, ev + refuted, rule + tr("; a count that stayed put: did not hold"))
+        return Claim(text, NOT_HELD, ev + refuted,
+                     rule + tr("; a figure the mechanism must move that stayed put: did not hold"))
     if held_at > 1 and hi < held_at - 1e-9:
         return Claim(text, NOISE, ev + tr("; the interval holds no change and excludes the claimed ×{claim}, so a "
                                           "change that size did not show here").format(claim=f"{held_at:.2f}"), rule)

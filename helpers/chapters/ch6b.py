@@ -72,15 +72,16 @@ def prefix_space(row) -> tuple[int, int] | None:
 
 TIGHT_RULE = ("a demonstration, not a test of the article: the notebook makes this cache short on purpose. Held: "
               "the tight cache's hit rate ×1.43 or more lower than the roomy one's (under 70 % of it), the ratio's "
-              "interval past no change, or no hit at all; an interval holding no change: did not hold where it "
-              "excludes the claimed drop, cannot tell where it holds it (it fails if the prefixes come back before "
-              "vLLM evicts them); cannot be judged: the roomy cache had no hits or no room for every prefix, or the "
-              "tight one had room for all of them")
+              "interval past no change, or no hit at all; held partly: lower beyond no change, by less; an interval "
+              "holding no change: did not hold where it excludes the claimed drop, cannot tell where it holds it (it "
+              "fails if the prefixes come back before vLLM evicts them); cannot be judged: the roomy cache had no "
+              "hits or no room for every prefix, or the tight one had room for all of them")
 
 
 HIGH_RULE = ("held: the higher fraction's cache smaller and its hit rate ×1.43 or more lower than the default's "
-             "(under 70 % of it), the ratio's interval past no change; did not hold: the cache did not shrink, or an "
-             "interval holding no change that excludes the claimed drop; cannot tell where it holds it")
+             "(under 70 % of it), the ratio's interval past no change; held partly: lower beyond no change, by less; "
+             "did not hold: the cache did not shrink, or an interval holding no change that excludes the claimed "
+             "drop; cannot tell where it holds it")
 
 
 def tight_cache_claim(roomy, tight) -> Claim:

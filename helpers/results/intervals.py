@@ -196,8 +196,8 @@ def of_ratio(before, after, metric: str, floor: float) -> Interval | None:
     floor_words = tr("the start-to-start floor ×÷{floor} (chapter 0)").format(floor=f"{1 + floor:.2f}")
     a, b = side(before, metric), side(after, metric)
     if a is None and b is None:
-        return Interval(r, lo, hi, tr("{floor_words} only: not measured here, since neither side has repeats or a "
-                                      "request list that gives this figure").format(floor_words=floor_words),
+        return Interval(r, lo, hi, tr("{floor_words} only: no interval drawn here, since neither side has repeats or "
+                                      "a request list that gives this figure").format(floor_words=floor_words),
                         measured=False)
     sides = [s for s in (a, b) if s is not None]
     half = t975(min(s.df for s in sides)) * math.sqrt(sum(s.se ** 2 for s in sides))

@@ -104,7 +104,7 @@ def test_pass_only_by_beating_the_advisor(lab, capsys):
     lab, engine = lab
     assert lab.check(GOOD_CFG)  # 11 of 12 against the advisor's 8 of 12: ×1.38, beyond one repeat's ×÷1.3 floor
     assert "Passed: your configuration keeps the target's promise" in capsys.readouterr().out
-    assert engine.runs[-1] == GOOD_CFG
+    assert GOOD_CFG in engine.runs[-3:]  # then the same on fresh prompts, and the reference on them
     one_more = ch6a.capstone_verdict(_row(9), lab.baseline, lab.advised, lab.slo)
     assert not one_more.passed  # 9 of 12: ×1.12, but one request more is one request's luck
     v = ch6a.capstone_verdict(_row(8), lab.baseline, lab.advised, lab.slo)
@@ -224,3 +224,19 @@ def test_a_pass_by_crossing_the_target_must_hold_on_fresh_prompts(lab, monkeypat
     assert "not on fresh ones" in capsys.readouterr().out
     lab.measure = engine  # the same share on fresh prompts: the crossing holds
     assert lab.check(GOOD_CFG) and "held on fresh prompts" in capsys.readouterr().out
+
+
+def test_a_crossing_the_reference_also_makes_on_fresh_prompts_cannot_tell(lab, monkeypatch, capsys):
+    """Pass 31: the baseline meets the target on the fresh prompts too, so yours meeting it there proves
+    nothing (chapter 6a's rule on the same rows reads cannot tell)."""
+    lab, engine = lab
+    lab.baseline, lab.advised = _row(10), _row(10)
+    monkeypatch.setitem(ROWS, GOOD_CFG, _row(11))
+    service_seed = lab.load.seed
+
+    def everyone_meets_it_fresh(config, load, **kw):
+        row = engine(config, load, **kw)
+        return {**row, **(_row(12) if load.seed != service_seed else {})}
+    lab.measure = everyone_meets_it_fresh
+    assert not lab.check(GOOD_CFG)
+    assert "cannot tell" in capsys.readouterr().out

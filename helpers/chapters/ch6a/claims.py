@@ -120,7 +120,9 @@ def band_claim(share: float | None, non_kv_share: float | None, loaded: dict) ->
     if share < 0.20:
         return verdicts.judge("6.1 A KV share under a fifth means the weights crowd the cache out",
                               non_kv_share > share, ev,
-                            rule="held: the non-KV memory (weights, runtime) is larger than the cache")
+                              rule="held: the non-KV memory (weights, runtime) is larger than the cache; it does "
+                                   "not say which of the two: on a CPU with a small model the runtime is most of it, "
+                                   "and the guide's fraction sets the band more than either")
     if 0.40 <= share < 0.60:
         return verdicts.judge("6.1 A KV share of two to three fifths is a sound configuration", not short, ev,
                             rule=f"held: the service load never filled the cache (peak under {FULL_PCT:.0f} %, "

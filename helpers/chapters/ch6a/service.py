@@ -58,7 +58,8 @@ def slo_for(unloaded: dict) -> SLO:
 
 def goodput_mistakes(row, slo: SLO) -> dict:
     """Exercise 2's named slips, from the row's first repeat (`row` is a callable: read at check time):
-    every request counted, the nominal duration N ÷ rate, and the share without the duration."""
+    every request counted, the nominal duration N ÷ rate, the share without the duration, and one of
+    the two limits checked alone."""
     def run():
         r = row()
         return (r.get("runs") or [r])[0], r
@@ -76,7 +77,11 @@ def goodput_mistakes(row, slo: SLO) -> dict:
             lambda: len(run()[0]["request_ttft_ms"]) / run()[0]["duration"],
             N_("you divided by N ÷ rate, the schedule's length, not the run's own duration"): nominal,
             N_("you gave the share within the target; goodput divides the count by the duration"):
-            lambda: met() / len(run()[0]["request_ttft_ms"])}
+            lambda: met() / len(run()[0]["request_ttft_ms"]),
+            N_("you checked only the TTFT limit; a request counts when its TPOT is within the target too"):
+            lambda: sum(t <= slo.ttft_ms for t in run()[0]["request_ttft_ms"]) / run()[0]["duration"],
+            N_("you checked only the TPOT limit; a request counts when its TTFT is within the target too"):
+            lambda: sum(p <= slo.tpot_ms for p in run()[0]["request_tpot_ms"]) / run()[0]["duration"]}
 
 
 def one_at_a_time_rate(unloaded: dict) -> float:
