@@ -221,7 +221,9 @@ def offload_claim(offload: dict | None, device: str = "cpu", why: str | None = N
     memory; held when the offloaded engine ran and its mean TPOT was longer beyond the noise."""
     text = "5.3 CPU offload lets a model run but slows decoding"
     rule = ("held: the offloaded engine served the load, at a mean TPOT longer beyond noise (the claim gives no "
-            "size; the factor is in the evidence); cannot be judged: no CUDA GPU, or no offload rows")
+            "size; the factor is in the evidence); the model here fits without offload, so only 'slows decoding' "
+            "is judged, not that offload lets a model run that would not; cannot be judged: no CUDA GPU, or no "
+            "offload rows")
     if device == "cpu":
         return verdicts.untested(text, "no CUDA GPU here: cpu_offload_gb moves GPU weights into host memory; on the "
                                        "CPU backend they are in host memory already", rule)
@@ -250,7 +252,12 @@ def parallel_claims(parallel: pd.DataFrame, device: str = "cpu", offload: dict |
         why = f"cannot be judged here: {tp2_why or 'the TP=2 engine was not measured'}"
         return out + [verdicts.untested(split_text, why), verdicts.untested(slower_text, why)]
     one, two = parallel.loc[TP1], parallel.loc[TP2]
-    t1, t2, noisy = one[SPEED], two[SPEED], verdicts.within_noise(one, two, SPEED)
+    p1, p2 = rows.paced(one), rows.paced(two)  # the median TPOT over the streams that showed a pace
+    if p1 is None or p2 is None:
+        return out + [_split_claim(split_text, one, two),
+                      verdicts.cannot_tell(slower_text, "over a quarter of a split's streams reached the client in one "
+                                                        "chunk (the server fell behind), so its pace was not seen")]
+    t1, t2, noisy = p1[SPEED], p2[SPEED], verdicts.within_noise(p1, p2, SPEED)
     if not (t1 > 0 and t2 > 0):  # NaN fails this too: a figure not measured
         why = ("over half the streams reached the client in one chunk (the server fell behind), so their pace was "
                "not seen" if t1 == 0 or t2 == 0 else "a row has no median TPOT")
@@ -353,8 +360,8 @@ SPEED = "median_tpot_ms"
 def faster_split(parallel: pd.DataFrame) -> str:
     """Exercise 3: the split with the lower median TPOT, or "too close to call" when the two differ by no
     more than the noise allowance (`verdicts.within_noise`), as lab 3 answers the same question."""
-    one, two = parallel.loc[TP1], parallel.loc[TP2]
-    if not all(roofline.positive(r, SPEED) for r in (one, two)):
+    one, two = rows.paced(parallel.loc[TP1]), rows.paced(parallel.loc[TP2])  # streams that showed a pace
+    if one is None or two is None or not all(roofline.positive(r, SPEED) for r in (one, two)):
         return None  # a pace not seen (one-chunk streams) or not measured: the check says it cannot check
     if verdicts.within_noise(one, two, SPEED):
         return TOO_CLOSE

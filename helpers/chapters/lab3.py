@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from helpers import verdicts
 from helpers.engine.startup_log import rank_memory
-from helpers.results.rows import kv_bytes_per_token
+from helpers.results.rows import kv_bytes_per_token, paced
 
 TOO_CLOSE = "too close to call"
 # Each question's target: the figure that decides it, and which way is better.
@@ -17,29 +17,45 @@ def kv_heads_per_rank(row: dict, shape: dict, bytes_per_number: int) -> float:
     return kv_bytes_per_token(row) / (2 * shape["num_hidden_layers"] * shape["head_dim"] * bytes_per_number)
 
 
+def judged_rows(measured: dict, splits: list[str], target: str) -> dict | None:
+    """Each split's row as the target reads it: for the one-user pace, the median TPOT over the streams that
+    showed one (`rows.paced`: a stream sent in one chunk counts 0 ms and would halve a median of four); None
+    where a split's pace was not seen."""
+    metric, _ = TARGETS[target]
+    out = {o: (paced(measured[(o, target)]) if metric == "median_tpot_ms" else measured[(o, target)]) for o in splits}
+    return None if any(r is None for r in out.values()) else out
+
+
 def ranked(measured: dict, splits: list[str], target: str) -> list[str]:
     """The splits, best first on the target's figure; `measured` maps (split, target) to a row."""
     metric, better = TARGETS[target]
-    return sorted(splits, key=lambda o: measured[(o, target)][metric], reverse=better == "higher")
+    rows = judged_rows(measured, splits, target) or {o: measured[(o, target)] for o in splits}
+    return sorted(splits, key=lambda o: rows[o][metric], reverse=better == "higher")
 
 
 def winner(measured: dict, splits: list[str], target: str) -> str | None:
     """The best split, or "too close to call" when the interval of the best two's ratio holds no change
-    (verdicts.within_noise); None where a split's figure is missing or not positive (a pace not seen)."""
+    (verdicts.within_noise); None where a split's figure is missing or not positive, or its pace was not
+    seen (more than a quarter of its streams in one chunk)."""
     metric, _ = TARGETS[target]
-    if not all((verdicts.number(measured[(o, target)], metric) or 0) > 0 for o in splits):
+    rows = judged_rows(measured, splits, target)
+    if rows is None or not all((verdicts.number(rows[o], metric) or 0) > 0 for o in splits):
         return None  # a pace not seen (one-chunk streams) or a figure missing: the check says it cannot check
     best, second = ranked(measured, splits, target)[:2]
-    return TOO_CLOSE if verdicts.within_noise(measured[(best, target)], measured[(second, target)], metric) else best
+    return TOO_CLOSE if verdicts.within_noise(rows[best], rows[second], metric) else best
 
 
 def why(measured: dict, splits: list[str], target: str) -> str:
     """The figures the choice was made on, and the interval of the ratio between the best two."""
     metric, _ = TARGETS[target]
+    rows = judged_rows(measured, splits, target)
+    if rows is None:
+        return (f"{metric}: over a quarter of a split's streams reached the client in one chunk, so its pace was "
+                "not seen")
     best, second = ranked(measured, splits, target)[:2]
-    return (f"{metric}: " + ", ".join(f"{o} {measured[(o, target)][metric]:,.1f}" for o in splits)
-            + f"; {second} ÷ {best} "
-            + verdicts.change_text(measured[(best, target)], measured[(second, target)], metric))
+    return (f"{metric}" + (" over the streams that showed a pace" if metric == "median_tpot_ms" else "") + ": "
+            + ", ".join(f"{o} {rows[o][metric]:,.1f}" for o in splits)
+            + f"; {second} ÷ {best} " + verdicts.change_text(rows[best], rows[second], metric))
 
 
 def binding_lines(rows: dict[str, dict]) -> list[str]:
@@ -110,5 +126,5 @@ def half_weights(tp1, tp2=None) -> str:
 # The template every home follows (helpers/chapters/__init__.py says what each part is).
 DESIGNS = ("binding_lines", "loads", "rank_memory_lines", "half_weights")
 PANELS = ()
-CHECKS = ("TOO_CLOSE", "TARGETS", "kv_heads_per_rank", "ranked", "winner", "why")
+CHECKS = ("judged_rows", "TOO_CLOSE", "TARGETS", "kv_heads_per_rank", "ranked", "winner", "why")
 CLAIMS = ()

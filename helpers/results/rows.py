@@ -162,3 +162,28 @@ def combine(runs: list[dict]) -> dict:
         else:
             out[key] = next((v for v in values if v is not None), None)  # e.g. the first error text
     return out
+
+
+ONE_CHUNK_SHARE = 0.25  # more streams than this came in one chunk: the pace was not seen
+
+
+def paced(row) -> dict | None:
+    """The row with its median TPOT taken over the streams that showed a pace. vLLM's benchmark gives a
+    stream that reached the client in one chunk a TPOT of 0 (`calculate_metrics`: (latency − TTFT) ÷
+    (tokens − 1) with no gap between them), and at the smoke size two such streams of four halve a median:
+    they are left out here, per repeat. None where more than ONE_CHUNK_SHARE of a repeat's streams came in
+    one chunk (the server fell behind: its pace was not seen). A row without per-request lists is returned
+    as it is."""
+    row = dict(row)
+    runs = row.get("runs") if isinstance(row.get("runs"), list) else None
+    if not runs or not all(isinstance(r, dict) and r.get("request_tpot_ms") for r in runs):
+        return row
+    medians, kept = [], []
+    for run in runs:
+        tpots = [t for t in run["request_tpot_ms"] if t is not None]
+        shown = [t for t in tpots if t > 0]
+        if not shown or len(tpots) - len(shown) > ONE_CHUNK_SHARE * len(tpots):
+            return None
+        medians.append(statistics.median(shown))
+        kept.append({**run, "request_tpot_ms": shown, "median_tpot_ms": medians[-1]})
+    return {**row, "runs": kept, "median_tpot_ms": statistics.median(medians)}

@@ -17,8 +17,23 @@ AUTO = ("Auto set (3.47/15.5) GiB for KV cache on node 0, with 3.88 GiB requeste
 def test_why_names_each_layout_and_the_interval_of_the_best_twos_ratio():
     measured = {("TP=1", "one user"): {"median_tpot_ms": 11.9}, ("TP=2", "one user"): {"median_tpot_ms": 14.4}}
     assert lab3.why(measured, ["TP=1", "TP=2"], "one user").startswith(
-        "median_tpot_ms: TP=1 11.9, TP=2 14.4; TP=2 ÷ TP=1 ×1.21 (allowance ×0.93–×1.57; the start-to-start floor")
+        "median_tpot_ms over the streams that showed a pace: TP=1 11.9, TP=2 14.4; TP=2 ÷ TP=1 ×1.21 (allowance "
+        "×0.93–×1.57; the start-to-start floor")
     assert lab3.ranked(measured, ["TP=2", "TP=1"], "one user") == ["TP=1", "TP=2"]
+
+
+def test_one_chunk_streams_do_not_pick_the_one_user_winner():
+    """Pass 31: two of the replicas' four streams came in one chunk (TPOT 0), halving their median: the
+    check chose "two replicas", whose streams that showed a pace were the slowest."""
+    row = lambda tpots: {"median_tpot_ms": sorted(tpots)[1] / 2 + sorted(tpots)[2] / 2,  # noqa: E731
+                         "runs": [{"request_tpot_ms": tpots}]}
+    measured = {("TP=1", "one user"): row([7.1, 5.89, 6.09, 5.94]), ("TP=2", "one user"): row([4.1, 6.53, 7.26, 7.05]),
+                ("two replicas", "one user"): row([6.73, 0.0, 7.88, 0.0])}
+    splits = ["TP=1", "TP=2", "two replicas"]
+    assert lab3.winner(measured, splits, "one user") is None  # the replicas' pace was not seen
+    assert "not seen" in lab3.why(measured, splits, "one user")
+    measured[("two replicas", "one user")] = row([6.73, 7.3, 7.88, 7.5])
+    assert lab3.winner(measured, splits, "one user") == lab3.TOO_CLOSE  # TP=2 ÷ TP=1 ×1.13: inside the floor
 
 
 def test_rank_memory_lines_sum_the_ranks_reservations():
