@@ -11,7 +11,7 @@ The rules follow chapters 2 to 5, most pressing first:
      (fewer bytes first where the row carries chapter 7's floor, `with_floor`, and runs near it)
 Given a latency target (`slo`), the diagnosis first names the half of it that was missed (TTFT,
 TPOT or both) and keeps only the rules whose change works on that half: more seats and prefix
-reuse shorten the wait for a first token; fewer seats and cheaper steps shorten the time per
+reuse shorten the wait for a first token; room in the cache, fewer seats and cheaper steps shorten the time per
 token (fewer seats lengthen the queue, so they are offered only when TTFT held); a smaller
 budget works on both, since a short request that arrives during a long prefill waits for that
 step too.

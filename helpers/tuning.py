@@ -143,6 +143,14 @@ def effect(before: dict, after: dict, slo: SLO) -> tuple[str, float]:
     return (HELPED if ratio > 1 else HURT), ratio
 
 
+def crossed(before: dict, after: dict, slo: SLO) -> bool:
+    """Whether the share within the target crossed the target's share, either way: `effect` then judges on the
+    crossing, whatever the goodput ratio (unless it fell beyond noise)."""
+    sx, sy = (statistics.median(m / n if n else 0.0 for m, n in met_runs(r, slo)) or 0.0
+              for r in (before, after))
+    return sy < slo.share <= sx or sx < slo.share <= sy
+
+
 def judged_on_pace(before: dict, after: dict, slo: SLO) -> bool:
     """Whether `effect` judged this change on the pace (the same load finishing sooner) rather than on
     goodput: no side crossed the target and the count within it moved by less than MIN_COUNT_CHANGE."""

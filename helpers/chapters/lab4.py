@@ -90,9 +90,27 @@ class Capstone:
         advice = advisor.advise(baseline, base, service.slo)
         advised = measure(advice.apply(base), service.load, tag=tag) if advice.change else baseline
         lab = cls(base, service, baseline, advice, advised, measure, tag)
-        if lab.nothing_to_gain(advised):
+        if lab.nothing_to_gain(advised) or lab.crossing_is_luck():
             lab.harder(say)
         return lab
+
+    def reference_config(self) -> EngineConfig:
+        """The better reference's configuration on goodput: the advisor's change or the baseline."""
+        better = (self.slo.goodput(self.advised) or 0) > (self.slo.goodput(self.baseline) or 0)
+        return self.advice.apply(self.base) if better else self.base
+
+    def fresh_load(self):
+        """The lab's load on fresh prompts (chapter 6a's seed offset): where a crossing must hold too."""
+        return replace(self.load, seed=self.load.seed + FRESH_SEED)
+
+    def crossing_is_luck(self) -> bool:
+        """Where only crossing the target can pass (`only_crossing`) and the better reference meets the
+        target on fresh prompts, its miss on the service's prompts was one request's luck: no configuration
+        can be told from it at this rate (one more load on the reference's engine, read back where stored)."""
+        if not self.only_crossing():
+            return False
+        ref_fresh = self.measure(self.reference_config(), self.fresh_load(), tag=self.tag, progress=False)
+        return (self.slo.met_share(ref_fresh) or 0) >= self.slo.share
 
     def nothing_to_gain(self, advised: dict) -> bool:
         """True where no configuration could beat the advice on its load: every request within the target,
@@ -112,7 +130,9 @@ class Capstone:
         share = self.slo.met_share(self.advised) or 0
         met_all = (f"the advisor's change met the target for {share:.0%} of the requests at {self.service.rate:g} "
                    "req/s (even all of them, finishing as soon as the arrivals allow, would gain no more than the "
-                   "noise)")
+                   "noise)" if self.nothing_to_gain(self.advised) else
+                   f"at {self.service.rate:g} req/s only meeting the target could pass, and the better reference "
+                   "met it on fresh prompts: its miss on the service's prompts was one request's luck")
         higher = sorted((r for r in self.service.sweep if r["load_request_rate"] > self.service.rate),
                         key=lambda r: r["load_request_rate"])
         if not higher:
@@ -127,9 +147,9 @@ class Capstone:
             advised = self.measure(self.advice.apply(self.base), replace(self.service.load, request_rate=rate),
                                    tag=self.tag)
             self.rate, self.baseline, self.advised = rate, sweep_row, advised
-            if not self.nothing_to_gain(advised):
+            if not self.nothing_to_gain(advised) and not self.crossing_is_luck():
                 break
-        missed = not self.nothing_to_gain(self.advised)
+        missed = not self.nothing_to_gain(self.advised) and not self.crossing_is_luck()
         self.note = (f"{met_all}, so no configuration could beat it there: the lab is judged at {self.rate:g} req/s, "
                      + ("where the advice misses some requests (the baseline's row at that rate is its sweep's)."
                         if missed else "the highest rate the sweep reached; the advice met every request there too, "
@@ -179,19 +199,26 @@ class Capstone:
                 if max(a, b) == 0 else ""),
         ])
 
-    def _only_crossing(self) -> str:
-        """Where the goodput route cannot be taken here, say so: both references miss the target, fewer than
+    def only_crossing(self) -> bool:
+        """Whether the goodput route cannot be taken here: both references miss the target, fewer than
         MIN_COUNT_CHANGE more requests can still meet it, and the pace cannot move beyond the noise."""
         ref = max((self.baseline, self.advised), key=lambda r: self.slo.goodput(r) or 0)
         sent, met = len((ref.get("runs") or [ref])[0].get("request_ttft_ms") or []), self.slo.met_share(ref) or 0
         ceiling = tuning.pace_ceiling(ref)
-        if not sent or met >= self.slo.share or sent - round(met * sent) >= tuning.MIN_COUNT_CHANGE or \
-                ceiling is None or ceiling > 1 + verdicts.DEFAULT_NOISE:
+        return not (not sent or met >= self.slo.share or sent - round(met * sent) >= tuning.MIN_COUNT_CHANGE or
+                    ceiling is None or ceiling > 1 + verdicts.DEFAULT_NOISE)
+
+    def _only_crossing(self) -> str:
+        """The references' line where only crossing the target can pass, with the whole rule."""
+        if not self.only_crossing():
             return ""
+        ref = max((self.baseline, self.advised), key=lambda r: self.slo.goodput(r) or 0)
+        sent, met = len((ref.get("runs") or [ref])[0].get("request_ttft_ms") or []), self.slo.met_share(ref) or 0
         return (f" Here only the second way can pass: {sent - round(met * sent)} more request(s) can meet the target "
                 f"(fewer than {tuning.MIN_COUNT_CHANGE}, so the count cannot decide) and finishing sooner can gain "
-                f"about ×{ceiling:.2f} at most, inside the noise: meet the target for every request, and again on "
-                "fresh prompts.")
+                f"about ×{tuning.pace_ceiling(ref):.2f} at most, inside the noise: meet the target for every request, "
+                "and again on fresh prompts, where the better reference is run on the same prompts and must miss "
+                "the target (or yours must beat it beyond the noise).")
 
     # -- the learner's runs -------------------------------------------------------------------
     def run(self, config: EngineConfig, *, force: bool = False, progress=True) -> dict:
@@ -220,7 +247,7 @@ class Capstone:
         refs = max(self.slo.met_share(self.baseline) or 0, self.slo.met_share(self.advised) or 0)
         if not v.passed or not refs < self.slo.share <= (self.slo.met_share(row) or 0):
             return v
-        fresh_load = replace(self.load, seed=self.load.seed + FRESH_SEED)
+        fresh_load = self.fresh_load()
         fresh = self.measure(config, fresh_load, tag=self.tag, progress=False)
         share = self.slo.met_share(fresh) or 0
         if share < self.slo.share:
@@ -229,8 +256,7 @@ class Capstone:
                            "pass. " + v.text.split(". ", 1)[-1])
         # the better reference on the same fresh prompts: where it meets the target there too, crossing it on the
         # service's prompts told the two apart by luck, and only a gain beyond noise on the fresh ones counts
-        ref_config = (self.advice.apply(self.base) if (self.slo.goodput(self.advised) or 0) >
-                      (self.slo.goodput(self.baseline) or 0) else self.base)
+        ref_config = self.reference_config()
         ref_fresh = self.measure(ref_config, fresh_load, tag=self.tag, progress=False)
         ref_share = self.slo.met_share(ref_fresh) or 0
         judged, _ = tuning.effect(ref_fresh, fresh, self.slo)

@@ -240,3 +240,26 @@ def test_a_crossing_the_reference_also_makes_on_fresh_prompts_cannot_tell(lab, m
     lab.measure = everyone_meets_it_fresh
     assert not lab.check(GOOD_CFG)
     assert "cannot tell" in capsys.readouterr().out
+
+
+def test_where_the_references_miss_was_luck_the_lab_moves_to_a_higher_rate(monkeypatch):
+    """Pass 32: only crossing the target could pass (one request short, the pace capped), and the better
+    reference meets the target on fresh prompts: its miss was luck, nothing could pass there, so the lab
+    judges at the sweep's next rate, where the reference misses on fresh prompts too."""
+    from helpers import tuning
+    monkeypatch.setattr(run_size, "_size", "smoke")
+    monkeypatch.setattr(tuning, "pace_ceiling", lambda before, after=None: 1.05)
+    service_seed = []
+
+    def measure(config, load, *, tag="", force=False, progress=True):
+        if load.max_concurrency == 1:
+            return dict(UNLOADED)
+        fresh = bool(service_seed) and load.seed != service_seed[0]
+        if config == ADVISED_CFG:
+            return _row(8 if fresh and load.request_rate <= 4 else 7 if load.request_rate <= 4 else 4, total=8)
+        service_seed.append(load.seed) if not service_seed else None
+        return {**ROWS[config], "reused": False}
+
+    said = []
+    lab = lab4.Capstone.prepare(BASE, measure=measure, sweep=_sweep, say=said.append)
+    assert lab.rate == 8 and "one request's luck" in said[-1]

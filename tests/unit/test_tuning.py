@@ -142,3 +142,9 @@ def test_the_pace_ceiling_counts_the_last_requests_own_time():
            "request_ttft_ms": [200.0] * 8, "request_tpot_ms": [10.0] * 8}
     assert tuning.pace_ceiling(row) == pytest.approx(6.351 / (8 / 1.4 + 0.51))
     assert tuning.pace_ceiling({**row, "load_request_rate": None}) is None
+
+
+def test_a_step_decided_by_crossing_the_target_is_labelled_so():
+    slo = SLO(1000, 50, share=0.9)
+    assert tuning.crossed(_row(7, total=8), _row(8, total=8), slo)
+    assert not tuning.crossed(_row(5, total=8), _row(6, total=8), slo)

@@ -73,7 +73,8 @@ def walk(config: EngineConfig, load, slo: SLO, steps: list[tuning.Step], *, forc
                         "goodput": slo.goodput(row), "effect": judged, "ratio": ratio, "kept": kept, "config": cfg,
                         # against the best configuration so far (what the step changed), and what judged it
                         "goodput_ratio": g1 / g0 if g0 else None,
-                        "judged_on": "pace" if (on_pace := tuning.judged_on_pace(best, row, slo)) else "goodput",
+                        "judged_on": "pace" if (on_pace := tuning.judged_on_pace(best, row, slo)) else
+                        "crossing the target" if tuning.crossed(best, row, slo) else "goodput",
                         # about the largest pace against `best` at this offered rate for an engine no
                         # faster per request than these two rows
                         "pace_ceiling": tuning.pace_ceiling(best, row) if on_pace else None})

@@ -156,7 +156,8 @@ def capstone_verdict(mine: dict, baseline: dict, advised: dict, slo: SLO, *, sam
     ceiling = tuning.pace_ceiling(ref)
     if met < slo.share and 0 < sent - round(met * sent) < tuning.MIN_COUNT_CHANGE and ceiling is not None \
             and ceiling <= 1 + verdicts.DEFAULT_NOISE:  # the lab's "only the second way can pass" (_only_crossing)
-        needed = " (needed here: every request within the target, on these prompts and on fresh ones)"
+        needed = (" (needed here: every request within the target, on these prompts and on fresh ones, where the "
+                  "better reference, run on the same fresh prompts, misses it)")
     other = baseline if ref is advised else advised
     mine_share, other_share = slo.met_share(mine) or 0, slo.met_share(other) or 0
     if judged == tuning.HELPED and mine_share < slo.share <= other_share:  # the other reference kept its promise
