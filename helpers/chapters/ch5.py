@@ -368,6 +368,16 @@ def faster_split(parallel: pd.DataFrame) -> str:
     return TP1 if one[SPEED] < two[SPEED] else TP2
 
 
+def faster_split_why(parallel: pd.DataFrame) -> str:
+    """Exercise 3's reason, from the figures `faster_split` judges: the median TPOT over the streams that
+    showed a pace, with the interval of their ratio; or why the pace was not seen."""
+    one, two = rows.paced(parallel.loc[TP1]), rows.paced(parallel.loc[TP2])
+    if one is None or two is None:
+        return "over a quarter of a split's streams reached the client in one chunk, so its pace was not seen"
+    return (f"median TPOT over the streams that showed a pace {one[SPEED]:.1f} vs {two[SPEED]:.1f} ms; TP=2 ÷ TP=1 "
+            + verdicts.change_text(one, two, SPEED))
+
+
 def time_against_bytes(time_ratio: float, bytes_ratio: float) -> str:
     """5.1's sentence on one quantized copy: its decode step's time against bf16's beside its bytes per
     step against bf16's. Three cases: the time rose although the bytes fell (dequantizing costs more
@@ -399,6 +409,6 @@ def kv_dtype_and_weights_panel(base: EngineConfig, weight_models: dict[str, str]
 DESIGNS = ("BF16", "INT8", "INT4", "AUTO", "FP8", "TP1", "TP2", "LITTLE", "NO_OFFLOAD", "OFFLOADED",
            "bytes_per_step", "tokens_per_mib_saved", "cores_computing")
 PANELS = ("kv_dtype_and_weights_panel",)
-CHECKS = ("TOO_CLOSE", "SPEED", "faster_split")
+CHECKS = ("faster_split_why", "TOO_CLOSE", "SPEED", "faster_split")
 CLAIMS = ("SLOWER", "time_against_bytes", "weight_claims", "kv_claims", "GAP_FACTOR", "GAP_MIN_NATS", "DRIFT_RULE",
           "drift_claim", "offload_claim", "parallel_claims", "claims", "cores_sentence")
