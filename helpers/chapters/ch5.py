@@ -80,7 +80,8 @@ def weight_claims(weights: pd.DataFrame) -> list[Claim]:
                                                                                for n in quant),
             cannot_tell=not any(beyond.values()),
             rule="held: every quantized model's decode step (median gap between tokens) shorter beyond noise; "
-                 "partly: one of them; none beyond noise: cannot tell"),
+                 "partly: one of them, and none slower beyond noise; did not hold: one slower beyond noise, or "
+                 "none faster while one is slower; none beyond noise: cannot tell"),
         verdicts.judge(
             "5.1 …at the cost of a little accuracy", all(c <= LITTLE for c in cost.values()),
             f"perplexity of the reference text {ref.perplexity:.2f} in bf16 (itself dequantized from the package's "
