@@ -136,10 +136,10 @@ class Capstone:
         higher = sorted((r for r in self.service.sweep if r["load_request_rate"] > self.service.rate),
                         key=lambda r: r["load_request_rate"])
         if not higher:
-            self.note = (f"{met_all}, and the sweep reached no higher rate (it stopped where the baseline "
-                         "overloaded): the lab is judged there, where no configuration may be able to pass (the "
-                         "arrival schedule caps any gain); loosen the target or sweep higher rates "
-                         "(`prepare(..., slo=...)`).")
+            last = self.service.sweep[-1]["load_request_rate"] if self.service.sweep else self.service.rate
+            self.note = (f"{met_all}, and the sweep has no higher rate ({self.service.rate:g} req/s is its last: "
+                         f"it ran up to {last:g}): the lab is judged there, where no configuration may be able to "
+                         "pass; loosen the target or sweep higher rates (`prepare(..., slo=...)`).")
             say(self.note)
             return
         for sweep_row in higher:
@@ -179,7 +179,8 @@ class Capstone:
             f"Target: {s.label()} (TTFT ×{ch6a.TTFT_HEADROOM:g} and TPOT ×{ch6a.TPOT_HEADROOM:g} the unloaded "
             "medians, rounded up)." if s == ch6a.slo_for(u) else f"Target (yours): {s.label()}.",
             f"Rate sweep of the baseline at {rates} req/s: {k.text(s)}",
-            f"You tune at {self.rate:g} req/s (Poisson arrivals)." + (f" Why not {self.service.rate:g}: {self.note}"
+            f"You tune at {self.rate:g} req/s (Poisson arrivals)." + (
+                (f" Why not {self.service.rate:g}: " if self.rate != self.service.rate else " Note: ") + self.note
                                                                        if self.note else ""),
         ])
 
@@ -189,7 +190,8 @@ class Capstone:
         return "\n".join([
             f"Baseline ({self.base.label()}): goodput {b:.2f} req/s, {self.slo.met_share(self.baseline) or 0:.0%} of "
             f"requests within the target{_how(self.baseline)}.",
-            f"Advisor: {self.advice.text()}",
+            (f"Advisor (read at {self.service.rate:g} req/s, the baseline's row there): " if self.rate !=
+             self.service.rate else "Advisor: ") + self.advice.text(),
             f"Advised ({self.advice.apply(self.base).label()}): goodput {a:.2f} req/s, "
             f"{self.slo.met_share(self.advised) or 0:.0%} within the target{_how(self.advised)}.",
             f"To pass: a configuration of your own (not the baseline, not the advisor's change) whose goodput beats "
@@ -321,7 +323,7 @@ class Capstone:
         print(f"One path to try, measured on the same service: {solution_path(SOLUTION)}. It starts from the "
               "advisor's change, prints the advisor's reading of the changed run and takes INT8 weights; its "
               "verdict is computed from its own run, so on your machine it may read differently (on the guide's "
-              "2-core test host the INT8 step did not pass: a path to try, not a promise).")
+              "2-core test host, at the service's rate, the INT8 step did not pass: a path to try, not a promise).")
 
     # -- your own target ----------------------------------------------------------------------
     def try_target(self, slo: SLO) -> str:

@@ -281,3 +281,16 @@ def test_a_clear_winner_passes_on_fresh_prompts_even_below_the_targets_share(lab
                           _row(21, total=32, duration=10.0))}
     lab.measure = fresh
     assert lab.check(GOOD_CFG), capsys.readouterr().out
+
+
+def test_the_note_says_why_there_is_no_higher_rate_and_where_the_advice_was_read(monkeypatch):
+    """Pass 34: a tuning rate that is the sweep's last read 'it stopped where the baseline overloaded' and 'Why not'
+    the very rate it tuned at."""
+    monkeypatch.setattr(run_size, "_size", "smoke")
+    engine = FakeEngine()
+    lab = lab4.Capstone.prepare(BASE, measure=engine, sweep=_sweep, say=lambda _: None)
+    lab.service = lab.service.__class__(**{**lab.service.__dict__, "sweep": [r for r in lab.service.sweep
+                                                                          if r["load_request_rate"] <= lab.rate]})
+    lab.harder(say=lambda _: None)
+    assert "overloaded" not in lab.note and "is its last" in lab.note
+    assert "Why not" not in lab.describe() and "Note:" in lab.describe()
