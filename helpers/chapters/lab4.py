@@ -124,8 +124,9 @@ class Capstone:
 
     def harder(self, say=print) -> None:
         """Where the advice meets the target for every request, nothing can beat it on that load: goodput
-        is then fixed by the arrival schedule. Judge at the next rate of the baseline's sweep where the
-        advice misses some (measured on the advisor's engine, still up; the baseline's row at that rate
+        is then fixed by the arrival schedule. Judge at the next rate of the baseline's sweep where a
+        configuration could still beat the advice (it misses some, or finishing sooner could gain more than
+        the noise) (measured on the advisor's engine, still up; the baseline's row at that rate
         is the sweep's own), or at the highest the sweep reached, saying so."""
         share = self.slo.met_share(self.advised) or 0
         met_all = (f"the advisor's change met the target for {share:.0%} of the requests at {self.service.rate:g} "
@@ -150,7 +151,9 @@ class Capstone:
             if not self.nothing_to_gain(advised) and not self.crossing_is_luck():
                 break
         all_met, luck = self.nothing_to_gain(self.advised), self.crossing_is_luck()
-        where = ("where the advice misses some requests (the baseline's row at that rate is its sweep's)."
+        where = ("where a configuration could still beat the advice (it misses some requests, or the arrival "
+                 "schedule leaves more than the noise to gain by finishing sooner; the baseline's row at that rate "
+                 "is its sweep's)."
                  if not all_met and not luck else
                  "the highest rate the sweep reached; the advice met every request there too, so no configuration "
                  "may be able to pass there (the arrival schedule caps any gain): loosen the target or sweep higher "
