@@ -19,6 +19,7 @@ helpers/engine/_launch.py, run by path.
 # Settings and errors → one validated config → the engine → loads and results → a measurement
 # flow → judging (pure functions of rows) → presentation → the chapters' homes.
 from helpers import errors, hardware, run_size, settings  # noqa: F401 - the lowest layer
+from helpers.i18n import tr
 from helpers import config, models, quantize  # noqa: F401
 from helpers import engine, load, results  # noqa: F401
 from helpers import correctness, experiment  # noqa: F401
@@ -42,7 +43,7 @@ __all__ = ["Choice", "ConfigError", "EngineConfig", "Load", "Question", "SLO", "
            "charts", "config", "correctness", "doctor", "engine", "engine_for", "experiment", "goodput",
            "hardware", "measure", "measure_each", "models", "process_layout", "quantize",
            "registry", "results", "run_size", "samples", "scheduler_rule", "size", "slo", "smoke_or_full",
-           "stop", "table", "tuning", "verdicts", "widgets", "with_floor"]
+           "stop", "table", "tr", "tuning", "verdicts", "widgets", "with_floor"]
 
 
 def __getattr__(name):

@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 
 from helpers import hardware
 from helpers.config import EngineConfig
+from helpers.i18n import tr
 from helpers.results import roofline, rows
 
 KV_FULL_PCT = 90.0  # peak KV-cache usage (%) that counts as full
@@ -72,7 +73,8 @@ def _kv_full(row: dict, config: EngineConfig) -> Advice | None:
     usage, preempted = _num(row, "peak_kv_cache_usage_pct"), _num(row, "preemptions")
     if usage < KV_FULL_PCT and preempted == 0:
         return None
-    evidence = f"KV cache usage peaked at {usage:.0f} %, {preempted:.0f} preemption(s)"
+    evidence = tr("KV cache usage peaked at {usage:.0f} %, {preempted:.0f} preemption(s)", usage=usage,
+                  preempted=preempted)
     if config.num_gpu_blocks_override is not None or config.kv_cache_memory_bytes is not None:
         return Advice("KV cache full", evidence + " on a cache fixed in size",
                       {"num_gpu_blocks_override": None, "kv_cache_memory_bytes": None},
@@ -104,7 +106,8 @@ def _stalls(row: dict, config: EngineConfig) -> Advice | None:
     typical = _num(row, "short_median_itl_ms") or _num(row, "median_itl_ms")
     if not typical or worst < STALL_FACTOR * typical or worst < STALL_MIN_MS:
         return None
-    evidence = f"the worst gap between two tokens was {worst:,.0f} ms against a median of {typical:.0f} ms"
+    evidence = tr("the worst gap between two tokens was {worst:,.0f} ms against a median of {typical:.0f} ms",
+                  worst=worst, typical=typical)
     budget = config.max_num_batched_tokens
     if config.enable_chunked_prefill is False:
         return Advice("Long prefills stall decoding", evidence, {"enable_chunked_prefill": True},
@@ -127,14 +130,14 @@ def _prefix(row: dict, config: EngineConfig) -> Advice | None:
     rate = _num(row, "prefix_cache_hit_rate")
     if rate >= LOW_HIT_RATE:
         return None
-    evidence = (f"{_num(row, 'load_num_prompts'):.0f} requests share {_num(row, 'load_num_prefixes'):.0f} prompt "
-                f"start(s), yet the hit rate was {100 * rate:.0f} %")
+    evidence = (tr("{num:.0f} requests share {num_2:.0f} prompt start(s), yet the hit rate was {value:.0f} %",
+                   num=_num(row, 'load_num_prompts'), num_2=_num(row, 'load_num_prefixes'), value=100 * rate))
     if row.get("engine_enable_prefix_caching") is False or config.enable_prefix_caching is False:
         return Advice("A repeated prefix is computed again", evidence, {"enable_prefix_caching": True},
                       "the cache reuses the KV blocks of a prompt start that an earlier request computed", 4)
     block, prefix = _num(row, "block_size", 128), _num(row, "load_prefix_len")
     if prefix < block:
-        said = evidence + f" ({prefix:.0f}-token prefix, {block:.0f}-token blocks)"
+        said = evidence + tr(" ({prefix:.0f}-token prefix, {block:.0f}-token blocks)", prefix=prefix, block=block)
         smallest = 32 if config.device == "cpu" else 16  # the CPU kernel works in 32-token tiles
         fits = 1 << (int(prefix).bit_length() - 1) if prefix >= 1 else 0  # largest power of two <= prefix
         if fits < smallest:
@@ -161,9 +164,10 @@ def _crowded(row: dict, config: EngineConfig) -> Advice | None:
 def _step_cost(row: dict, config: EngineConfig) -> Advice:
     """Chapter 7's MBU, where the row has it, picks the lever: near the bandwidth floor only fewer
     bytes help; far from it the time goes to per-step overhead, which compiling cuts."""
-    evidence = (f"no seat limit hit (peak running {_num(row, 'peak_running'):.0f}, peak waiting "
-                f"{_num(row, 'peak_waiting'):.0f}), KV cache at most "
-                f"{_num(row, 'peak_kv_cache_usage_pct'):.0f} % full, mean TPOT {_num(row, 'mean_tpot_ms'):.1f} ms")
+    evidence = (tr("no seat limit hit (peak running {num:.0f}, peak waiting {num_2:.0f}), KV cache at most "
+                   "{num_3:.0f} % full, mean TPOT {num_4:.1f} ms", num=_num(row, 'peak_running'),
+                   num_2=_num(row, 'peak_waiting'), num_3=_num(row, 'peak_kv_cache_usage_pct'),
+                   num_4=_num(row, 'mean_tpot_ms')))
     mbu = row.get("mbu")
     if mbu is not None:
         evidence += f" against a bandwidth floor of {_num(row, 'roofline_tpot_ms'):.1f} ms (MBU {mbu:.2f})"

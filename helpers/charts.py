@@ -94,9 +94,9 @@ def _interval_rule(df: pd.DataFrame, x: alt.X, metric: str) -> alt.Chart:
     """A black whisker over each row's 95 % interval of the figure, with what it covers in the tooltip."""
     return _chart(df).mark_rule(color="black", strokeWidth=1.5).encode(
         x=x, y=f"{metric}_lo:Q", y2=f"{metric}_hi:Q",
-        tooltip=[alt.Tooltip(f"{metric}_lo:Q", format=".1f", title="95 % interval from"),
-                 alt.Tooltip(f"{metric}_hi:Q", format=".1f", title="95 % interval to"),
-                 alt.Tooltip(f"{metric}_covers:N", title="interval covers")])
+        tooltip=[alt.Tooltip(f"{metric}_lo:Q", format=".1f", title=tr("95 % interval from")),
+                 alt.Tooltip(f"{metric}_hi:Q", format=".1f", title=tr("95 % interval to")),
+                 alt.Tooltip(f"{metric}_covers:N", title=tr("interval covers"))])
 
 
 FLOOR = "roofline_tpot_ms"  # chapter 7's floor under every TPOT figure (helpers/results/roofline.py)
@@ -109,7 +109,7 @@ def _has_floor(df: pd.DataFrame, metric: str) -> bool:
 def _floor_tick(df: pd.DataFrame, x: alt.X) -> alt.Chart:
     """A black tick at each configuration's bandwidth floor: no decode step can be faster."""
     return _chart(df).mark_tick(color="black", thickness=3, size=30).encode(
-        x=x, y=f"{FLOOR}:Q", tooltip=[alt.Tooltip(f"{FLOOR}:Q", format=".1f", title="bandwidth floor (ms)")])
+        x=x, y=f"{FLOOR}:Q", tooltip=[alt.Tooltip(f"{FLOOR}:Q", format=".1f", title=tr("bandwidth floor (ms)"))])
 
 
 def _chart(df: pd.DataFrame) -> alt.Chart:
@@ -127,7 +127,7 @@ def bars(df: pd.DataFrame, metric: str, chart_title: str | None = None, color: s
     chart = _chart(df).mark_bar().encode(
         x=x,
         y=alt.Y(f"{metric}:Q", title=title(metric)),
-        color=alt.Color(f"{color}:N", title="configuration", sort=None),
+        color=alt.Color(f"{color}:N", title=tr("configuration"), sort=None),
         tooltip=[color, alt.Tooltip(f"{metric}:Q", format=".1f"),
                  *(["load_label:N"] if "load_label" in df else [])],  # rows of a load name it
     )
@@ -192,7 +192,7 @@ def sweep(df: pd.DataFrame, x: str, y: str, color: str = COLOR, chart_title: str
     if _has_floor(df, y):  # the floor of each configuration, dashed
         chart = chart + _chart(df).mark_line(strokeDash=[4, 4]).encode(
             x=xx, y=f"{FLOOR}:Q", color=alt.Color(f"{color}:N", title=None),
-            tooltip=[color, alt.Tooltip(f"{FLOOR}:Q", format=".1f", title="bandwidth floor (ms)")])
+            tooltip=[color, alt.Tooltip(f"{FLOOR}:Q", format=".1f", title=tr("bandwidth floor (ms)"))])
         notes.append(tr("dashed: the bandwidth floor (chapter 7)"))
     return chart.properties(title=_heading(tr(chart_title) or f"{title(y)} vs {title(x)}", notes), width=WIDTH,
                             height=HEIGHT)
@@ -206,9 +206,9 @@ def roofline(lines: pd.DataFrame, chart_title: str = "") -> alt.Chart:
     dash = alt.StrokeDash("line:N", title=None, scale=alt.Scale(domain=names, range=[[1, 0], [6, 3], [2, 2]]))
     color = alt.Color("line:N", title=None, scale=alt.Scale(domain=names, range=["#e45756", "#4c78a8", "#f58518"]))
     return alt.Chart(lines).mark_line(point=True).encode(
-        x=alt.X("requests in flight:Q", title="client concurrency (requests in flight)",
+        x=alt.X("requests in flight:Q", title=tr("client concurrency (requests in flight)"),
                 scale=alt.Scale(type="log", base=2)),
-        y=alt.Y("ms per token:Q", title="time per output token (ms)"),
+        y=alt.Y("ms per token:Q", title=tr("time per output token (ms)")),
         color=color, strokeDash=dash,
         tooltip=["line:N", "requests in flight:Q", alt.Tooltip("sequences in a step:Q", format=".1f"),
                  alt.Tooltip("ms per token:Q", format=".2f")],
@@ -233,7 +233,7 @@ def timeseries(ts: pd.DataFrame, y: str = "kv_cache_usage_pct", color: str = COL
         y=alt.Y(f"{y}:Q", title=title(y)),
         color=alt.Color(f"{color}:N", title=None),
         tooltip=[color, "t_s", y],
-    ).properties(title=tr(chart_title) or f"{title(y)} during the run", width=WIDTH, height=HEIGHT)
+    ).properties(title=tr(chart_title) or tr("{title} during the run", title=title(y)), width=WIDTH, height=HEIGHT)
 
 
 def save(chart: alt.TopLevelMixin, path: str | Path) -> Path:
@@ -253,8 +253,8 @@ def requests(row: dict, max_ttft_ms: float, max_tpot_ms: float, chart_title: str
                        "request_tpot_ms": run.get("request_tpot_ms") or []})
     df["within target"] = (df.request_ttft_ms <= max_ttft_ms) & (df.request_tpot_ms <= max_tpot_ms)
     points = _chart(df).mark_circle(size=70).encode(
-        x=alt.X("request_ttft_ms:Q", title="this request's TTFT (ms)"),
-        y=alt.Y("request_tpot_ms:Q", title="this request's TPOT (ms/token)"),
+        x=alt.X("request_ttft_ms:Q", title=tr("this request's TTFT (ms)")),
+        y=alt.Y("request_tpot_ms:Q", title=tr("this request's TPOT (ms/token)")),
         color=alt.Color("within target:N", scale=alt.Scale(domain=[True, False], range=["#4c78a8", "#e45756"])),
         tooltip=["request_ttft_ms", "request_tpot_ms"])
     ttft = alt.Chart(pd.DataFrame({"x": [max_ttft_ms]})).mark_rule(strokeDash=[4, 4]).encode(x="x:Q")
@@ -281,8 +281,8 @@ def catch_up(lines: pd.DataFrame, chart_title: str = "Start time plus serving ti
     """Time since start against output tokens served, one line per engine, one panel per
     concurrency: where the lines cross, the slower-starting engine has caught up."""
     return alt.Chart(lines).mark_line().encode(
-        x=alt.X("output_tokens:Q", title="output tokens served (tokens)"),
-        y=alt.Y("seconds:Q", title="time since start (s)"),
+        x=alt.X("output_tokens:Q", title=tr("output tokens served (tokens)")),
+        y=alt.Y("seconds:Q", title=tr("time since start (s)")),
         color=alt.Color("engine:N", title=None),
         tooltip=["engine:N", alt.Tooltip("output_tokens:Q", format=",.0f"), alt.Tooltip("seconds:Q", format=".1f")],
     ).properties(width=220, height=200).facet(
@@ -310,7 +310,8 @@ def room(r: pd.DataFrame, metric: str, chart_title: str | None = None) -> alt.Fa
     return alt.layer(rng, median, points, data=r).properties(width=WIDTH, height=alt.Step(26)).facet(
         row=alt.Row("experiment:N", title=None, header=alt.Header(labelAngle=0, labelAlign="left", labelLimit=500)),
     ).resolve_scale(y="independent").properties(
-        title=tr(chart_title) or f"{title(metric)}: each machine against its own baseline, and the room's spread")
+        title=tr(chart_title) or tr("{title}: each machine against its own baseline, and the room's spread",
+                                    title=title(metric)))
 
 
 def knee(rows: list[dict], slo, best_rate: float | None, chart_title: str = "") -> alt.HConcatChart:
@@ -328,11 +329,11 @@ def knee(rows: list[dict], slo, best_rate: float | None, chart_title: str = "") 
     panels = []
     for fig, limit, label in (("ttft", slo.ttft_ms, "TTFT (ms)"), ("tpot", slo.tpot_ms, "TPOT (ms/token)")):
         d = long[long.figure == fig]
-        x = alt.X("offered rate (req/s):Q", title="offered rate (requests/s, Poisson arrivals)")
+        x = alt.X("offered rate (req/s):Q", title=tr("offered rate (requests/s, Poisson arrivals)"))
         base = alt.Chart(d).encode(x=x, y=alt.Y("ms:Q", title=label), color=alt.Color("percentile:N",
                                                                                       title="percentile"))
         line = base.mark_line() + base.mark_point(size=60, filled=True).encode(
-            shape=alt.Shape("queue:N", title="queue while sending (first repeat)", scale=alt.Scale(
+            shape=alt.Shape("queue:N", title=tr("queue while sending (first repeat)"), scale=alt.Scale(
                 domain=["steady", OVER, "cannot tell", FEW, NO_TIMELINE],
                 range=["circle", "triangle-up", "square", "diamond", "cross"])),
             tooltip=["offered rate (req/s):Q", "percentile:N", alt.Tooltip("ms:Q", format=".1f"), "queue:N"])
@@ -345,9 +346,10 @@ def knee(rows: list[dict], slo, best_rate: float | None, chart_title: str = "") 
         rule = ("no rate met the target" if best_rate is None and not met else
                 "no knee: the lowest rate missed" if best_rate is None else
                 "highest rate tried (every rate met it) grey" if len(met) == len(rows) else "knee grey")
-        panels.append(layer.properties(width=300, height=240, title=f"{label}: target dashed, {rule}"))
-    note = (" (▲ looked over-saturated: the queue grew while requests were sent, so those latencies are likely not "
-            "a steady state)" if OVER in state.values() else "")
+        panels.append(layer.properties(width=300, height=240, title=tr("{label}: target dashed, {rule}", label=label,
+                                                                       rule=rule)))
+    note = (tr(" (▲ looked over-saturated: the queue grew while requests were sent, so those latencies are likely "
+               "not a steady state)") if OVER in state.values() else "")
     return alt.hconcat(*panels).properties(title=(tr(chart_title) or tr("Latency against the offered rate")) + note)
 
 
@@ -363,8 +365,8 @@ def tuning_path(records: list[dict], slo, chart_title: str = "Goodput at the tar
                        range=["#4c78a8", "#54a24b", "#bab0ac", "#e45756"])
     return _chart(df).mark_bar().encode(
         x=alt.X("step:N", sort=None, title=None, axis=alt.Axis(labelAngle=-20, labelLimit=220)),
-        y=alt.Y("goodput (req/s):Q", title="goodput at the target (requests/s that met it)"),
-        color=alt.Color("effect:N", scale=colors, title="effect against the best so far"),
+        y=alt.Y("goodput (req/s):Q", title=tr("goodput at the target (requests/s that met it)")),
+        color=alt.Color("effect:N", scale=colors, title=tr("effect against the best so far")),
         tooltip=["step:N", alt.Tooltip("goodput (req/s):Q", format=".2f"), "effect:N", "kept:N"],
     ).properties(title=tr(chart_title), width=WIDTH, height=HEIGHT)
 
@@ -378,16 +380,17 @@ def timeline(row: dict, chart_title: str = "") -> alt.VConcatChart:
 
     bars, server = tables.timeline(row), tables.server_view(row)
     if bars.empty:  # said on the chart, so a notebook of stored rows still runs
-        why = (f"{row.get('config_label')}: this row keeps no timeline (measured before timelines were stored, "
-               "or read from a file without --save-detailed). Measure it again with force=True to see one.")
+        why = (tr("{value}: this row keeps no timeline (measured before timelines were stored, or read from a file "
+                  "without --save-detailed). Measure it again with force=True to see one.",
+                  value=row.get('config_label')))
         return alt.vconcat(alt.Chart(pd.DataFrame({"why": [why]})).mark_text(align="left", lineBreak=". ").encode(
             text="why:N").properties(width=WIDTH, height=60, title=tr(chart_title) or tr("No timeline")))
     if not server.empty:  # running and waiting always (a flat 0 is a finding), the rest where they moved
         moved = server.groupby("series")["value"].agg(lambda v: v.max() > v.min())
         server = server.loc[server["series"].map(moved) | server["series"].isin(["requests running",
                                                                                   "requests waiting"])]
-    t_axis = alt.Axis(title="time since the run's first /metrics sample (s)" if row.get("timeseries")
-                      else "time since the first request was sent (s)")
+    t_axis = alt.Axis(title=tr("time since the run's first /metrics sample (s)") if row.get("timeseries")
+                      else tr("time since the first request was sent (s)"))
     brush = alt.selection_interval(encodings=["x"]) if not server.empty else None
     repeats = len(row.get("runs") or [row])
     first = f" (the first of {repeats} repeats)" if repeats > 1 else ""
@@ -403,7 +406,7 @@ def timeline(row: dict, chart_title: str = "") -> alt.VConcatChart:
             lower.append(alt.Chart(part).mark_line(interpolate="step-after", clip=True).encode(
                 x=alt.X("t_s:Q", axis=t_axis, scale=alt.Scale(domain=[0, float(bars["end_s"].max())], nice=False)),
                 y=alt.Y("value:Q", title=series[0] if len(series) == 1 else "count"),
-                color=alt.Color("series:N", title="the server's /metrics"),
+                color=alt.Color("series:N", title=tr("the server's /metrics")),
                 tooltip=["series", "t_s", "value"],
             ).properties(width=WIDTH, height=height).add_params(brush))
     return alt.vconcat(top, *lower).resolve_scale(color="independent")
@@ -421,14 +424,14 @@ def _request_bars(bars: pd.DataFrame, t_axis: alt.Axis, zoom, chart_title: str) 
         x=alt.X("start_s:Q", axis=t_axis, scale=alt.Scale(domain=zoom, nice=False, zero=True) if zoom is not None
                 else alt.Scale(nice=False, zero=True)),
         x2="end_s:Q",
-        y=alt.Y("request:O", title="request, in the order sent", axis=alt.Axis(labels=many <= 40)),
+        y=alt.Y("request:O", title=tr("request, in the order sent"), axis=alt.Axis(labels=many <= 40)),
         color=alt.Color("phase:N", title=None, scale=alt.Scale(domain=[tables.WAITING, tables.DECODING],
                                                              range=["#e45756", "#4c78a8"])),
-        stroke=alt.Stroke("kind:N", title="outlined: long prompts", scale=alt.Scale(
+        stroke=alt.Stroke("kind:N", title=tr("outlined: long prompts"), scale=alt.Scale(
             domain=["short", "long"], range=["#ffffff00", "black"]), legend=None) if kinds else alt.value(None),
-        tooltip=["request", "kind", "phase", alt.Tooltip("ttft_ms:Q", title="TTFT (ms)", format=".0f"),
-                 alt.Tooltip("e2el_ms:Q", title="latency (ms)", format=".0f"),
-                 alt.Tooltip("max_itl_ms:Q", title="longest gap (ms)", format=".0f")],
+        tooltip=["request", "kind", "phase", alt.Tooltip("ttft_ms:Q", title=tr("TTFT (ms)"), format=".0f"),
+                 alt.Tooltip("e2el_ms:Q", title=tr("latency (ms)"), format=".0f"),
+                 alt.Tooltip("max_itl_ms:Q", title=tr("longest gap (ms)"), format=".0f")],
     ).properties(width=WIDTH, height=max(120, min(300, 8 * many)),
                  title=tr(chart_title) or tr("Each request: waiting for its first token, then decoding"))
 
@@ -441,9 +444,9 @@ def pareto(rows: dict[str, dict], tpot_limit_ms: float | None = None, marked: st
     from helpers import tables
 
     points = tables.per_user(rows)
-    x = alt.X("tokens/s per user:Q", title="output tokens/s one user sees (1000 ÷ median TPOT)",
+    x = alt.X("tokens/s per user:Q", title=tr("output tokens/s one user sees (1000 ÷ median TPOT)"),
               scale=alt.Scale(zero=False))
-    y = alt.Y("total output tokens/s:Q", title="output tokens/s in all (throughput)", scale=alt.Scale(zero=False))
+    y = alt.Y("total output tokens/s:Q", title=tr("output tokens/s in all (throughput)"), scale=alt.Scale(zero=False))
     dots = alt.Chart(points).mark_point(size=90, filled=True).encode(
         x=x, y=y, color=alt.Color("on the front:N", scale=alt.Scale(domain=[True, False],
                                                                     range=["#4c78a8", "#bab0ac"])),
@@ -460,4 +463,4 @@ def pareto(rows: dict[str, dict], tpot_limit_ms: float | None = None, marked: st
         layer += alt.Chart(points.loc[points["config"] == marked]).mark_point(
             size=400, color="black", strokeWidth=2).encode(x=x, y=y)
     return layer.properties(width=WIDTH, height=HEIGHT, title=tr(chart_title) or (
-        "Each configuration: one user's speed against the server's" + (", tuned ringed" if marked else "")))
+        tr("Each configuration: one user's speed against the server's") + (tr(", tuned ringed") if marked else "")))

@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from helpers import hardware
 from helpers.cpu_refusals import cpu_refusal
 from helpers.errors import ConfigError  # noqa: F401 - also importable from here
+from helpers.i18n import tr
 from helpers.settings import (
     CPU_DEFAULT_MEMORY_FRACTION,
     DEVICES,
@@ -186,8 +187,8 @@ class EngineConfig:
         unknown = set(changes) - {f.name for f in dataclasses.fields(self)}
         if unknown:
             name = sorted(unknown)[0]
-            raise ConfigError(name, "is not a setting the guide knows.",
-                              f"one of {', '.join(f.name for f in dataclasses.fields(self))}.")
+            raise ConfigError(name, tr("is not a setting the guide knows."),
+                              tr("one of {value}.", value=', '.join((f.name for f in dataclasses.fields(self)))))
         return dataclasses.replace(self, **changes)
 
     def __post_init__(self):
@@ -270,7 +271,9 @@ class EngineConfig:
     def _check_each(self):
         """Kind, range and choices of each setting, as `helpers.settings` declares them."""
         if self.device not in DEVICES:
-            raise ConfigError("device", f"must be 'cpu' or 'cuda', got {self.device!r}.", 'device="cpu".')
+            raise ConfigError(
+                "device", tr("must be 'cpu' or 'cuda', got {device!r}.", device=self.device), 'device="cpu".'
+            )
         for s in SETTINGS:
             if (problem := s.problem(getattr(self, s.name))) is not None:
                 raise ConfigError(s.name, problem, s.fix)
@@ -279,34 +282,63 @@ class EngineConfig:
         """Rules a range cannot express: powers of two, and settings that bound each other."""
         block = self.block_size
         if block is not None and block & (block - 1):
-            raise ConfigError("block_size", f"must be a power of two, got {block}.",
-                              "block_size=16, 32, 64 or 128.")
+            raise ConfigError(
+                "block_size", tr("must be a power of two, got {block}.", block=block), "block_size=16, 32, 64 or 128."
+            )
         if self.device == "cpu" and block is not None and block % 32:
-            raise ConfigError("block_size", f"({block}) is not a multiple of 32: vLLM's CPU backend only warns "
-                              "and falls back to its slower vec16 attention kernel; the guide keeps to multiples "
-                              "of 32.",
-                              "block_size=32, 64 or 128 (CPU default).")
+            raise ConfigError(
+                "block_size",
+                tr(
+                    "({block}) is not a multiple of 32: vLLM's CPU backend only warns "
+                    "and falls back to its slower vec16 attention kernel; the guide "
+                    "keeps to multiples of 32.",
+                    block=block,
+                ),
+                tr("block_size=32, 64 or 128 (CPU default)."),
+            )
         self._check_compilation()
         cap = self.long_prefill_token_threshold
         if cap is not None and cap > self.max_model_len:
-            raise ConfigError("long_prefill_token_threshold", f"({cap}) is larger than max_model_len "
-                              f"({self.max_model_len}); vLLM refuses that.",
-                              f"long_prefill_token_threshold <= {self.max_model_len}.")
+            raise ConfigError(
+                "long_prefill_token_threshold",
+                tr(
+                    "({cap}) is larger than max_model_len ({max_model_len}); vLLM refuses that.",
+                    cap=cap,
+                    max_model_len=self.max_model_len,
+                ),
+                f"long_prefill_token_threshold <= {self.max_model_len}.",
+            )
         budget, seqs = self.effective("max_num_batched_tokens"), self.effective("max_num_seqs")
         if budget is None:
             return
-        said = str(budget) if self.max_num_batched_tokens is not None else f"vLLM's default here, {budget}"
+        said = str(budget) if self.max_num_batched_tokens is not None else tr("vLLM's default here, {budget}",
+                                                                              budget=budget)
         # an unset seat count is lowered to the budget by vLLM itself (`effective`): only a cap set here can clash
         if self.max_num_seqs is not None and seqs is not None and budget < seqs:
-            raise ConfigError("max_num_batched_tokens",
-                              f"({said}) is smaller than max_num_seqs ({seqs}); "
-                              "every running sequence needs at least one token per step.",
-                              f"max_num_batched_tokens >= {seqs}.")
+            raise ConfigError(
+                "max_num_batched_tokens",
+                tr(
+                    "({said}) is smaller than max_num_seqs ({seqs}); every running sequence needs at "
+                    "least one token per step.",
+                    said=said,
+                    seqs=seqs,
+                ),
+                f"max_num_batched_tokens >= {seqs}.",
+            )
         if self.enable_chunked_prefill is False and budget < self.max_model_len:
-            raise ConfigError("max_num_batched_tokens",
-                              f"({said}) is smaller than max_model_len ({self.max_model_len}) with "
-                              "chunked prefill off, so a long prompt could never be scheduled.",
-                              f"max_num_batched_tokens >= {self.max_model_len}, or enable_chunked_prefill=True.")
+            raise ConfigError(
+                "max_num_batched_tokens",
+                tr(
+                    "({said}) is smaller than max_model_len ({max_model_len}) with chunked prefill "
+                    "off, so a long prompt could never be scheduled.",
+                    said=said,
+                    max_model_len=self.max_model_len,
+                ),
+                tr(
+                    "max_num_batched_tokens >= {max_model_len}, or enable_chunked_prefill=True.",
+                    max_model_len=self.max_model_len,
+                ),
+            )
 
     def _check_compilation(self):
         """vLLM drops a compilation config under enforce_eager without a word; say so first."""
@@ -314,17 +346,38 @@ class EngineConfig:
         if cc is None:
             return
         if self.enforce_eager:
-            raise ConfigError("compilation_config", f"({cc}) would be ignored: with enforce_eager=True vLLM sets "
-                              "the compilation mode and cudagraph_mode to NONE (VllmConfig.__post_init__).",
-                              "enforce_eager=False together with compilation_config, or compilation_config=None.")
+            raise ConfigError(
+                "compilation_config",
+                tr(
+                    "({cc}) would be ignored: with enforce_eager=True vLLM sets "
+                    "the compilation mode and cudagraph_mode to NONE "
+                    "(VllmConfig.__post_init__).",
+                    cc=cc,
+                ),
+                tr("enforce_eager=False together with compilation_config, or compilation_config=None."),
+            )
         mode = cc.get("mode")
         if mode is not None and mode not in COMPILATION_MODES:
-            raise ConfigError("compilation_config", f"mode {mode!r} is not one of vLLM's compilation modes "
-                              f"{COMPILATION_MODES}.", "{'mode': 0} (none) … {'mode': 3} (vLLM's own, the default).")
+            raise ConfigError(
+                "compilation_config",
+                tr(
+                    "mode {mode!r} is not one of vLLM's compilation modes {compilation_modes}.",
+                    mode=mode,
+                    compilation_modes=COMPILATION_MODES,
+                ),
+                tr("{'mode': 0} (none) … {'mode': 3} (vLLM's own, the default)."),
+            )
         graphs = cc.get("cudagraph_mode")
         if graphs is not None and str(graphs).upper() not in CUDAGRAPH_MODES:
-            raise ConfigError("compilation_config", f"cudagraph_mode {graphs!r} is not one of {CUDAGRAPH_MODES}.",
-                              "cudagraph_mode='FULL_AND_PIECEWISE' (vLLM's usual default on a GPU) or 'NONE'.")
+            raise ConfigError(
+                "compilation_config",
+                tr(
+                    "cudagraph_mode {graphs!r} is not one of {cudagraph_modes}.",
+                    graphs=graphs,
+                    cudagraph_modes=CUDAGRAPH_MODES,
+                ),
+                tr("cudagraph_mode='FULL_AND_PIECEWISE' (vLLM's usual default on a GPU) or 'NONE'."),
+            )
 
     def cuda_graphs_asked(self) -> str | None:
         """The CUDA-graph part of compilation_config, where one asks for graphs (None: none asked)."""
@@ -343,8 +396,16 @@ class EngineConfig:
         for s in SETTINGS:
             value, default = getattr(self, s.name), s.default
             if self.device not in s.devices and value not in (None, default):
-                return ConfigError(s.name, f"({value!r}) applies on {' or '.join(s.devices)} only; "
-                                   f"this config runs on {self.device}.", f"{s.name}={default!r} on {self.device}.")
+                return ConfigError(
+                    s.name,
+                    tr(
+                        "({value!r}) applies on {devices} only; this config runs on {device}.",
+                        value=value,
+                        devices=" or ".join(s.devices),
+                        device=self.device,
+                    ),
+                    f"{s.name}={default!r} on {self.device}.",
+                )
         if self.device != "cpu":
             return None
         return cpu_refusal(self)
@@ -376,22 +437,30 @@ class EngineConfig:
         """Environment variables the server needs for this config."""
         # No hub downloads unless the learner opts in for a hub id of their own.
         offline = "0" if os.environ.get("GUIDE_ALLOW_DOWNLOAD") == "1" else "1"
-        env = {"HF_HUB_OFFLINE": offline, "TOKENIZERS_PARALLELISM": "false", "VLLM_NO_USAGE_STATS": "1",
-               "DO_NOT_TRACK": "1",
-               # Dev endpoints let the harness read the engine's resolved settings
-               # (/server_info). The server only listens on 127.0.0.1.
-               "VLLM_SERVER_DEV_MODE": "1"}
+        env = {
+            "HF_HUB_OFFLINE": offline,
+            "TOKENIZERS_PARALLELISM": "false",
+            "VLLM_NO_USAGE_STATS": "1",
+            "DO_NOT_TRACK": "1",
+            # Dev endpoints let the harness read the engine's resolved settings
+            # (/server_info). The server only listens on 127.0.0.1.
+            "VLLM_SERVER_DEV_MODE": "1",
+        }
         for s in SETTINGS:
             if (text := s.env_text(getattr(self, s.name))) is not None:
                 env[s.env] = text
         ranks = self.ranks * self.data_parallel_size
-        if (self.device == "cpu" and ranks > 1 and self.cpu_threads_bind is None
-                and "VLLM_CPU_OMP_THREADS_BIND" not in os.environ):
+        if (
+            self.device == "cpu"
+            and ranks > 1
+            and self.cpu_threads_bind is None
+            and "VLLM_CPU_OMP_THREADS_BIND" not in os.environ
+        ):
             # Without it vLLM wants one NUMA node per rank; give each rank its own cores. vLLM
             # reads the groups in rank order (utils/ompmultiprocessing.py: "[DP, PP, TP]").
             cpus = sorted(os.sched_getaffinity(0))
             per = max(1, len(cpus) // ranks)
-            groups = [",".join(map(str, cpus[i * per:(i + 1) * per])) for i in range(ranks)]
+            groups = [",".join(map(str, cpus[i * per : (i + 1) * per])) for i in range(ranks)]
             env["VLLM_CPU_OMP_THREADS_BIND"] = "|".join(groups)
         return env
 
@@ -403,6 +472,9 @@ class EngineConfig:
 
 # Every setting, in field order, read from the fields' declarations.
 SETTINGS: tuple[Setting, ...] = tuple(
-    Setting.from_field(f, hint) for f in dataclasses.fields(EngineConfig)
-    if "setting" in f.metadata for hint in [typing.get_type_hints(EngineConfig)[f.name]])
+    Setting.from_field(f, hint)
+    for f in dataclasses.fields(EngineConfig)
+    if "setting" in f.metadata
+    for hint in [typing.get_type_hints(EngineConfig)[f.name]]
+)
 BY_NAME: dict[str, Setting] = {s.name: s for s in SETTINGS}

@@ -1,4 +1,5 @@
 """The one error a learner's setting raises, at the bottom of the package so every layer can use it."""
+from helpers.i18n import tr
 
 
 class ConfigError(ValueError):
@@ -6,4 +7,4 @@ class ConfigError(ValueError):
 
     def __init__(self, setting: str, problem: str, fix: str):
         self.setting, self.problem, self.fix = setting, problem, fix
-        super().__init__(f"{setting}: {problem} Try: {fix}")
+        super().__init__(tr("{setting}: {problem} Try: {fix}", setting=setting, problem=problem, fix=fix))

@@ -26,7 +26,8 @@ def solution_path(name: str) -> Path:
     for folder in SOLUTION_DIRS:
         if (folder / name).exists():
             return folder / name
-    raise FileNotFoundError(f"no solution file {name} in {', '.join(str(d) for d in SOLUTION_DIRS)}")
+    raise FileNotFoundError(tr("no solution file {name} in {value}", name=name,
+                               value=', '.join((str(d) for d in SOLUTION_DIRS))))
 
 
 class Question:

@@ -21,6 +21,7 @@ from helpers import hardware, models, probes, run_size
 from helpers.config import ConfigError, EngineConfig
 from helpers.engine import EngineStartError, Server, preflight, remote, reported, shared
 from helpers.engine.server import layout_for, reset_prefix_cache
+from helpers.i18n import tr
 from helpers.load import Load, MetricsSampler, run_load
 from helpers.results import ResultStore, fingerprint, result_key, reuse_or_measure, roofline
 from helpers.results.rows import combine
@@ -175,23 +176,41 @@ def measure(config: EngineConfig, load: Load, *, repeats: int | None = None, for
     """
     repeats = run_size.repeats() if repeats is None else repeats
     if repeats < 1:
-        raise ConfigError("repeats", f"must be at least 1, got {repeats}.", "repeats=3 (or 1 for a quick look).")
+        raise ConfigError(
+            "repeats",
+            tr("must be at least 1, got {repeats}.", repeats=repeats),
+            tr("repeats=3 (or 1 for a quick look)."),
+        )
     endpoint = remote_for(config)
     limit = (endpoint.max_model_len if endpoint is not None else None) or config.max_model_len
     if load.longest_prompt() > limit:
-        what = (f"prefix ({load.prefix_len}) + rest of the prompt ({load.input_len}) + answer ({load.output_len})"
-                if load.kind == "prefix" else "longest request")
-        whose = "the server's max_model_len" if endpoint is not None else "max_model_len"
-        raise ConfigError("max_model_len", f"({whose}, {limit}) is shorter than this load's {what}: "
-                          f"{load.longest_prompt()} tokens, so the server would reject it.",
-                          f"max_model_len >= {load.longest_prompt()}, or a shorter load.")
+        what = (
+            tr("prefix ({prefix_len}) + rest of the prompt ({input_len}) + answer ({output_len})",
+               prefix_len=load.prefix_len, input_len=load.input_len, output_len=load.output_len)
+            if load.kind == "prefix"
+            else tr("longest request")
+        )
+        whose = tr("the server's max_model_len") if endpoint is not None else "max_model_len"
+        raise ConfigError(
+            "max_model_len",
+            tr(
+                "({whose}, {limit}) is shorter than this load's {what}: "
+                "{longest_prompt} tokens, so the server would reject it.",
+                whose=whose,
+                limit=limit,
+                what=what,
+                longest_prompt=load.longest_prompt(),
+            ),
+            tr("max_model_len >= {longest_prompt}, or a shorter load.", longest_prompt=load.longest_prompt()),
+        )
 
     def run_it() -> dict:
         with turn_for(config, f"the load {load.label()}"):
             return _run_repeats(config, load, repeats, endpoint, progress, sample_every)
 
-    row = reuse_or_measure(base_row(config, load, tag, "load", repeats, endpoint=endpoint), run_it, force=force,
-                           store=store)
+    row = reuse_or_measure(
+        base_row(config, load, tag, "load", repeats, endpoint=endpoint), run_it, force=force, store=store
+    )
     # A floor is a step a chapter asks for (`with_floor`), against today's roofs: not carried over.
     return {k: v for k, v in row.items() if k not in roofline.COLUMNS} if row["reused"] else row
 
@@ -213,8 +232,12 @@ def with_floor(row: dict, store: ResultStore | None = None) -> dict:
     # with fewer threads read faster (a disturbed all-core probe): chapter 7 says so and to probe again.
     out = roofline.annotate(row, machine, worker)
     stored = store.get(row["key"]) if row.get("key") else None
-    if out is not row and stored is not None and stored.get("run_id") == row.get("run_id") and \
-            any(stored.get(c) != out.get(c) for c in roofline.COLUMNS):
+    if (
+        out is not row
+        and stored is not None
+        and stored.get("run_id") == row.get("run_id")
+        and any(stored.get(c) != out.get(c) for c in roofline.COLUMNS)
+    ):
         store.append(out)
     return out
 
@@ -222,8 +245,9 @@ def with_floor(row: dict, store: ResultStore | None = None) -> dict:
 ROOF_SHAPE = (256, 576, 1536)  # a batch of 256 tokens through the embedded model's MLP (hidden × intermediate)
 
 
-def roof(threads: int | None = None, store: ResultStore | None = None, *, probe: bool = True,
-         force: bool = False) -> dict | None:
+def roof(
+    threads: int | None = None, store: ResultStore | None = None, *, probe: bool = True, force: bool = False
+) -> dict | None:
     """This machine's roofs at `threads` cores (all by default): memory bandwidth (two methods) and
     matmul throughput in the compute dtype (helpers/probes.py), measured once per machine and
     stored as a row of kind "roof"; None where none is stored and `probe` is False. Probing takes
@@ -246,8 +270,13 @@ def roof(threads: int | None = None, store: ResultStore | None = None, *, probe:
             return probes.cuda_probe(dtype, ROOF_SHAPE)
         return probes.probe(threads, dtype, ROOF_SHAPE, run_size.smoke_or_full(5, 9))
 
-    row = {"key": key, "kind": "roof", "time": time.strftime("%Y-%m-%dT%H:%M:%S"),
-           "measurement_version": MEASUREMENT_VERSION, **{f"env_{k}": v for k, v in fingerprint().items()}}
+    row = {
+        "key": key,
+        "kind": "roof",
+        "time": time.strftime("%Y-%m-%dT%H:%M:%S"),
+        "measurement_version": MEASUREMENT_VERSION,
+        **{f"env_{k}": v for k, v in fingerprint().items()},
+    }
     row = reuse_or_measure(row, probe_it, force=force, store=store)
     if not row["reused"]:
         machine.append(row)
@@ -325,12 +354,18 @@ class LoadFailedError(RuntimeError):
         from helpers.engine.startup_log import error_line
 
         engine = error_line(log) if log else None
-        lines = [f"Every request of the load ({load.label()}) failed, so no row was stored."]
+        lines = [tr("Every request of the load ({label}) failed, so no row was stored.", label=load.label())]
         if client_error:
-            lines.append(f"First client error: {client_error.strip().splitlines()[-1][:300]}")
+            lines.append(
+                tr("First client error: {splitlines_last}", splitlines_last=client_error.strip().splitlines()[-1][:300])
+            )
         if engine:
             lines.append(f"Engine: {engine}")
-        lines.append("Try: read the engine's log (H.engine_for(config).log_path); a setting that the engine "
-                     "accepts at start-up may still fail at the first request.")
+        lines.append(
+            tr(
+                "Try: read the engine's log (H.engine_for(config).log_path); a setting that the engine "
+                "accepts at start-up may still fail at the first request."
+            )
+        )
         super().__init__("\n".join(lines))
         self.client_error, self.engine_line = client_error, engine

@@ -22,6 +22,8 @@ import json
 import statistics
 from pathlib import Path
 
+from helpers.i18n import tr
+
 ROOT = Path(__file__).resolve().parent.parent
 
 
@@ -86,10 +88,11 @@ def start_note(eager: bool | None = True, rows: list[dict] | None = None) -> str
     seen = start_seconds(eager, rows)
     kind = {True: "eager", False: "compiled", None: ""}[eager]
     if not seen:
-        return (f"No {kind} engine has started on this machine yet, so the guide cannot say how long a start "
-                "takes here; the progress line shows it while it happens.")
-    return (f"On this machine {len(seen)} {kind} engine start(s) so far took a median of "
-            f"{statistics.median(seen):.0f} s (from {min(seen):.0f} to {max(seen):.0f} s).")
+        return (tr("No {kind} engine has started on this machine yet, so the guide cannot say how long a start "
+                   "takes here; the progress line shows it while it happens.", kind=kind))
+    return (tr("On this machine {n_seen} {kind} engine start(s) so far took a median of {statistics_median:.0f} s "
+               "(from {seen:.0f} to {seen_2:.0f} s).", n_seen=len(seen), kind=kind,
+               statistics_median=statistics.median(seen), seen=min(seen), seen_2=max(seen)))
 
 
 def readme_table() -> str:

@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import os
 
+from helpers.i18n import tr
+
 _size = os.environ.get("GUIDE_SIZE", "full")
 
 
@@ -16,7 +18,7 @@ def size() -> str:
 def set_size(name: str) -> None:
     global _size
     if name not in ("smoke", "full"):
-        raise ValueError("size must be 'smoke' or 'full'")
+        raise ValueError(tr("size must be 'smoke' or 'full'"))
     _size = name
 
 

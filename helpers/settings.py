@@ -30,6 +30,8 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
+from helpers.i18n import tr
+
 # On a CPU machine vLLM treats `gpu_memory_utilization` as the share of host RAM given to
 # weights + KV cache. Its stock 0.92 does not start on a 24 GiB machine (the engine compares
 # it with the free memory of one NUMA node), so the guide starts from a modest share.
@@ -104,12 +106,13 @@ class Setting:
         if value is None:
             return None if self.nullable else "needs a value, got None."
         if not _is_kind(value, self.kind):
-            what = self.what or ("True, False or None" if self.kind is bool and self.nullable else _WHAT[self.kind])
-            return f"must be {what}, got {value!r}."
+            what = self.what or (tr("True, False or None") if self.kind is bool and self.nullable else _WHAT[self.kind])
+            return tr("must be {what}, got {value!r}.", what=what, value=value)
         if self.choices and value not in self.choices:
-            return f"{value!r} is not one of {self.choices}."
+            return tr("{value!r} is not one of {choices}.", value=value, choices=self.choices)
         if _out_of_range(value, self.minimum, self.maximum, self.above):
-            return f"must be {_range_text(self.minimum, self.maximum, self.above)}, got {value}."
+            return tr("must be {range_text}, got {value}.",
+                      range_text=_range_text(self.minimum, self.maximum, self.above), value=value)
         return None
 
     def flags(self, value) -> list[str]:
@@ -151,13 +154,16 @@ def _range_text(minimum, maximum, above) -> str:
     if low and maximum is not None:
         return f"in {low}, {maximum}]"
     if above is not None:
-        return f"more than {above}"
-    return f"at least {minimum}" if minimum is not None else f"at most {maximum}"
+        return tr("more than {above}", above=above)
+    return (
+        tr("at least {minimum}", minimum=minimum) if minimum is not None else tr("at most {maximum}", maximum=maximum)
+    )
 
 
 # -- vLLM's CPU defaults that depend on other settings ----------------------------------------
 # vllm/engine/arg_utils.py, EngineArgs.get_batch_defaults: on CPU the OpenAI server's defaults
 # are 2048 tokens and 128 sequences *per rank* (world size = tensor × pipeline parallel size).
+
 
 def _ranks(config) -> int:
     """Ranks of one engine: tensor × pipeline parallel size (arg_utils.py: `world_size =

@@ -15,6 +15,7 @@ import statistics
 from dataclasses import dataclass
 
 from helpers.errors import ConfigError
+from helpers.i18n import tr
 from helpers.results.gaps import missing
 
 
@@ -30,22 +31,43 @@ class SLO:
     def __post_init__(self):
         for name, value, low, high in (("ttft_ms", self.ttft_ms, 5, 600_000), ("tpot_ms", self.tpot_ms, 0.5, 60_000)):
             if not isinstance(value, (int, float)) or isinstance(value, bool) or value <= 0:
-                raise ConfigError(name, f"must be a positive number of milliseconds, got {value!r}.",
+                raise ConfigError(name, tr("must be a positive number of milliseconds, got {value!r}.", value=value),
                                   f"{name}=2000 (TTFT) or {name}=100 (TPOT): milliseconds.")
             if value < low:
-                raise ConfigError(name, f"({value}) is under {low} ms: that looks like seconds, not milliseconds.",
-                                  f"{name}={value * 1000:g} if you meant {value} s.")
+                raise ConfigError(name, tr("({value}) is under {low} ms: that looks like seconds, not milliseconds.",
+                                           value=value, low=low),
+                                  tr("{name}={value:g} if you meant {value_2} s.", name=name, value=value * 1000,
+                                     value_2=value))
             if value > high:
-                raise ConfigError(name, f"({value}) is over {high:,} ms: that looks like microseconds, or a "
-                                  "target nothing would notice.", f"{name} in milliseconds, e.g. {value / 1000:g}.")
+                raise ConfigError(
+                    name,
+                    tr(
+                        "({value}) is over {high:,} ms: that looks like microseconds, or a "
+                        "target nothing would notice.",
+                        value=value,
+                        high=high,
+                    ),
+                    tr("{name} in milliseconds, e.g. {value:g}.", name=name, value=value / 1000),
+                )
         if not isinstance(self.share, (int, float)) or not 0 < self.share <= 1:
-            hint = (f"share={self.share / 100:g}" if isinstance(self.share, (int, float)) and 1 < self.share <= 100
-                    else "share=0.9")
-            raise ConfigError("share", f"must be a fraction in (0, 1], got {self.share!r}.",
-                              f"{hint} (a fraction, not a percent).")
+            hint = (
+                f"share={self.share / 100:g}"
+                if isinstance(self.share, (int, float)) and 1 < self.share <= 100
+                else "share=0.9"
+            )
+            raise ConfigError(
+                "share",
+                tr("must be a fraction in (0, 1], got {share!r}.", share=self.share),
+                tr("{hint} (a fraction, not a percent).", hint=hint),
+            )
 
     def label(self) -> str:
-        return f"TTFT ≤ {self.ttft_ms:g} ms and TPOT ≤ {self.tpot_ms:g} ms for {100 * self.share:g} % of requests"
+        return tr(
+            "TTFT ≤ {ttft_ms:g} ms and TPOT ≤ {tpot_ms:g} ms for {value:g} % of requests",
+            ttft_ms=self.ttft_ms,
+            tpot_ms=self.tpot_ms,
+            value=100 * self.share,
+        )
 
     def met_share(self, row: dict) -> float | None:
         """Share of the requests sent that met both limits, a failed request counting as a miss
@@ -94,13 +116,25 @@ def first_misses(rows: list[dict], slo: SLO) -> str | None:
         tpot = sum(p > slo.tpot_ms for _, p in pairs)
         failed = int(run.get("failed") or 0)
         waiting = row.get("peak_waiting")
-        waited = (f"{waiting:.0f} request(s) waited to be scheduled at the peak (for a seat, the step's token "
-                  "budget or KV blocks)" if waiting else
-                  "no request was seen waiting in the /metrics samples (every half second): a wait shorter than "
-                  "that can hide between two reads")
-        return (f"At {row.get('load_request_rate'):g} req/s, the first rate that missed: {ttft} of {len(pairs)} "
-                f"requests over the TTFT limit, {tpot} over the TPOT limit" + (f", {failed} failed" if failed else "")
-                + f" (first repeat); {waited}.")
+        waited = (
+            tr("{waiting:.0f} request(s) waited to be scheduled at the peak (for a seat, the step's token budget "
+               "or KV blocks)", waiting=waiting)
+            if waiting
+            else tr("no request was seen waiting in the /metrics samples (every half second): a wait shorter than "
+                    "that can hide between two reads")
+        )
+        return (
+            tr(
+                "At {value:g} req/s, the first rate that missed: {ttft} of {n_pairs} requests over the TTFT "
+                "limit, {tpot} over the TPOT limit",
+                value=row.get("load_request_rate"),
+                ttft=ttft,
+                n_pairs=len(pairs),
+                tpot=tpot,
+            )
+            + (f", {failed} failed" if failed else "")
+            + tr(" (first repeat); {waited}.", waited=waited)
+        )
     return None
 
 
@@ -111,8 +145,11 @@ def goodput(row: dict, max_ttft_ms: float, max_tpot_ms: float, prefix: str = "")
     for one side of a mixed load."""
     values = []
     for run in row.get("runs") or [row]:
-        ttfts, tpots, seconds = (run.get(prefix + "request_ttft_ms"), run.get(prefix + "request_tpot_ms"),
-                                 run.get("duration"))
+        ttfts, tpots, seconds = (
+            run.get(prefix + "request_ttft_ms"),
+            run.get(prefix + "request_tpot_ms"),
+            run.get("duration"),
+        )
         if ttfts is None or tpots is None or not seconds:
             return None
         values.append(sum(t <= max_ttft_ms and p <= max_tpot_ms for t, p in zip(ttfts, tpots)) / seconds)
@@ -134,7 +171,7 @@ class Knee:
 
     def text(self, slo: SLO) -> str:
         if self.why:
-            return f"No knee can be read from these rows: {self.why}."
+            return tr("No knee can be read from these rows: {why}.", why=self.why)
         return self._found(slo) + self._per_rate(slo)
 
     def _per_rate(self, slo: SLO) -> str:
@@ -142,23 +179,52 @@ class Knee:
         if not self.requests:
             return ""
         need = math.ceil(slo.share * self.requests - 1e-9)
-        few = " (with so few requests one late request decides a rate)" if self.requests - need <= 1 else ""
-        return f" A rate meets the target when {need} of its {self.requests} requests do{few}."
+        few = tr(" (with so few requests one late request decides a rate)") if self.requests - need <= 1 else ""
+        return tr(
+            " A rate meets the target when {need} of its {requests} requests do{few}.",
+            need=need,
+            requests=self.requests,
+            few=few,
+        )
 
     def _found(self, slo: SLO) -> str:
         if self.best_rate is None:
-            odd = (" The lowest rate missed while a higher one came closer, so the sweep does not fall with the "
-                   "rate as a knee would: slow first requests at the lowest rate (a cold engine, a busy machine) can "
-                   "do that; read it with care, or sweep again." if self.lowest_rate is not None
-                   and self.closest_rate is not None and self.closest_rate > self.lowest_rate else "")
+            odd = (
+                " The lowest rate missed while a higher one came closer, so the sweep does not fall with the "
+                "rate as a knee would: slow first requests at the lowest rate (a cold engine, a busy machine) can "
+                "do that; read it with care, or sweep again."
+                if self.lowest_rate is not None
+                and self.closest_rate is not None
+                and self.closest_rate > self.lowest_rate
+                else ""
+            )
             met = self.closest_share is not None and self.closest_share >= slo.share
-            head = (f"No knee: the lowest rate missed the target ({slo.label()}), though {self.closest_rate:g} req/s "
-                    "met it" if met else f"No offered rate met the target ({slo.label()})")
-            return (f"{head}. Closest: {self.closest_rate:g} req/s, where {100 * (self.closest_share or 0):.0f} % of "
-                    "requests met it. Loosen the target, or tune the engine and sweep again." + odd)
-        miss = f"; at {self.first_miss:g} req/s it was missed" if self.first_miss is not None else \
-            "; every rate tried met it, so the knee lies higher"
-        return f"The highest offered rate that met the target: {self.best_rate:g} req/s{miss}."
+            head = (
+                tr("No knee: the lowest rate missed the target ({label}), though {closest_rate:g} req/s met it",
+                   label=slo.label(), closest_rate=self.closest_rate)
+                if met
+                else tr("No offered rate met the target ({label})", label=slo.label())
+            )
+            return (
+                tr(
+                    "{head}. Closest: {closest_rate:g} req/s, where {value:.0f} % of requests met it. Loosen "
+                    "the target, or tune the engine and sweep again.",
+                    head=head,
+                    closest_rate=self.closest_rate,
+                    value=100 * (self.closest_share or 0),
+                )
+                + odd
+            )
+        miss = (
+            tr("; at {first_miss:g} req/s it was missed", first_miss=self.first_miss)
+            if self.first_miss is not None
+            else tr("; every rate tried met it, so the knee lies higher")
+        )
+        return tr(
+            "The highest offered rate that met the target: {best_rate:g} req/s{miss}.",
+            best_rate=self.best_rate,
+            miss=miss,
+        )
 
 
 def knee(rows: list[dict], slo: SLO) -> Knee:
@@ -177,8 +243,14 @@ def knee(rows: list[dict], slo: SLO) -> Knee:
     shares = [(slo.met_share(r) or 0.0, r["load_request_rate"]) for r in ordered]
     closest_share, closest_rate = max(shares, key=lambda s: (s[0], -s[1])) if shares else (None, None)
     sent = [int(n) for r in ordered if (n := r.get("load_num_prompts"))]
-    return Knee(best, first_miss, closest_rate, closest_share, requests=max(sent) if sent else None,
-                lowest_rate=ordered[0]["load_request_rate"] if ordered else None)
+    return Knee(
+        best,
+        first_miss,
+        closest_rate,
+        closest_share,
+        requests=max(sent) if sent else None,
+        lowest_rate=ordered[0]["load_request_rate"] if ordered else None,
+    )
 
 
 def overloaded(row: dict, slo: SLO, factor: float = 4.0) -> bool:
@@ -199,4 +271,3 @@ def first_repeat_goodput(row, max_ttft_ms: float, max_tpot_ms: float) -> float |
     if not isinstance(runs, list) or not runs:  # one run kept in the row itself (an imported --save-detailed file)
         return goodput(row, max_ttft_ms, max_tpot_ms) if hasattr(row, "get") else None
     return goodput({"runs": runs[:1]}, max_ttft_ms, max_tpot_ms)
-

@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 
 from helpers import verdicts
 from helpers.config import ConfigError
+from helpers.i18n import tr
 from helpers.results import intervals
 from helpers.results.gaps import missing
 from helpers.slo import SLO
@@ -107,10 +108,10 @@ def effect(before: dict, after: dict, slo: SLO) -> tuple[str, float]:
     a, b = goodput_runs(before, slo), goodput_runs(after, slo)
     if not a or not b:
         if why := (missing(before, "request_ttft_ms") or missing(after, "request_ttft_ms")):
-            raise ConfigError("slo", f"goodput cannot be judged on these rows: {why}.",
-                              "import a file with per-request data (vllm bench serve --save-detailed, GuideLLM).")
-        raise ConfigError("slo", "these rows have no per-request latencies, so goodput cannot be judged.",
-                          "measure them again (force=True) with this version of the guide.")
+            raise ConfigError("slo", tr("goodput cannot be judged on these rows: {why}.", why=why),
+                              tr("import a file with per-request data (vllm bench serve --save-detailed, GuideLLM)."))
+        raise ConfigError("slo", tr("these rows have no per-request latencies, so goodput cannot be judged."),
+                          tr("measure them again (force=True) with this version of the guide."))
     sa = [m / n if n else 0.0 for m, n in met_runs(before, slo)]
     sb = [m / n if n else 0.0 for m, n in met_runs(after, slo)]
     x, y = statistics.median(a), statistics.median(b)

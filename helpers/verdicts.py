@@ -137,7 +137,7 @@ def ratio_interval(before, after, metric: str) -> intervals.Interval | None:
 def change_text(before, after, metric: str) -> str:
     """The ratio after ÷ before as a sentence reads it: "×0.62 (95 % interval ×0.55–×0.70; bootstrap over …)"."""
     iv = ratio_interval(before, after, metric)
-    return iv.text() if iv else "no ratio (a figure is missing or zero)"
+    return iv.text() if iv else tr("no ratio (a figure is missing or zero)")
 
 
 def noise(rows, metric: str) -> float:
@@ -171,7 +171,7 @@ def judge_change(text: str, before, after, metric: str, better: str, held_at: fl
     """
     x, y = number(before, metric), number(after, metric)
     if x is None or y is None:  # an imported file may not record every figure: say so, don't guess
-        why = missing(before, metric) or missing(after, metric) or f"{metric} is missing from a row"
+        why = missing(before, metric) or missing(after, metric) or tr("{metric} is missing from a row", metric=metric)
         return untested(text, why, rule or change_rule(better, held_at, default_noise(metric)))
     if x == 0 or y == 0:  # a ratio with a zero is no measurement: a gauge that sampled no request reads 0
         return untested(text, (evidence or f"{metric}: {x:,.1f} → {y:,.1f}") + ": a figure of 0 on one side cannot be "

@@ -15,6 +15,7 @@ from typing import Callable
 import ipywidgets as W
 
 from helpers.errors import ConfigError
+from helpers.i18n import tr
 
 
 class Panel:
@@ -23,9 +24,9 @@ class Panel:
                  summary: Callable[[list[dict]], str] | None = None):
         self.title, self.controls, self.run_fn, self.chart_fn, self.summary_fn = title, controls, run, chart, summary
         self.rows: list[dict] = rows if rows is not None else []
-        self.button = W.Button(description="Run", button_style="primary", icon="play",
+        self.button = W.Button(description=tr("Run"), button_style="primary", icon="play",
                                tooltip="Start (or reuse) an engine with these settings and measure")
-        self.force = W.Checkbox(value=False, description="force re-run (ignore stored results)", indent=False)
+        self.force = W.Checkbox(value=False, description=tr("force re-run (ignore stored results)"), indent=False)
         self.status = W.HTML(self._status_html("ready", f"{len(self.rows)} run(s) shown"))
         self.progress = W.IntProgress(value=0, min=0, max=7, layout=W.Layout(width="260px", visibility="hidden"))
         self.out = W.Output(layout=W.Layout(min_height="120px"))
@@ -55,8 +56,8 @@ class Panel:
 
     def text_line(self) -> str:
         shown = f"its last chart ({len(self.rows)} run(s))" if self.rows else "no run yet"
-        return (f"Interactive panel “{self.title}”: its settings and Run button work in JupyterLab; "
-                f"a static page shows {shown}.")
+        return (tr("Interactive panel “{title}”: its settings and Run button work in JupyterLab; a static page "
+                   "shows {shown}.", title=self.title, shown=shown))
 
     @staticmethod
     def _status_html(state: str, text: str) -> str:

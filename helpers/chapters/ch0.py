@@ -6,6 +6,7 @@ a request's time.
 """
 from __future__ import annotations
 
+from helpers.i18n import tr
 from helpers.load import Load
 from helpers.slo import first_repeat_goodput  # noqa: F401  (exercise 3's expectation)
 
@@ -27,8 +28,9 @@ def where_the_time_goes(row: dict, load: Load) -> str | set[str]:
 def time_split(row: dict, load: Load) -> str:
     """The two figures `where_the_time_goes` compared, for the check's explanation."""
     rest = row["mean_tpot_ms"] * (load.output_len - 1)
-    return (f"mean TTFT {row['mean_ttft_ms']:.0f} ms vs {load.output_len - 1} × {row['mean_tpot_ms']:.1f} ms "
-            f"= {rest:.0f} ms")
+    return (tr("mean TTFT {mean_ttft_ms:.0f} ms vs {output_len} × {mean_tpot_ms:.1f} ms = {rest:.0f} ms",
+               mean_ttft_ms=row['mean_ttft_ms'], output_len=load.output_len - 1, mean_tpot_ms=row['mean_tpot_ms'],
+               rest=rest))
 
 
 # The template every home follows (helpers/chapters/__init__.py says what each part is).

@@ -10,6 +10,7 @@ import pandas as pd
 
 from helpers import verdicts
 from helpers.exercises import Question
+from helpers.i18n import tr
 from helpers.load import Load
 from helpers.results import rows
 
@@ -37,9 +38,10 @@ def dtype_note(stock_dtype: str, config_dtype: str | None, device: str = "cpu") 
     """One line: the dtype stock runs in here, beside the one `vllm serve` would pick."""
     serve = serve_dtype(config_dtype, device)
     if serve is None or serve == stock_dtype:
-        return f"dtype: stock runs in {stock_dtype}, as `vllm serve` would here."
-    return (f"dtype: stock runs in {stock_dtype}; `vllm serve` would run in {serve} (its `--dtype auto`). "
-            f"{stock_dtype} is the guide's pick for this CPU (chapter 0), and tuned keeps it too.")
+        return tr("dtype: stock runs in {stock_dtype}, as `vllm serve` would here.", stock_dtype=stock_dtype)
+    return (tr("dtype: stock runs in {stock_dtype}; `vllm serve` would run in {serve} (its `--dtype auto`). "
+               "{stock_dtype} is the guide's pick for this CPU (chapter 0), and tuned keeps it too.",
+               stock_dtype=stock_dtype, serve=serve))
 
 
 def fraction_for(row, kv_tokens: float) -> float | None:
@@ -87,19 +89,20 @@ class ChainDesign:
 
     def text(self, row) -> str:
         if self.fits_at is None:
-            return ("The engine's report lacks the memory figures, so a fixed range of fractions is tried: "
-                    f"{self.fractions}.")
+            return (tr("The engine's report lacks the memory figures, so a fixed range of fractions is tried: "
+                       "{fractions}.", fractions=self.fractions))
         per_token = row["kv_cache_gib"] * 2**30 / row["kv_cache_tokens"]
-        return (f"At its peak the load needs a cache of {self.need_tokens:,} KV tokens (its requests' blocks, plus "
-                f"the one block vLLM keeps back as its null block). From the engine's report "
-                f"({row['non_kv_gib']} GiB not KV cache, {per_token:,.0f} bytes a KV token, fractions of "
-                f"{row['node_memory_gib']} GiB) the cell computed the fraction at which it just fits (exercise 3 asks "
-                f"you for it) and tries {self.fractions}, aiming at {' / '.join(f'{m:g}' for m in self.multiples)} "
-                f"times the cache the load needs; by the report's arithmetic they give about "
-                f"{' / '.join(f'{self.multiple(row, f):.2f}' for f in self.fractions)} times, never less than one "
-                f"full-length sequence and {MARGIN_MIB} MiB more (vLLM "
-                "requires the sequence to start, and the worker's own memory moves by tens of MiB from one start to "
-                "the next).")
+        return (tr("At its peak the load needs a cache of {need_tokens:,} KV tokens (its requests' blocks, plus "
+                   "the one block vLLM keeps back as its null block). From the engine's report ({non_kv_gib} GiB "
+                   "not KV cache, {per_token:,.0f} bytes a KV token, fractions of {node_memory_gib} GiB) the cell "
+                   "computed the fraction at which it just fits (exercise 3 asks you for it) and tries "
+                   "{fractions}, aiming at {value} times the cache the load needs; by the report's arithmetic they "
+                   "give about {value_2} times, never less than one full-length sequence and {margin_mib} MiB more "
+                   "(vLLM requires the sequence to start, and the worker's own memory moves by tens of MiB from "
+                   "one start to the next).", need_tokens=self.need_tokens, non_kv_gib=row['non_kv_gib'],
+                   per_token=per_token, node_memory_gib=row['node_memory_gib'], fractions=self.fractions,
+                   value=' / '.join((f'{m:g}' for m in self.multiples)),
+                   value_2=' / '.join((f'{self.multiple(row, f):.2f}' for f in self.fractions)), margin_mib=MARGIN_MIB))
 
 
 def chain_design(ref, load: Load, max_model_len: int, multiples=(0.5, 2), fixed=(0.3, 0.9)) -> ChainDesign:
@@ -165,96 +168,171 @@ def stock_vs_tuned(stock, tuned) -> verdicts.Claim:
     # that improved does not make up for an ITL that got worse, nor a latency gain for lost throughput.
     lat_better = itl_iv.lo > 1
     lat_held, thr_better = lat_better and itl_iv.value >= ARTICLE_FACTOR, thr_iv.lo > 1
-    said = lambda better, noise: "no change beyond noise" if noise else ("better" if better else "worse")
+    said = lambda better, noise: tr("no change beyond noise") if noise else ("better" if better else "worse")
     return verdicts.judge(
-        text, lat_held and thr_better,
-        f"P99 ITL stock/tuned {itl_iv.text()} ({said(lat_better, itl_noise)}); throughput tuned/stock "
-        f"{thr_iv.text()} ({said(thr_better, thr_noise)}); P99 TTFT stock/tuned ×{ttft:.2f}, for reference"
-        + (f"; the article's ×{ARTICLE_FACTOR:g} lies outside the P99 ITL interval" if excluded else "")
+        text,
+        lat_held and thr_better,
+        tr(
+            "P99 ITL stock/tuned {text_value} ({said}); throughput tuned/stock {text_value_2} ({said_2}); P99 TTFT "
+            "stock/tuned ×{ttft:.2f}, for reference",
+            text_value=itl_iv.text(),
+            said=said(lat_better, itl_noise),
+            text_value_2=thr_iv.text(),
+            said_2=said(thr_better, thr_noise),
+            ttft=ttft,
+        )
+        + (
+            tr("; the article's ×{article_factor:g} lies outside the P99 ITL interval", article_factor=ARTICLE_FACTOR)
+            if excluded
+            else ""
+        )
         + bursts_note(stock=stock, tuned=tuned),
         # partly only where neither half moved the wrong way beyond noise, and the latency half, if it did not
         # move, still holds the article's ×2 (an interval that excludes it refutes the claim's headline)
-        partly=(lat_better or thr_better) and (lat_better or (itl_noise and not excluded))
+        partly=(lat_better or thr_better)
+        and (lat_better or (itl_noise and not excluded))
         and (thr_better or thr_noise),
         within_noise=itl_noise and thr_noise and excluded,
         cannot_tell=itl_noise and thr_noise and not excluded,
         rule=f"held: tuned's P99 ITL ×{ARTICLE_FACTOR:g} or more lower and its throughput higher, each ratio's 95 % "
-             "interval beyond no change; partly: one of the two better beyond noise and the other not worse (a P99 ITL "
-             f"whose interval holds ×1 but excludes ×{ARTICLE_FACTOR:g} counts as worse); both "
-             f"intervals holding no change: within noise where the P99 ITL interval excludes ×{ARTICLE_FACTOR:g}, "
-             "else cannot tell")
+        "interval beyond no change; partly: one of the two better beyond noise and the other not worse (a P99 ITL "
+        f"whose interval holds ×1 but excludes ×{ARTICLE_FACTOR:g} counts as worse); both "
+        f"intervals holding no change: within noise where the P99 ITL interval excludes ×{ARTICLE_FACTOR:g}, "
+        "else cannot tell",
+    )
 
 
 def bursts_note(**named: dict) -> str:
     """A run where more than half the gaps between tokens are bursts (a median ITL under a tenth of the median
     TPOT: the front end was starved and delivered queued tokens together) still measured its longest gaps, but
     the reader should know: said beside the verdict rather than refusing it."""
-    starved = [f"{name}'s median ITL {row['median_itl_ms']:.3f} ms against a median TPOT of "
-               f"{row['median_tpot_ms']:.0f} ms" for name, row in named.items()
-               if row.get("median_itl_ms") is not None and row.get("median_tpot_ms")
-               and row["median_itl_ms"] < 0.1 * row["median_tpot_ms"]]
-    return ("; " + ", ".join(starved) + ": more than half of its tokens came in bursts (the machine was busy), so its "
-            "P99 ITL measured the longest gaps of a busy run") if starved else ""
+    starved = [
+        f"{name}'s median ITL {row['median_itl_ms']:.3f} ms against a median TPOT of {row['median_tpot_ms']:.0f} ms"
+        for name, row in named.items()
+        if row.get("median_itl_ms") is not None
+        and row.get("median_tpot_ms")
+        and row["median_itl_ms"] < 0.1 * row["median_tpot_ms"]
+    ]
+    return (
+        (
+            "; "
+            + ", ".join(starved)
+            + tr(
+                ": more than half of its tokens came in bursts (the machine was busy), "
+                "so its P99 ITL measured the longest gaps of a busy run"
+            )
+        )
+        if starved
+        else ""
+    )
 
 
 def chain_capacity(chain: pd.DataFrame) -> verdicts.Claim:
     if len(chain) < 2:
-        return verdicts.untested("A larger memory fraction ripples down to more KV tokens and a higher max concurrency",
-                                 f"a chain of {len(chain)} fraction(s) cannot show a rise",
-                                 rule="held: both rise strictly with every larger fraction")
-    rose = (bool((chain.kv_cache_tokens.diff().dropna() > 0).all())
-            and bool((chain.max_concurrency.diff().dropna() > 0).all()))
+        return verdicts.untested(
+            "A larger memory fraction ripples down to more KV tokens and a higher max concurrency",
+            f"a chain of {len(chain)} fraction(s) cannot show a rise",
+            rule="held: both rise strictly with every larger fraction",
+        )
+    rose = bool((chain.kv_cache_tokens.diff().dropna() > 0).all()) and bool(
+        (chain.max_concurrency.diff().dropna() > 0).all()
+    )
     # a step that did not rise, where the larger fraction asked for no more KV memory than a worker's own memory
     # moves from one start to the next (MARGIN_MIB), is that movement, not the mechanism failing
-    planned = ((chain.cfg_gpu_memory_utilization * chain.node_memory_gib).diff().dropna() * 1024
-               if {"cfg_gpu_memory_utilization", "node_memory_gib"} <= set(chain) else None)
+    planned = (
+        (chain.cfg_gpu_memory_utilization * chain.node_memory_gib).diff().dropna() * 1024
+        if {"cfg_gpu_memory_utilization", "node_memory_gib"} <= set(chain)
+        else None
+    )
     flat = [i for i, d in enumerate(chain.kv_cache_tokens.diff().dropna()) if d <= 0]
     small = planned is not None and all(planned.iloc[i] <= MARGIN_MIB for i in flat) if flat else False
     return verdicts.judge(
-        "A larger memory fraction ripples down to more KV tokens and a higher max concurrency", rose,
-        f"KV tokens {chain.kv_cache_tokens.iloc[0]:,.0f} → {chain.kv_cache_tokens.iloc[-1]:,.0f}; max concurrency "
-        f"{chain.max_concurrency.iloc[0]:.1f} → {chain.max_concurrency.iloc[-1]:.1f}"
-        + (f"; a step that did not rise asked for no more than {MARGIN_MIB} MiB more memory, what a worker's own "
-           "memory moves from one start to the next" if small else ""),
+        "A larger memory fraction ripples down to more KV tokens and a higher max concurrency",
+        rose,
+        tr(
+            "KV tokens {kv_cache_tokens_first:,.0f} → {kv_cache_tokens_last:,.0f}; max concurrency "
+            "{max_concurrency_first:.1f} → {max_concurrency_last:.1f}",
+            kv_cache_tokens_first=chain.kv_cache_tokens.iloc[0],
+            kv_cache_tokens_last=chain.kv_cache_tokens.iloc[-1],
+            max_concurrency_first=chain.max_concurrency.iloc[0],
+            max_concurrency_last=chain.max_concurrency.iloc[-1],
+        )
+        + (
+            tr(
+                "; a step that did not rise asked for no more than {margin_mib} MiB more memory, what a worker's own "
+                "memory moves from one start to the next",
+                margin_mib=MARGIN_MIB,
+            )
+            if small
+            else ""
+        ),
         cannot_tell=not rose and small,
         rule="held: both rise strictly with every larger fraction (engine start-up reports, one start per fraction; "
-             f"a chain of one fraction cannot show it); cannot tell: a step that did not rise asked for "
-             f"{MARGIN_MIB} MiB more memory or less, the start-to-start movement")
+        f"a chain of one fraction cannot show it); cannot tell: a step that did not rise asked for "
+        f"{MARGIN_MIB} MiB more memory or less, the start-to-start movement",
+    )
 
 
 def chain_throughput(small, large, need_tokens: float) -> verdicts.Claim:
     text = "…and on to the sequences that run and the throughput, under a load that needs the space"
-    evidence = (f"the load needs {need_tokens:,.0f} KV tokens at once; cache {small['kv_cache_tokens']:,.0f} → "
-                f"{large['kv_cache_tokens']:,.0f} tokens; peak running {small['peak_running']:.0f} → "
-                f"{large['peak_running']:.0f}, waiting {small['peak_waiting']:.0f} → {large['peak_waiting']:.0f}")
+    evidence = tr(
+        "the load needs {need_tokens:,.0f} KV tokens at once; cache {kv_cache_tokens:,.0f} → "
+        "{kv_cache_tokens_2:,.0f} tokens; peak running {peak_running:.0f} → {peak_running_2:.0f}, "
+        "waiting {peak_waiting:.0f} → {peak_waiting_2:.0f}",
+        need_tokens=need_tokens,
+        kv_cache_tokens=small["kv_cache_tokens"],
+        kv_cache_tokens_2=large["kv_cache_tokens"],
+        peak_running=small["peak_running"],
+        peak_running_2=large["peak_running"],
+        peak_waiting=small["peak_waiting"],
+        peak_waiting_2=large["peak_waiting"],
+    )
     # Requests also queue for the token budget, so waiting alone does not show a memory limit: the
     # smallest cache must have filled up and either run fewer sequences than the largest one or
     # preempted more (vLLM admits on a prompt's blocks, so a cache too small can show as preemptions).
     preempted = (small.get("preemptions") or 0) > (large.get("preemptions") or 0)
-    if small["peak_kv_cache_usage_pct"] < FULL_PCT or (small["peak_running"] >= large["peak_running"]
-                                                         and not preempted):
-        return verdicts.untested(text, evidence + f"; the smallest cache peaked at "
-                               f"{small['peak_kv_cache_usage_pct']:.0f} % use with "
-                               f"{small.get('preemptions') or 0:.0f} preemption(s) and as many running, so memory "
-                               "was not shown to limit it", rule=RULE_TESTED)
+    if small["peak_kv_cache_usage_pct"] < FULL_PCT or (
+        small["peak_running"] >= large["peak_running"] and not preempted
+    ):
+        return verdicts.untested(
+            text,
+            evidence + f"; the smallest cache peaked at "
+            f"{small['peak_kv_cache_usage_pct']:.0f} % use with "
+            f"{small.get('preemptions') or 0:.0f} preemption(s) and as many running, so memory "
+            "was not shown to limit it",
+            rule=RULE_TESTED,
+        )
     evidence += f"; preemptions {small.get('preemptions') or 0:.0f} → {large.get('preemptions') or 0:.0f}"
-    claim = verdicts.judge_change(text, small, large, "output_throughput", better="higher", held_at=1.0,
-                                evidence=evidence + f"; throughput {small['output_throughput']:.0f} → "
-                                                    f"{large['output_throughput']:.0f} tokens/s")
+    claim = verdicts.judge_change(
+        text,
+        small,
+        large,
+        "output_throughput",
+        better="higher",
+        held_at=1.0,
+        evidence=evidence + f"; throughput {small['output_throughput']:.0f} → "
+        f"{large['output_throughput']:.0f} tokens/s",
+    )
     if claim.verdict in (verdicts.NOISE, verdicts.CANNOT_TELL) and large["peak_running"] > small["peak_running"]:
         # Chapter 0's ?: a claim of no size cannot be told from no change, but the learner should see why.
-        claim.evidence += ("; more sequences ran, but throughput showed no change beyond noise: the steps got "
-                           "slower by about as much, so compute as well as memory limited throughput here")
+        claim.evidence += (
+            "; more sequences ran, but throughput showed no change beyond noise: the steps got "
+            "slower by about as much, so compute as well as memory limited throughput here"
+        )
     return claim
 
 
 def q_fits_at(design: Callable[[], ChainDesign], ref: Callable[[], dict]) -> Question:
     """Exercise 3: the fraction at which the chain's load just fits. Cannot be checked (None)
     where the engine's report lacks the memory figures (a GPU, an imported row)."""
+
     def forgot_non_kv():
         d, r = design(), ref()
-        return (None if d.fits_at is None
-                else d.need_tokens * r["kv_cache_gib"] / r["kv_cache_tokens"] / r["node_memory_gib"])
+        return (
+            None
+            if d.fits_at is None
+            else d.need_tokens * r["kv_cache_gib"] / r["kv_cache_tokens"] / r["node_memory_gib"]
+        )
 
     def gigabytes():
         d, r = design(), ref()
@@ -267,14 +345,20 @@ def q_fits_at(design: Callable[[], ChainDesign], ref: Callable[[], dict]) -> Que
     # 1.5 % (a cache 15 % short is about 1.8 % of the fraction here), narrowed to half the distance to a
     # GB-for-GiB slip (under 1 %). An answer given with too few digits to tell the two apart is told so
     # instead of being blamed on the slip (`Question.check`).
-    return Question("the fraction where the chain load fits", lambda: design().fits_at, 0.015,
-                    "fraction = (non-KV memory + need_tokens × bytes per token) / the memory the fraction applies to "
-                    "(need_tokens already counts the block vLLM keeps back; GiB are 2**30 bytes). Give four "
-                    "significant digits (0.04735, not 0.05).",
-                    "ch01_q3.py", unit="of memory",
-                    known_wrong={"you left out the memory that is not KV cache (weights, runtime)": forgot_non_kv,
-                                 "you turned the KV bytes into GB (10**9) where the report's figures are GiB (2**30)":
-                                 gigabytes})
+    return Question(
+        "the fraction where the chain load fits",
+        lambda: design().fits_at,
+        0.015,
+        "fraction = (non-KV memory + need_tokens × bytes per token) / the memory the fraction applies to "
+        "(need_tokens already counts the block vLLM keeps back; GiB are 2**30 bytes). Give four "
+        "significant digits (0.04735, not 0.05).",
+        "ch01_q3.py",
+        unit="of memory",
+        known_wrong={
+            "you left out the memory that is not KV cache (weights, runtime)": forgot_non_kv,
+            "you turned the KV bytes into GB (10**9) where the report's figures are GiB (2**30)": gigabytes,
+        },
+    )
 
 
 def confirming_fraction(answer: float, design: ChainDesign, tolerance: float = 0.03) -> float:
@@ -295,23 +379,53 @@ def fit_claim(fit, load: Load) -> verdicts.Claim:
     preempted = verdicts.number(fit, "preemptions") or 0
     rule = f"held: peak running reached {want} with no preemption"
     if not running:  # none, or 0: a sampled gauge that saw no request
-        return verdicts.untested(text, "this row has no /metrics reading of running requests (none, or a peak of 0: "
-                                       "a gauge that sampled no request), so it cannot be judged", rule)
-    evidence = (f"peak running {running:.0f} of {want}, peak waiting {waiting or 0:.0f}, "
-                f"{preempted:.0f} preemption(s), "
-                f"peak KV usage {verdicts.number(fit, 'peak_kv_cache_usage_pct') or 0:.0f} %")
+        return verdicts.untested(
+            text,
+            "this row has no /metrics reading of running requests (none, or a peak of 0: "
+            "a gauge that sampled no request), so it cannot be judged",
+            rule,
+        )
+    evidence = tr(
+        "peak running {running:.0f} of {want}, peak waiting {value:.0f}, {preempted:.0f} preemption(s), "
+        "peak KV usage {value_2:.0f} %",
+        running=running,
+        want=want,
+        value=waiting or 0,
+        preempted=preempted,
+        value_2=verdicts.number(fit, "peak_kv_cache_usage_pct") or 0,
+    )
     return verdicts.judge(text, running >= want and not preempted, evidence, rule=rule)
 
 
 def claims(stock, tuned, chain: pd.DataFrame, need_tokens: float) -> list[verdicts.Claim]:
-    return [stock_vs_tuned(stock, tuned), chain_capacity(chain),
-            chain_throughput(chain.iloc[0], chain.iloc[-1], need_tokens)]
+    return [
+        stock_vs_tuned(stock, tuned),
+        chain_capacity(chain),
+        chain_throughput(chain.iloc[0], chain.iloc[-1], need_tokens),
+    ]
 
 
 # The template every home follows (helpers/chapters/__init__.py says what each part is).
-DESIGNS = ("MARGIN_MIB", "serve_dtype", "dtype_note", "fraction_for", "start_fraction", "ChainDesign", "chain_design",
-           "attribution")
+DESIGNS = (
+    "MARGIN_MIB",
+    "serve_dtype",
+    "dtype_note",
+    "fraction_for",
+    "start_fraction",
+    "ChainDesign",
+    "chain_design",
+    "attribution",
+)
 PANELS = ()
 CHECKS = ("SINGLE", "did_the_work", "q_fits_at", "confirming_fraction")
-CLAIMS = ("ARTICLE_FACTOR", "FULL_PCT", "RULE_TESTED", "bursts_note", "fit_claim", "claims", "stock_vs_tuned",
-          "chain_capacity", "chain_throughput")
+CLAIMS = (
+    "ARTICLE_FACTOR",
+    "FULL_PCT",
+    "RULE_TESTED",
+    "bursts_note",
+    "fit_claim",
+    "claims",
+    "stock_vs_tuned",
+    "chain_capacity",
+    "chain_throughput",
+)

@@ -117,7 +117,8 @@ def memory_fraction(frac) -> verdicts.Claim:
     evidence = ", ".join(f"{f:g}: {t:,.0f}" for f, t in zip(frac.cfg_gpu_memory_utilization, frac.kv_cache_tokens))
     c = verdicts.judge_change("2.2 A larger memory fraction gives more KV tokens", first, last, "kv_cache_tokens",
                               "higher", held_at=need,
-                              evidence=f"KV tokens by fraction: {evidence}; predicted ×{predicted:.2f} ({how})",
+                              evidence=tr("KV tokens by fraction: {evidence}; predicted ×{predicted:.2f} ({how})",
+                                          evidence=evidence, predicted=predicted, how=how),
                               null_refutes=True)
     if c.verdict == verdicts.HELD and not (frac.kv_cache_tokens.diff().dropna() > 0).all():
         c.verdict = verdicts.PARTLY
@@ -157,7 +158,7 @@ def start_failure_low(too_low: dict) -> verdicts.Claim:
     if kind in ("other", "free memory"):
         return verdicts.untested(text, f"the start at {f:g} was refused by another check than the KV room: {line}",
                                  rule=rule)
-    evidence = f"{f:g} → {line}" if line else f"{f:g} started on this machine"
+    evidence = f"{f:g} → {line}" if line else tr("{f:g} started on this machine", f=f)
     return verdicts.judge(text, kind == "no room for KV", evidence, rule=rule)
 
 
@@ -171,7 +172,8 @@ def reported_concurrency(lens) -> verdicts.Claim:
     close = 1 / band <= got / want <= band
     return verdicts.judge("2.2 The reported maximum concurrency (full-length sequences) falls as max_model_len grows",
                         close and bool((lens.max_concurrency.diff().dropna() < 0).all()),
-                        f"max_model_len: reported concurrency: {evidence} (×{got:.2f} fewer for ×{want:g} longer)",
+                        tr("max_model_len: reported concurrency: {evidence} (×{got:.2f} fewer for ×{want:g} longer)",
+                           evidence=evidence, got=got, want=want),
                         partly=got > 1,
                         rule=f"held: falls in proportion (×{want:g} longer → ×{want:g} fewer, within ×÷{band:.2f}, "
                              "what a start's report moves from one start to the next; one start per length)")
@@ -189,14 +191,17 @@ def smaller_len_more_running(short, long) -> verdicts.Claim:
     gain = a / b if b else float("inf")  # the claimed way: more running at the shorter length
     iv = verdicts.ratio_interval(long, short, "peak_running")  # short ÷ long, with its interval
     want = verdicts.number(long, "cfg_max_model_len") / verdicts.number(short, "cfg_max_model_len")
-    evidence = (f"same {int(verdicts.number(short, 'num_blocks') or 0)} blocks; peak running "
-                f"{a:.0f} (len {int(verdicts.number(short, 'cfg_max_model_len'))}) vs {b:.0f} "
-                f"(len {int(verdicts.number(long, 'cfg_max_model_len'))}), {iv.text()}; peak waiting "
-                f"{verdicts.number(short, 'peak_waiting'):.0f} vs {verdicts.number(long, 'peak_waiting'):.0f}; "
-                f"{verdicts.number(short, 'output_throughput'):.0f} vs "
-                f"{verdicts.number(long, 'output_throughput'):.0f} "
-                f"output tokens/s; reported max concurrency {verdicts.number(short, 'max_concurrency'):.2f} vs "
-                f"{verdicts.number(long, 'max_concurrency'):.2f}")
+    evidence = (tr("same {value} blocks; peak running {a:.0f} (len {number}) vs {b:.0f} (len {number_2}), "
+                   "{text_value}; peak waiting {number_3:.0f} vs {number_4:.0f}; {number_5:.0f} vs {number_6:.0f} "
+                   "output tokens/s; reported max concurrency {number_7:.2f} vs {number_8:.2f}",
+                   value=int(verdicts.number(short, 'num_blocks') or 0), a=a,
+                   number=int(verdicts.number(short, 'cfg_max_model_len')), b=b,
+                   number_2=int(verdicts.number(long, 'cfg_max_model_len')), text_value=iv.text(),
+                   number_3=verdicts.number(short, 'peak_waiting'), number_4=verdicts.number(long, 'peak_waiting'),
+                   number_5=verdicts.number(short, 'output_throughput'),
+                   number_6=verdicts.number(long, 'output_throughput'),
+                   number_7=verdicts.number(short, 'max_concurrency'),
+                   number_8=verdicts.number(long, 'max_concurrency')))
     rule = (f"held: ×{want:g} more short requests run at once at the shorter length (as the reported figure "
             "says), the ratio's interval past ×1; partly: more, short of that; the same peak (peaks apart by no "
             f"more than the preemptions counted, or an interval holding ×1 but not ×{want:g}) or fewer beyond "
@@ -204,31 +209,53 @@ def smaller_len_more_running(short, long) -> verdicts.Claim:
     text = "2.2 A smaller max_model_len lets more short requests run at once"
     # as exercise 2 reads the same rows (same_or_half): peaks within the preemptions counted are the same count
     if within_preemptions(short, long):
-        return verdicts.Claim(text, verdicts.NOT_HELD, evidence + " — the engine ran as many at either length (peaks "
-                              "apart by no more than the preemptions counted, which lower the gauge between reads): "
-                              "the count stayed put, as V1 reserves nothing per max_model_len", rule)
+        return verdicts.Claim(text, verdicts.NOT_HELD, evidence + tr(" — the engine ran as many at either length "
+                                                                     "(peaks apart by no more than the preemptions "
+                                                                     "counted, which lower the gauge between "
+                                                                     "reads): the count stayed put, as V1 reserves "
+                                                                     "nothing per max_model_len"), rule)
     if iv.hi < 1:
-        return verdicts.Claim(text, verdicts.NOT_HELD, evidence + " — fewer ran at the shorter length", rule)
+        return verdicts.Claim(text, verdicts.NOT_HELD, evidence + tr(" — fewer ran at the shorter length"), rule)
     if iv.includes(1.0):
         if iv.includes(want):  # the gauge's gap is one reading, the claimed change another: the run cannot choose
-            return verdicts.Claim(text, verdicts.CANNOT_TELL, evidence + f" — the interval holds both ×1 and the "
-                                  f"claimed ×{want:g}", rule)
-        return verdicts.Claim(text, verdicts.NOT_HELD, evidence + f" — the interval of the ratio holds ×1 and excludes "
-                              f"×{want:g}: the count stayed put, as V1 reserves nothing per max_model_len", rule)
-    return verdicts.judge(text, gain >= want, evidence + ("" if gain >= want or not iv.includes(want) else
-                                                          f"; the interval reaches the claimed ×{want:g}, so it may "
-                                                          "have held in full"), partly=True, rule=rule)
+            return verdicts.Claim(text, verdicts.CANNOT_TELL, evidence + tr(" — the interval holds both ×1 and the "
+                                                                            "claimed ×{want:g}", want=want), rule)
+        return verdicts.Claim(text, verdicts.NOT_HELD, evidence + tr(" — the interval of the ratio holds ×1 and "
+                                                                     "excludes ×{want:g}: the count stayed put, as "
+                                                                     "V1 reserves nothing per max_model_len",
+                                                                     want=want), rule)
+    return verdicts.judge(
+        text,
+        gain >= want,
+        evidence
+        + (
+            ""
+            if gain >= want or not iv.includes(want)
+            else tr("; the interval reaches the claimed ×{want:g}, so it may have held in full", want=want)
+        ),
+        partly=True,
+        rule=rule,
+    )
 
 
 def formula(per_token: dict) -> verdicts.Claim:
     article, full, engine = per_token["article"], per_token["full"], per_token["engine"]
     err = abs(full - engine) / engine
-    return verdicts.judge("2.3 The article's formula is incomplete; the full one matches",
-                          err < 0.05 and engine / article > 2,
-                        f"engine {engine:,.0f} B/token; full formula {full:,.0f} (off by {100 * err:.1f} %); "
-                        f"article {article:,.0f} (engine/article ×{engine / article:.0f})",
-                        rule="held: the full formula within 5 % of the engine (its GiB figure is rounded), "
-                             "the article's off by more than ×2")
+    return verdicts.judge(
+        "2.3 The article's formula is incomplete; the full one matches",
+        err < 0.05 and engine / article > 2,
+        tr(
+            "engine {engine:,.0f} B/token; full formula {full:,.0f} (off by {value:.1f} %); article "
+            "{article:,.0f} (engine/article ×{engine_2:.0f})",
+            engine=engine,
+            full=full,
+            value=100 * err,
+            article=article,
+            engine_2=engine / article,
+        ),
+        rule="held: the full formula within 5 % of the engine (its GiB figure is rounded), "
+        "the article's off by more than ×2",
+    )
 
 
 NEAR_CEILING = 80.0  # peak KV usage (%) that counts as "near the ceiling"
@@ -239,9 +266,16 @@ def queueing(fill) -> verdicts.Claim:
     (a burst of prompts larger than one step), which says nothing about memory."""
     usage, waiting = fill["peak_kv_cache_usage_pct"], fill["peak_waiting"]
     text = "2.3 Usage near the ceiling means queueing"
-    evidence = f"peak KV usage {usage:.0f} %, up to {waiting:.0f} waiting, {fill['preemptions']:.0f} preemption(s)"
-    rule = (f"held: peak KV usage of {NEAR_CEILING:.0f} % or more with requests waiting; did not hold: that usage and "
-            "none waiting; usage below it: cannot be judged (any waiting was for the token budget, not memory)")
+    evidence = tr(
+        "peak KV usage {usage:.0f} %, up to {waiting:.0f} waiting, {preemptions:.0f} preemption(s)",
+        usage=usage,
+        waiting=waiting,
+        preemptions=fill["preemptions"],
+    )
+    rule = (
+        f"held: peak KV usage of {NEAR_CEILING:.0f} % or more with requests waiting; did not hold: that usage and "
+        "none waiting; usage below it: cannot be judged (any waiting was for the token budget, not memory)"
+    )
     if few := rows.too_few_samples(fill):
         return verdicts.untested(text, f"{evidence}; {few}", rule)
     if usage < NEAR_CEILING:
@@ -250,12 +284,20 @@ def queueing(fill) -> verdicts.Claim:
     # where the row keeps its /metrics samples, only a sample with both at once counts.
     samples = fill.get("timeseries") if hasattr(fill, "get") else None
     if isinstance(samples, list) and samples:
-        both = [x for x in samples
-                if (x.get("kv_cache_usage_pct") or 0) >= NEAR_CEILING and (x.get("waiting") or 0) > 0]
-        evidence += (f"; {len(both)} of {len(samples)} /metrics samples had both at once" if both else
-                     f"; no /metrics sample had usage of {NEAR_CEILING:.0f} % or more and a request waiting at once")
-        return verdicts.judge(text, bool(both), evidence, rule=rule.replace("with requests waiting",
-                                                                            "with requests waiting in the same sample"))
+        both = [
+            x for x in samples if (x.get("kv_cache_usage_pct") or 0) >= NEAR_CEILING and (x.get("waiting") or 0) > 0
+        ]
+        evidence += (
+            f"; {len(both)} of {len(samples)} /metrics samples had both at once"
+            if both
+            else f"; no /metrics sample had usage of {NEAR_CEILING:.0f} % or more and a request waiting at once"
+        )
+        return verdicts.judge(
+            text,
+            bool(both),
+            evidence,
+            rule=rule.replace("with requests waiting", "with requests waiting in the same sample"),
+        )
     return verdicts.judge(text, waiting > 0, evidence, rule=rule)
 
 
@@ -275,26 +317,31 @@ def block_size(blocks) -> verdicts.Claim:
         low, high = blocks.loc[blocks[metric].idxmin()], blocks.loc[blocks[metric].idxmax()]
         iv = verdicts.ratio_interval(low, high, metric)
         if iv is None:
-            return verdicts.untested("2.3 block_size barely matters for short requests (throughput and time per "
-                                     "token)", f"{name}: a figure is missing or zero")
+            return verdicts.untested(
+                "2.3 block_size barely matters for short requests (throughput and time per token)",
+                f"{name}: a figure is missing or zero",
+            )
         parts.append(f"{name} highest ÷ lowest {iv.text()}")
         inside = inside and iv.hi <= 1 + BARELY + 1e-9
         outside = outside or iv.lo > 1 + BARELY
     itl = ", ".join(f"{v:.0f}" for v in blocks.p99_itl_ms) if "p99_itl_ms" in blocks else "?"
-    return verdicts.judge("2.3 block_size barely matters for short requests (throughput and time per token)",
-                          inside, f"across block sizes {sizes}: " + "; ".join(parts)
-                          + f"; P99 ITL {itl} ms, for reference (one run's P99 is noisy)",
-                          cannot_tell=not inside and not outside,
-                          rule=f"held: both ratios' 95 % intervals inside ×÷{1 + BARELY:g} (the claim's \"barely\"); "
-                               "one wholly outside it: did not hold; an interval across the band's edge: cannot tell")
+    return verdicts.judge(
+        "2.3 block_size barely matters for short requests (throughput and time per token)",
+        inside,
+        tr("across block sizes {sizes}: ", sizes=sizes)
+        + "; ".join(parts)
+        + tr("; P99 ITL {itl} ms, for reference (one run's P99 is noisy)", itl=itl),
+        cannot_tell=not inside and not outside,
+        rule=f"held: both ratios' 95 % intervals inside ×÷{1 + BARELY:g} (the claim's \"barely\"); "
+        "one wholly outside it: did not hold; an interval across the band's edge: cannot tell",
+    )
 
 
 # -- exercises --------------------------------------------------------------------------------
 def answer_blocks(plan: dict, block_size: int) -> int:
     """Blocks a request's answer adds after its prompt's (`fixed_cache_plan` makes it spill into at least
     one more at any block size): admission does not count them, so they can preempt, not refuse."""
-    return (blocks_for(plan["input_len"] + plan["output_len"], block_size)
-            - blocks_for(plan["input_len"], block_size))
+    return blocks_for(plan["input_len"] + plan["output_len"], block_size) - blocks_for(plan["input_len"], block_size)
 
 
 def peak_running_hint(plan: dict | None = None, block_size: int | None = None) -> str:
@@ -302,12 +349,21 @@ def peak_running_hint(plan: dict | None = None, block_size: int | None = None) -
     where = ""
     if plan and block_size:
         extra = answer_blocks(plan, block_size)
-        where = (tr(" Here the answer fits in the room left in the prompt's last block.") if extra == 0 else
-                 tr(" Here the answer needs {extra} more block(s) as it grows, which admission does not count.")
-                 .format(extra=extra))
-    return (tr("Count blocks, not tokens. The scheduler admits a request when the blocks for its whole prompt are "
-               "free (rounded up to whole blocks); its answer gets blocks later, as it grows.") + where +
-            tr(" How many usable blocks are there (the override minus the one vLLM keeps back)?"))
+        where = (
+            tr(" Here the answer fits in the room left in the prompt's last block.")
+            if extra == 0
+            else tr(" Here the answer needs {extra} more block(s) as it grows, which admission does not count.").format(
+                extra=extra
+            )
+        )
+    return (
+        tr(
+            "Count blocks, not tokens. The scheduler admits a request when the blocks for its whole prompt are "
+            "free (rounded up to whole blocks); its answer gets blocks later, as it grows."
+        )
+        + where
+        + tr(" How many usable blocks are there (the override minus the one vLLM keeps back)?")
+    )
 
 
 def admitted(row, plan: dict) -> int | None:
@@ -323,6 +379,7 @@ def admitted(row, plan: dict) -> int | None:
 def q_peak_running(short: Callable[[], dict], plan: dict | None = None, block_size: int | None = None) -> Question:
     """Exact (a count of whole requests), with the named mistakes: the null block counted, and the
     engine's reported maximum concurrency (full-length sequences), as printed or rounded down."""
+
     def null_block():
         r = short()
         size = verdicts.number(r, "block_size")
@@ -338,64 +395,88 @@ def q_peak_running(short: Callable[[], dict], plan: dict | None = None, block_si
         usable = int(r["num_blocks"]) - 1
         return min(plan["num_prompts"], usable // blocks_for(plan["input_len"] + plan["output_len"], int(size)))
 
-    reported = N_("you used the engine's reported maximum concurrency, which counts full-length sequences, not these "
-                  "short ones")
-    rounded = N_("you used the engine's reported maximum concurrency, rounded down, which counts full-length "
-                 "sequences, not these short ones")
+    reported = N_(
+        "you used the engine's reported maximum concurrency, which counts full-length sequences, not these short ones"
+    )
+    rounded = N_(
+        "you used the engine's reported maximum concurrency, rounded down, which counts full-length "
+        "sequences, not these short ones"
+    )
     return Question(
         "requests running at once at the short length",
-        lambda: admitted(short(), plan) if plan is not None else short()["peak_running"], 0.0,
-        peak_running_hint(plan, block_size), "ch02_q1.py", unit="requests",
-        known_wrong={"you counted the block vLLM keeps back (the null block)": null_block,
-                     "you counted the answer's blocks too: vLLM admits a request on its prompt's blocks "
-                     "(allocate_slots), and the answer's come as it is written": whole_length,
-                     reported: lambda: short()["max_concurrency"],
-                     rounded: lambda: math.floor(short()["max_concurrency"])})
+        lambda: admitted(short(), plan) if plan is not None else short()["peak_running"],
+        0.0,
+        peak_running_hint(plan, block_size),
+        "ch02_q1.py",
+        unit="requests",
+        known_wrong={
+            "you counted the block vLLM keeps back (the null block)": null_block,
+            "you counted the answer's blocks too: vLLM admits a request on its prompt's blocks "
+            "(allocate_slots), and the answer's come as it is written": whole_length,
+            reported: lambda: short()["max_concurrency"],
+            rounded: lambda: math.floor(short()["max_concurrency"]),
+        },
+    )
 
 
 def q_same_or_half(short: Callable[[], dict], long: Callable[[], dict]) -> Choice:
     return Choice(
-        "doubling max_model_len on the same blocks", ["about half", "fewer", "the same", "more", "cannot tell"],
+        "doubling max_model_len on the same blocks",
+        ["about half", "fewer", "the same", "more", "cannot tell"],
         lambda: same_or_half(short(), long()),
         "V1 hands out blocks as tokens arrive. Does a short request use more blocks when max_model_len is larger?",
         "ch02_q2.py",
-        why=lambda: f"peak running {short()['peak_running']:.0f} vs {long()['peak_running']:.0f}")
+        why=lambda: f"peak running {short()['peak_running']:.0f} vs {long()['peak_running']:.0f}",
+    )
 
 
-def q_kv_tokens(row: Callable[[], dict], article_bytes: Callable[[], float],
-                ref: Callable[[], dict] | None = None) -> Question:
+def q_kv_tokens(
+    row: Callable[[], dict], article_bytes: Callable[[], float], ref: Callable[[], dict] | None = None
+) -> Question:
     def expected():  # the method needs the node's memory and the non-KV memory: a GPU's report has neither
         r = row()
-        return r["kv_cache_tokens"] if verdicts.number(r, "node_memory_gib") and \
-            verdicts.number(r, "non_kv_gib") is not None else None
+        return (
+            r["kv_cache_tokens"]
+            if verdicts.number(r, "node_memory_gib") and verdicts.number(r, "non_kv_gib") is not None
+            else None
+        )
 
     def scaled():  # the reference's tokens times the fractions' ratio: as if the non-KV memory scaled too
         if ref is None:
             return None
         r, f = ref(), row()
-        fr, ff, tokens = (verdicts.number(r, "cfg_gpu_memory_utilization"),
-                          verdicts.number(f, "cfg_gpu_memory_utilization"), verdicts.number(r, "kv_cache_tokens"))
+        fr, ff, tokens = (
+            verdicts.number(r, "cfg_gpu_memory_utilization"),
+            verdicts.number(f, "cfg_gpu_memory_utilization"),
+            verdicts.number(r, "kv_cache_tokens"),
+        )
         return tokens * ff / fr if fr and ff and tokens else None
 
     def no_non_kv():  # the whole budget taken for KV
         f = row()
         g = lambda k: verdicts.number(f, k)  # noqa: E731
-        if not (g("cfg_gpu_memory_utilization") and g("node_memory_gib") and g("kv_cache_gib") and
-                g("kv_cache_tokens")):
+        if not (
+            g("cfg_gpu_memory_utilization") and g("node_memory_gib") and g("kv_cache_gib") and g("kv_cache_tokens")
+        ):
             return None
         return g("cfg_gpu_memory_utilization") * g("node_memory_gib") * g("kv_cache_tokens") / g("kv_cache_gib")
 
     return Question(
-        "KV tokens at another fraction", expected, 0.05,
+        "KV tokens at another fraction",
+        expected,
+        0.05,
         "KV memory = fraction × node memory − non-KV memory (from the rows above); divide by the full "
         "formula's bytes per token.",
-        "ch02_q3.py", unit="tokens",
-        known_wrong={"you divided by the article's bytes per token": lambda: row()["kv_cache_gib"] * 2**30
-                     / article_bytes(),
-                     "you scaled the tokens by the fractions' ratio, but the non-KV memory does not scale with the "
-                     "fraction": scaled,
-                     "you left out the non-KV memory (weights, runtime): the KV cache gets what is left of the "
-                     "budget": no_non_kv})
+        "ch02_q3.py",
+        unit="tokens",
+        known_wrong={
+            "you divided by the article's bytes per token": lambda: row()["kv_cache_gib"] * 2**30 / article_bytes(),
+            "you scaled the tokens by the fractions' ratio, but the non-KV memory does not scale with the "
+            "fraction": scaled,
+            "you left out the non-KV memory (weights, runtime): the KV cache gets what is left of the "
+            "budget": no_non_kv,
+        },
+    )
 
 
 WHICH_CHECK = {"free memory": "free memory on the node", "no room for KV": "no room for KV", None: "it started"}
@@ -405,11 +486,15 @@ def q_which_check(too_low: Callable[[], dict]) -> Choice:
     """Exercise 4. "it started" is an answer too, so the check can be passed whatever the engine did;
     a refusal by no memory check at all (a port in use) cannot be checked."""
     return Choice(
-        "which check stopped the too-low fraction", list(WHICH_CHECK.values()),
+        "which check stopped the too-low fraction",
+        list(WHICH_CHECK.values()),
         lambda: WHICH_CHECK.get(failure_kind(too_low()["line"])),
         "A tiny fraction asks for very little memory, so free memory is plentiful. What must fit inside "
         "the budget before the KV cache gets any?",
-        "ch02_q4.py", why=lambda: too_low()["line"] or "it started", why_when_wrong=False)
+        "ch02_q4.py",
+        why=lambda: too_low()["line"] or "it started",
+        why_when_wrong=False,
+    )
 
 
 # The template every home follows (helpers/chapters/__init__.py says what each part is).
@@ -421,31 +506,63 @@ def inside_the_fill(row: dict) -> str:
     run = (row.get("runs") or [row])[0]
     starts, ttfts, e2els = run.get("request_start_s"), run.get("request_ttft_ms"), run.get("request_e2el_ms")
     if not starts or not ttfts or not e2els:
-        return ("This row keeps no timeline (it was measured before timelines were stored): set FORCE = True in "
-                "the set-up cell and run again.")
+        return tr(
+            "This row keeps no timeline (it was measured before timelines were stored): set FORCE = True in "
+            "the set-up cell and run again."
+        )
     cap = row.get("load_max_concurrency")
     if cap and cap == cap and cap < len(starts):  # the client held the later requests: not the cache's doing
-        return (f"The client sent at most {cap:.0f} requests at once, so a request sent later waited in the client, "
-                "not for blocks: this run cannot show the cache's ceiling.")
+        return tr(
+            "The client sent at most {cap:.0f} requests at once, so a request sent later waited in the "
+            "client, not for blocks: this run cannot show the cache's ceiling.",
+            cap=cap,
+        )
     first_done = min(s + e / 1000 for s, e in zip(starts, e2els))
     early = [w for s, w in zip(starts, ttfts) if s + w / 1000 < first_done]
     late = [w for s, w in zip(starts, ttfts) if s + w / 1000 >= first_done]
-    said = (f"Of the {len(starts)} requests, {len(early)} had their first token before any request finished "
-            f"(a median {statistics.median(early):.0f} ms after being sent)" if early else
-            f"None of the {len(starts)} requests had its first token before a request finished")
+    said = (
+        tr("Of the {n_starts} requests, {n_early} had their first token before any request finished (a median "
+           "{statistics_median:.0f} ms after being sent)", n_starts=len(starts), n_early=len(early),
+           statistics_median=statistics.median(early))
+        if early
+        else tr("None of the {n_starts} requests had its first token before a request finished", n_starts=len(starts))
+    )
     sent_early = all(s < first_done for s, w in zip(starts, ttfts) if s + w / 1000 >= first_done)
     blocks = " when blocks came back" if sent_early and (rows.full_while_waiting(row, NEAR_CEILING) or 0) > 0 else ""
-    said += (f"; the other {len(late)} had theirs only after the first request finished,{blocks} "
-             f"(a median {statistics.median(late):.0f} ms after being sent)" if late else
-             "; none had to wait for a request to finish: the cache held them all at once")
-    return said + f". /metrics counted {run.get('preemptions') or 0:.0f} preemption(s) in this run."
+    said += (
+        f"; the other {len(late)} had theirs only after the first request finished,{blocks} "
+        f"(a median {statistics.median(late):.0f} ms after being sent)"
+        if late
+        else "; none had to wait for a request to finish: the cache held them all at once"
+    )
+    return said + tr(". /metrics counted {value:.0f} preemption(s) in this run.", value=run.get("preemptions") or 0)
 
 
 DESIGNS = ("NEAR_CEILING", "FREE_MEMORY_CHECK", "KV_SHARE_CHECK", "NO_ROOM_FOR_KV", "blocks_for", "fixed_cache_plan")
 PANELS = ()
-CHECKS = ("admitted", "answer_blocks", "peak_running_hint", "q_peak_running", "q_same_or_half", "q_kv_tokens",
-          "WHICH_CHECK",
-          "q_which_check")
-CLAIMS = ("failure_kind", "within_preemptions", "same_or_half", "claims", "memory_fraction", "start_failure_high",
-          "start_failure_low", "reported_concurrency", "smaller_len_more_running", "formula", "queueing", "block_size",
-          "inside_the_fill", "BARELY")
+CHECKS = (
+    "admitted",
+    "answer_blocks",
+    "peak_running_hint",
+    "q_peak_running",
+    "q_same_or_half",
+    "q_kv_tokens",
+    "WHICH_CHECK",
+    "q_which_check",
+)
+CLAIMS = (
+    "failure_kind",
+    "within_preemptions",
+    "same_or_half",
+    "claims",
+    "memory_fraction",
+    "start_failure_high",
+    "start_failure_low",
+    "reported_concurrency",
+    "smaller_len_more_running",
+    "formula",
+    "queueing",
+    "block_size",
+    "inside_the_fill",
+    "BARELY",
+)

@@ -140,9 +140,10 @@ def concurrency_claims(sweep: pd.DataFrame) -> list[Claim]:
         verdicts.judge_change(
             "3.1 More concurrency raises throughput (×1.3 or more: the requests in flight share each step's "
             "weight read)", first, last, "output_throughput", better="higher", held_at=1.3,
-            evidence=f"{first.output_throughput:.0f} → {last.output_throughput:.0f} tokens/s from {c0:.0f} to "
-                     f"{c1:.0f} requests in flight "
-                     f"(×{verdicts.ratio(last.output_throughput, first.output_throughput):.1f})"),
+            evidence=tr("{output_throughput:.0f} → {output_throughput_2:.0f} tokens/s from {c0:.0f} to {c1:.0f} "
+                        "requests in flight (×{ratio:.1f})", output_throughput=first.output_throughput,
+                        output_throughput_2=last.output_throughput, c0=c0, c1=c1,
+                        ratio=verdicts.ratio(last.output_throughput, first.output_throughput))),
         verdicts.judge_change(
             "3.1 …and each request gets slower", first, last, "mean_tpot_ms", better="higher", held_at=1.0,
             evidence=f"mean TPOT {first.mean_tpot_ms:.0f} → {last.mean_tpot_ms:.0f} ms/token"),
@@ -172,14 +173,17 @@ def chunking_claims(chunked: pd.DataFrame) -> list[Claim]:
         verdicts.judge_change(
             "3.2 Too small a chunk delays the long prompts' first token", default, small, "long_mean_ttft_ms",
             better="higher", held_at=1.0,
-            evidence=f"long prompts' mean TTFT: {small.long_mean_ttft_ms:.0f} ms (budget {_budget(small)}) vs "
-                     f"{default.long_mean_ttft_ms:.0f} ms (budget {_budget(default)})"),
+            evidence=tr("long prompts' mean TTFT: {long_mean_ttft_ms:.0f} ms (budget {budget}) vs "
+                        "{long_mean_ttft_ms_2:.0f} ms (budget {budget_2})", long_mean_ttft_ms=small.long_mean_ttft_ms,
+                        budget=_budget(small), long_mean_ttft_ms_2=default.long_mean_ttft_ms,
+                        budget_2=_budget(default))),
         verdicts.untested("3.2 Chunked prefill raises the whole batch's throughput", same) if same else
         verdicts.judge_change(
             "3.2 Chunked prefill raises the whole batch's throughput", off, default, "output_throughput",
             better="higher", held_at=1.0,
-            evidence=f"output throughput {default.output_throughput:.0f} tokens/s (chunking on, budget "
-                     f"{_budget(default)}) vs {off.output_throughput:.0f} (off)"),
+            evidence=tr("output throughput {output_throughput:.0f} tokens/s (chunking on, budget {budget}) vs "
+                        "{output_throughput_2:.0f} (off)", output_throughput=default.output_throughput,
+                        budget=_budget(default), output_throughput_2=off.output_throughput)),
     ]
 
 
@@ -195,9 +199,9 @@ def never_cuts(row) -> str | None:
     need = longs * long_len + shorts
     if budget < need:
         return None
-    return (f"cannot be judged here: the budget ({budget:.0f}) holds every long prompt and every decode of this load "
-            f"in one step ({need:.0f} tokens), so chunking never cuts a prompt and both configurations build the "
-            "same steps")
+    return (tr("cannot be judged here: the budget ({budget:.0f}) holds every long prompt and every decode of this "
+               "load in one step ({need:.0f} tokens), so chunking never cuts a prompt and both configurations "
+               "build the same steps", budget=budget, need=need))
 
 
 def long_docs_claim(small, default) -> Claim:
@@ -207,9 +211,11 @@ def long_docs_claim(small, default) -> Claim:
     return verdicts.judge_change(
         "3.1 Long documents want a bigger max_num_batched_tokens", small, default, "mean_ttft_ms", better="lower",
         held_at=1.0,
-        evidence=f"long prompts alone: mean TTFT {small.mean_ttft_ms:.0f} ms at budget {_budget(small)} vs "
-                 f"{default.mean_ttft_ms:.0f} ms at {_budget(default)}; output throughput "
-                 f"{small.output_throughput:.0f} vs {default.output_throughput:.0f} tokens/s")
+        evidence=tr("long prompts alone: mean TTFT {mean_ttft_ms:.0f} ms at budget {budget} vs "
+                    "{mean_ttft_ms_2:.0f} ms at {budget_2}; output throughput {output_throughput:.0f} vs "
+                    "{output_throughput_2:.0f} tokens/s", mean_ttft_ms=small.mean_ttft_ms, budget=_budget(small),
+                    mean_ttft_ms_2=default.mean_ttft_ms, budget_2=_budget(default),
+                    output_throughput=small.output_throughput, output_throughput_2=default.output_throughput))
 
 
 def blocks_only_claim(tiny, admitted: int | None, sent: int | None = None) -> Claim:
@@ -243,18 +249,21 @@ def blocks_only_claim(tiny, admitted: int | None, sent: int | None = None) -> Cl
         ran = f"{peak:.0f} ran at once, more than the {admitted} the blocks admit, so the blocks did not set the limit"
     capped = peak <= admitted
     if seats:
-        evidence = (f"max_num_seqs left unset: {ran}; yet the engine set max_num_seqs={seats:.0f} itself, a seat "
-                    "cap that binds whenever the cache has room for more")
+        evidence = (tr("max_num_seqs left unset: {ran}; yet the engine set max_num_seqs={seats:.0f} itself, a seat "
+                       "cap that binds whenever the cache has room for more", ran=ran, seats=seats))
     else:
-        evidence = f"no seat cap: {ran}"
+        evidence = tr("no seat cap: {ran}", ran=ran)
     return verdicts.judge(text, capped and not seats, evidence, rule=rule)
 
 
 def _first_error(row) -> str:
     """The client's first error line, shortened, so a reader can tell a refusal from a crash."""
     error = row.get("first_error") if hasattr(row, "get") else None
-    return f"; the first: \"{str(error).strip().splitlines()[-1][:120]}\"" if isinstance(error, str) and error.strip() \
+    return (
+        tr('; the first: "{splitlines_last}"', splitlines_last=str(error).strip().splitlines()[-1][:120])
+        if isinstance(error, str) and error.strip()
         else ""
+    )
 
 
 def queue_claim(capped, waited) -> Claim:
@@ -263,19 +272,29 @@ def queue_claim(capped, waited) -> Claim:
     requests it takes wait less than the same load with no cap."""
     capped, waited = pd.Series(capped), pd.Series(waited)
     refused = (verdicts.number(capped, "failed") or 0) > 0
-    sooner = (capped["p99_ttft_ms"] < waited["p99_ttft_ms"]
-              and not verdicts.within_noise(waited, capped, "p99_ttft_ms"))
-    later = (capped["p99_ttft_ms"] > waited["p99_ttft_ms"]
-             and not verdicts.within_noise(waited, capped, "p99_ttft_ms"))  # the second half went the wrong way
+    sooner = capped["p99_ttft_ms"] < waited["p99_ttft_ms"] and not verdicts.within_noise(waited, capped, "p99_ttft_ms")
+    later = capped["p99_ttft_ms"] > waited["p99_ttft_ms"] and not verdicts.within_noise(
+        waited, capped, "p99_ttft_ms"
+    )  # the second half went the wrong way
     return verdicts.judge(
-        "3.3 A queue cap answers 'busy' instead of letting requests wait", refused and sooner,
-        f"max_num_queued_reqs={capped['cfg_max_num_queued_reqs']:.0f}: {capped['failed']:.0f} of "
-        f"{capped['failed'] + capped['completed']:.0f} failed (refused at the cap: an HTTP 503, or a stream "
-        f"that ended without a token{_first_error(capped)}); P99 TTFT of the rest "
-        f"{capped['p99_ttft_ms']:.0f} ms vs {waited['p99_ttft_ms']:.0f} ms with no cap",
-        partly=refused and not later, rule="held: some requests were refused and the accepted ones' P99 TTFT fell "
-                                           "beyond noise; partly: refused, and their P99 TTFT not higher beyond "
-                                           "noise; did not hold: none refused, or the accepted ones waited longer")
+        "3.3 A queue cap answers 'busy' instead of letting requests wait",
+        refused and sooner,
+        tr(
+            "max_num_queued_reqs={cfg_max_num_queued_reqs:.0f}: {failed:.0f} of {failed_2:.0f} failed (refused at "
+            "the cap: an HTTP 503, or a stream that ended without a token{first_error}); P99 TTFT of the rest "
+            "{p99_ttft_ms:.0f} ms vs {p99_ttft_ms_2:.0f} ms with no cap",
+            cfg_max_num_queued_reqs=capped["cfg_max_num_queued_reqs"],
+            failed=capped["failed"],
+            failed_2=capped["failed"] + capped["completed"],
+            first_error=_first_error(capped),
+            p99_ttft_ms=capped["p99_ttft_ms"],
+            p99_ttft_ms_2=waited["p99_ttft_ms"],
+        ),
+        partly=refused and not later,
+        rule="held: some requests were refused and the accepted ones' P99 TTFT fell "
+        "beyond noise; partly: refused, and their P99 TTFT not higher beyond "
+        "noise; did not hold: none refused, or the accepted ones waited longer",
+    )
 
 
 def seqs_claim(seqs: pd.DataFrame) -> Claim:
@@ -285,50 +304,92 @@ def seqs_claim(seqs: pd.DataFrame) -> Claim:
     beyond = not verdicts.within_noise(base, small, "output_throughput")
     slower = small.output_throughput < base.output_throughput and beyond
     return verdicts.judge(
-        "3.1 Many short requests want a higher max_num_seqs (a small one makes them queue)", queued and slower,
-        f"max_num_seqs={small_n}: up to {small.peak_waiting:.0f} waiting, {small.output_throughput:.0f} vs "
-        f"{base.output_throughput:.0f} tokens/s at the default ({base.engine_max_num_seqs:.0f})",
+        "3.1 Many short requests want a higher max_num_seqs (a small one makes them queue)",
+        queued and slower,
+        tr(
+            "max_num_seqs={small_n}: up to {peak_waiting:.0f} waiting, {output_throughput:.0f} vs "
+            "{output_throughput_2:.0f} tokens/s at the default ({engine_max_num_seqs:.0f})",
+            small_n=small_n,
+            peak_waiting=small.peak_waiting,
+            output_throughput=small.output_throughput,
+            output_throughput_2=base.output_throughput,
+            engine_max_num_seqs=base.engine_max_num_seqs,
+        ),
         cannot_tell=queued and not beyond,
         rule="held: requests waited and throughput fell by more than the noise; cannot tell: they waited, "
-             "throughput within noise; did not hold: the small cap was as fast or faster beyond noise (waiting "
-             "alone, which the design forces, does not show that more seats were wanted)")
+        "throughput within noise; did not hold: the small cap was as fast or faster beyond noise (waiting "
+        "alone, which the design forces, does not show that more seats were wanted)",
+    )
 
 
 def block_claims(tiny, flood_requests: int) -> list[Claim]:
     capped = tiny["peak_running"] < flood_requests and tiny["peak_waiting"] > 0
     cache = f"{tiny['kv_cache_tokens']:.0f}-token cache ({tiny['num_blocks']:.0f} blocks of {tiny['block_size']:.0f})"
-    cap_text, cap_rule = "3.3 KV blocks cap real concurrency; the excess waits", \
-        "held: fewer ran at once than were sent, and some waited"
-    seen = f"{cache}: at most {tiny['peak_running']:.0f} of {flood_requests} ran at once, " \
-           f"up to {tiny['peak_waiting']:.0f} waited"
+    cap_text, cap_rule = (
+        "3.3 KV blocks cap real concurrency; the excess waits",
+        "held: fewer ran at once than were sent, and some waited",
+    )
+    seen = (
+        f"{cache}: at most {tiny['peak_running']:.0f} of {flood_requests} ran at once, "
+        f"up to {tiny['peak_waiting']:.0f} waited"
+    )
     few = rows.too_few_samples(tiny)
-    out = [verdicts.untested(cap_text, seen + ": a peak of 0 running is a gauge that sampled no request", cap_rule)
-           if not tiny["peak_running"] else verdicts.untested(cap_text, f"{seen}; {few}", cap_rule) if few
-           else verdicts.judge(cap_text, capped, seen, rule=cap_rule)]
+    out = [
+        verdicts.untested(cap_text, seen + ": a peak of 0 running is a gauge that sampled no request", cap_rule)
+        if not tiny["peak_running"]
+        else verdicts.untested(cap_text, f"{seen}; {few}", cap_rule)
+        if few
+        else verdicts.judge(cap_text, capped, seen, rule=cap_rule)
+    ]
     text = "3.3 When the cache runs out, running sequences are preempted (and recomputed later)"
-    rule = (f"held: the engine counted a preemption; not measured: KV usage stayed under "
-            f"{FULL_CACHE_PCT:.0f} %; else did not hold")
-    evidence = (f"{tiny['preemptions']:.0f} preemption(s), peak KV usage {tiny['peak_kv_cache_usage_pct']:.0f} %, "
-                f"up to {tiny['peak_waiting']:.0f} waiting")
+    rule = (
+        f"held: the engine counted a preemption; not measured: KV usage stayed under "
+        f"{FULL_CACHE_PCT:.0f} %; else did not hold"
+    )
+    evidence = tr(
+        "{preemptions:.0f} preemption(s), peak KV usage {peak_kv_cache_usage_pct:.0f} %, up to "
+        "{peak_waiting:.0f} waiting",
+        preemptions=tiny["preemptions"],
+        peak_kv_cache_usage_pct=tiny["peak_kv_cache_usage_pct"],
+        peak_waiting=tiny["peak_waiting"],
+    )
     if tiny["preemptions"] > 0:
         out.append(verdicts.judge(text, True, evidence, rule=rule))
     elif tiny["peak_kv_cache_usage_pct"] < FULL_CACHE_PCT:
         out.append(verdicts.untested(text, f"the cache never ran out ({evidence})", rule=rule))
     else:
-        out.append(verdicts.judge(text, False, evidence + ": the cache filled, yet nothing was preempted", rule=rule))
+        out.append(
+            verdicts.judge(text, False, evidence + tr(": the cache filled, yet nothing was preempted"), rule=rule)
+        )
     return out
 
 
-def claims(sweep: pd.DataFrame, chunked: pd.DataFrame, seqs: pd.DataFrame, tiny, flood_requests: int, *,
-           long_docs: dict, admitted: int, queue: dict) -> list[Claim]:
+def claims(
+    sweep: pd.DataFrame,
+    chunked: pd.DataFrame,
+    seqs: pd.DataFrame,
+    tiny,
+    flood_requests: int,
+    *,
+    long_docs: dict,
+    admitted: int,
+    queue: dict,
+) -> list[Claim]:
     """`long_docs`: the long prompts alone, {"small": row, "default": row}; `queue`: the crowd load
     {"capped": row with max_num_queued_reqs, "waited": the same engine without the cap}."""
-    return [*concurrency_claims(sweep), seqs_claim(seqs), long_docs_claim(long_docs["small"], long_docs["default"]),
-            *chunking_claims(chunked), *block_claims(tiny, flood_requests),
-            blocks_only_claim(tiny, admitted, flood_requests), queue_claim(queue["capped"], queue["waited"])]
+    return [
+        *concurrency_claims(sweep),
+        seqs_claim(seqs),
+        long_docs_claim(long_docs["small"], long_docs["default"]),
+        *chunking_claims(chunked),
+        *block_claims(tiny, flood_requests),
+        blocks_only_claim(tiny, admitted, flood_requests),
+        queue_claim(queue["capped"], queue["waited"]),
+    ]
 
 
 # The answers the chapter's exercises check against, computed from this run's rows.
+
 
 def smallest_gap(chunked: pd.DataFrame) -> str:
     """The configuration whose short requests' P99 token gap was smallest."""
@@ -368,22 +429,44 @@ def best_concurrency(sweep: pd.DataFrame) -> set[float]:
 
 # -- the control panel's run function (widgets.Panel calls it with the controls' values) ------------
 
+
 def chunked_prefill_panel(base: EngineConfig, mixed: Load, tag: str = "ch3-panel") -> Callable[..., dict]:
     """Chapter 3: chunked prefill, budget, prefill cap and seats, on the mixed load or on long
     prompts only. With chunking off the budget is raised to max_model_len, which vLLM needs to
     schedule a whole prompt (None: vLLM's default, which it raises itself). The settings' parameters are
     named as the EngineConfig fields they set, so a panel's controls are `widgets.setting_controls`."""
-    def run(enable_chunked_prefill=None, max_num_batched_tokens=None, long_prefill_token_threshold=None,
-            max_num_seqs=None, short_requests=8, shape="mixed", force=False, progress=True) -> dict:
+
+    def run(
+        enable_chunked_prefill=None,
+        max_num_batched_tokens=None,
+        long_prefill_token_threshold=None,
+        max_num_seqs=None,
+        short_requests=8,
+        shape="mixed",
+        force=False,
+        progress=True,
+    ) -> dict:
         budget = max_num_batched_tokens
         if enable_chunked_prefill is False and budget is not None:  # None: vLLM's default, on
             budget = max(budget, base.max_model_len)
-        cfg = base.replace(enable_chunked_prefill=enable_chunked_prefill, max_num_seqs=max_num_seqs,
-                           max_num_batched_tokens=budget, long_prefill_token_threshold=long_prefill_token_threshold)
-        load = dataclasses.replace(mixed, num_prompts=short_requests) if shape == "mixed" else \
-            Load(num_prompts=short_requests, input_len=mixed.long_input_len, output_len=mixed.output_len,
-                 max_concurrency=short_requests)
+        cfg = base.replace(
+            enable_chunked_prefill=enable_chunked_prefill,
+            max_num_seqs=max_num_seqs,
+            max_num_batched_tokens=budget,
+            long_prefill_token_threshold=long_prefill_token_threshold,
+        )
+        load = (
+            dataclasses.replace(mixed, num_prompts=short_requests)
+            if shape == "mixed"
+            else Load(
+                num_prompts=short_requests,
+                input_len=mixed.long_input_len,
+                output_len=mixed.output_len,
+                max_concurrency=short_requests,
+            )
+        )
         return experiment.measure(cfg, load, force=force, progress=progress, tag=tag)
+
     return run
 
 
@@ -393,47 +476,94 @@ def inside_the_runs(by_name: dict[str, dict], names: tuple[str, str]) -> str:
     they mostly share one freeze, so it is a tail figure, judged against the tail allowance), and the
     long prompts' median wait for their first token (the page expects it longer with the small budget)."""
     if why := rows.no_collision(*(by_name[n] for n in names)):  # the long prompts met no short answer
-        return why[0].upper() + why[1:] + ": the pictures show two runs, not what chunking changes."
+        return why[0].upper() + why[1:] + tr(": the pictures show two runs, not what chunking changes.")
     seen = {}
     for name in names:
         run = (by_name[name].get("runs") or [by_name[name]])[0]
         kinds, gaps, ttfts = run.get("request_kind"), run.get("request_max_itl_ms"), run.get("request_ttft_ms")
         if not kinds or not gaps:
-            return (f"The row of **{name}** keeps no timeline (it was measured before timelines were stored): "
-                    "set FORCE = True in the set-up cell and run again.")
+            return tr(
+                "The row of **{name}** keeps no timeline (it was measured before timelines were stored): "
+                "set FORCE = True in the set-up cell and run again.",
+                name=name,
+            )
         short = [g for g, k in zip(gaps, kinds) if k == "short"]
         long = [t for t, k in zip(ttfts, kinds) if k == "long"]
         seen[name] = (statistics.median(short), max(short), statistics.median(long), len(short))
     (a, (ga, worst_a, ta, n)), (b, (gb, worst_b, tb, _)) = seen.items()
-    froze = _way(gb, ga, verdicts.TAIL_NOISE, "longer", "shorter")
-    waited = _way(ta, tb, verdicts.TTFT_NOISE, "longer", "shorter")
-    return (f"Each of the {n} short requests' own longest gap between two tokens: median **{gb:.0f} ms** with "
-            f"{b} (the longest {worst_b:.0f} ms) against **{ga:.0f} ms** with {a} (the longest {worst_a:.0f} ms): "
-            f"{froze} with {b}" + _reading(froze)
-            + f". The long prompts' median wait for their first token: {ta:.0f} ms with {a} against {tb:.0f} ms "
-            f"with {b}: {waited} with {a}" + _reading(waited) + ".")
+    (froze, froze_kind), (waited, waited_kind) = (_way(gb, ga, verdicts.TAIL_NOISE, tr("longer"), tr("shorter")),
+                                                  _way(ta, tb, verdicts.TTFT_NOISE, tr("longer"), tr("shorter")))
+    return (
+        tr(
+            "Each of the {n} short requests' own longest gap between two tokens: median **{gb:.0f} ms** with "
+            "{b} (the longest {worst_b:.0f} ms) against **{ga:.0f} ms** with {a} (the longest {worst_a:.0f} "
+            "ms): {froze} with {b}",
+            n=n,
+            gb=gb,
+            b=b,
+            worst_b=worst_b,
+            ga=ga,
+            a=a,
+            worst_a=worst_a,
+            froze=froze,
+        )
+        + _reading(froze_kind)
+        + tr(
+            ". The long prompts' median wait for their first token: {ta:.0f} ms with {a} against {tb:.0f} ms "
+            "with {b}: {waited} with {a}",
+            ta=ta,
+            a=a,
+            tb=tb,
+            b=b,
+            waited=waited,
+        )
+        + _reading(waited_kind)
+        + "."
+    )
 
 
-def _reading(way: str) -> str:
-    """The page expects "longer": held; within the noise: this run does not show it; shorter: did not hold."""
-    return (", as the page expects" if way.startswith("longer") else
-            ": within noise, so this run does not show the page's reading" if way.startswith("about") else
-            ": the page's reading **did not hold** here")
+def _reading(kind: str) -> str:
+    """The page expects "longer" (`more`): held; within the noise (`about`): this run does not show it;
+    shorter (`less`): did not hold."""
+    return (
+        tr(", as the page expects")
+        if kind == "more"
+        else tr(": within noise, so this run does not show the page's reading")
+        if kind == "about"
+        else tr(": the page's reading **did not hold** here")
+    )
 
 
-def _way(x: float, y: float, noise: float, more: str, less: str) -> str:
-    """x against y in words: "×r longer", "about the same (within the ×÷f floor between two starts)" or
-    "×r shorter"."""
+def _way(x: float, y: float, noise: float, more: str, less: str) -> tuple[str, str]:
+    """x against y in words ("longer (×r)", "about the same (within the ×÷f floor between two starts)" or
+    "shorter (×r)") and which of the three it is: "more", "about" or "less" (the words are the learner's
+    language, so `_reading` reads the kind, not the words)."""
     r = x / y if y else math.inf
     if 1 / (1 + noise) <= r <= 1 + noise:
-        return f"about the same (×{r:.2f}, within the ×÷{1 + noise:.1f} floor between two starts)"
-    return f"{more} (×{r:.2f})" if r > 1 else f"{less} (×{r:.2f})"
+        return tr("about the same (×{value:.2f}, within the ×÷{value_2:.1f} floor between two starts)",
+                  value=r, value_2=1 + noise), "about"
+    return (f"{more} (×{r:.2f})", "more") if r > 1 else (f"{less} (×{r:.2f})", "less")
 
 
 # The template every home follows (helpers/chapters/__init__.py says what each part is).
 DESIGNS = ("DEFAULT", "OFF", "GAP", "ShrunkenCache", "shrunken_cache")
 PANELS = ("chunked_prefill_panel",)
 CHECKS = ("blocks_admit", "peak_admitted", "NULL_BLOCK", "WHOLE_LENGTH", "peak_mistakes", "q_admitted")
-CLAIMS = ("FULL_CACHE_PCT", "smallest_budget", "never_cuts", "concurrency_claims", "chunking_claims", "long_docs_claim",
-          "blocks_only_claim", "queue_claim", "seqs_claim", "block_claims", "claims", "smallest_gap", "smoothest",
-          "budget_for", "best_concurrency", "inside_the_runs")
+CLAIMS = (
+    "FULL_CACHE_PCT",
+    "smallest_budget",
+    "never_cuts",
+    "concurrency_claims",
+    "chunking_claims",
+    "long_docs_claim",
+    "blocks_only_claim",
+    "queue_claim",
+    "seqs_claim",
+    "block_claims",
+    "claims",
+    "smallest_gap",
+    "smoothest",
+    "budget_for",
+    "best_concurrency",
+    "inside_the_runs",
+)

@@ -22,6 +22,7 @@ from helpers.config import ConfigError, EngineConfig
 from helpers.engine import remote
 from helpers.engine.server import reset_prefix_cache
 from helpers.experiment import base_row, engine_for, turn_for
+from helpers.i18n import tr
 from helpers.load import Load
 from helpers.load.metrics import scrape
 from helpers.load.sequential import cached_tokens_each, timed_completions
@@ -96,9 +97,10 @@ def prefix_hits(config: EngineConfig, prompts: dict[str, list[int]], *, force: b
             server = engine_for(config, progress)
             headers = getattr(server, "headers", None)
             if isinstance(server, remote.Endpoint) or not reset_prefix_cache(server.base_url, headers):
-                raise ConfigError("enable_prefix_caching", "this experiment needs an engine whose prefix cache the "
-                                  "guide can empty (its own server, started with VLLM_SERVER_DEV_MODE=1).",
-                                  "run it on a local engine, not on GUIDE_ENDPOINT.")
+                raise ConfigError("enable_prefix_caching", tr("this experiment needs an engine whose prefix cache "
+                                                              "the guide can empty (its own server, started with "
+                                                              "VLLM_SERVER_DEV_MODE=1)."),
+                                  tr("run it on a local engine, not on GUIDE_ENDPOINT."))
             hits = cached_tokens_each(server.base_url, server.model_path, prompts,
                                       lambda: scrape(server.base_url, headers=headers), headers)
         return {"hits": hits, "prompt_tokens": {name: len(ids) for name, ids in prompts.items()}}
@@ -120,8 +122,9 @@ def prefix_caching_panel(base: EngineConfig, fixed: Load, block: int, tag: str =
         load = dataclasses.replace(fixed, num_prompts=requests - requests % prefixes,
                                    prefix_len=max(1, int(prefix_blocks * block)), num_prefixes=prefixes)
         if load.num_prompts != requests:
-            print(f"{load.num_prompts} requests sent, not {requests}: each of the {prefixes} prefixes is used "
-                  f"{load.num_prompts // prefixes} time(s) (vLLM's prefix_repetition dataset)")
+            print(tr("{num_prompts} requests sent, not {requests}: each of the {prefixes} prefixes is used "
+                     "{num_prompts_2} time(s) (vLLM's prefix_repetition dataset)", num_prompts=load.num_prompts,
+                     requests=requests, prefixes=prefixes, num_prompts_2=load.num_prompts // prefixes))
         return experiment.measure(base.replace(enable_prefix_caching=enable_prefix_caching), load, force=force,
                                   progress=progress, tag=tag)
     return run
@@ -156,8 +159,8 @@ def junction_note(load, block: int, row) -> str:
     """What the engine found against what the shape allows (exercise 2's evidence)."""
     shape, measured = share_by_shape(load, block), share_saved(row)
     lost = max(0.0, shape - measured) * load.num_prompts * (load.prefix_len + load.input_len) / block
-    note = (f"measured: {measured:.3f} of the prompt tokens came from the cache; the load's shape allows "
-            f"{shape:.3f}")
+    note = (tr("measured: {measured:.3f} of the prompt tokens came from the cache; the load's shape allows "
+               "{shape:.3f}", measured=measured, shape=shape))
     if lost >= 0.5:
         note += (f" (about {lost:.0f} block(s) fewer: where the tokenizer merged a prefix's last token with the text "
                  "after it, that request's last prefix block differs and is computed again)")
@@ -186,15 +189,19 @@ def sample_claims(samples: pd.DataFrame) -> list[Claim]:
         verdicts.untested("4.1 Each of n samples runs as a sequence of its own", few) if few else
         verdicts.judge_change(
             "4.1 Each of n samples runs as a sequence of its own", one, four, "peak_running", better="higher",
-            held_at=3.0, evidence=f"peak running: {one.peak_running:.0f} with n=1, {four.peak_running:.0f} with n=4 "
-                                  f"(the same {one.completed:.0f} requests)", null_refutes=True),
+            held_at=3.0, evidence=tr("peak running: {peak_running:.0f} with n=1, {peak_running_2:.0f} with n=4 "
+                                     "(the same {completed:.0f} requests)", peak_running=one.peak_running,
+                                     peak_running_2=four.peak_running, completed=one.completed), null_refutes=True),
         verdicts.judge(
             "4.1 n=4 costs about as much as four times the requests", thr == lat == "inside",
-            f"n=4 vs 4× requests: {four.output_throughput:.0f} vs {many.output_throughput:.0f} output tokens/s, "
-            f"mean request latency {four.mean_e2el_ms:.0f} vs {many.mean_e2el_ms:.0f} ms, "
-            f"peak running {four.peak_running:.0f} vs {many.peak_running:.0f}; the samples shared "
-            f"{four.prefix_cache_hits:,.0f} prompt tokens through the prefix cache, and the other load sent "
-            f"{many.completed / max(four.completed, 1):.0f}× the HTTP requests and streams; {ivs}",
+            tr("n=4 vs 4× requests: {output_throughput:.0f} vs {output_throughput_2:.0f} output tokens/s, mean "
+               "request latency {mean_e2el_ms:.0f} vs {mean_e2el_ms_2:.0f} ms, peak running {peak_running:.0f} vs "
+               "{peak_running_2:.0f}; the samples shared {prefix_cache_hits:,.0f} prompt tokens through the prefix "
+               "cache, and the other load sent {completed:.0f}× the HTTP requests and streams; {ivs}",
+               output_throughput=four.output_throughput, output_throughput_2=many.output_throughput,
+               mean_e2el_ms=four.mean_e2el_ms, mean_e2el_ms_2=many.mean_e2el_ms, peak_running=four.peak_running,
+               peak_running_2=many.peak_running, prefix_cache_hits=four.prefix_cache_hits,
+               completed=many.completed / max(four.completed, 1), ivs=ivs),
             partly="inside" in (thr, lat) and "outside" not in (thr, lat),
             cannot_tell="outside" not in (thr, lat) and "inside" not in (thr, lat),
             rule=f"held: the 95 % intervals of the throughput and mean request latency ratios both inside "
@@ -211,8 +218,9 @@ def beam_claim(beam: dict) -> Claim:
     floor = 1 + verdicts.DEFAULT_NOISE
     return verdicts.judge(
         "4.1 Beam search costs more still", slower > floor,
-        f"width {width}: {searched['mean_seconds']:.2f} s per request vs {sampled['mean_seconds']:.2f} s for "
-        f"{width} sampled answers (×{slower:.1f}); greedy {beam['greedy']['mean_seconds']:.2f} s",
+        tr("width {width}: {mean_seconds:.2f} s per request vs {mean_seconds_2:.2f} s for {width} sampled answers "
+           "(×{slower:.1f}); greedy {mean_seconds_3:.2f} s", width=width, mean_seconds=searched['mean_seconds'],
+           mean_seconds_2=sampled['mean_seconds'], slower=slower, mean_seconds_3=beam['greedy']['mean_seconds']),
         cannot_tell=1 / floor <= slower <= floor,
         rule=f"held: slower than the same number of sampled answers by more than ×{floor:.1f} (chapter 0's floor: "
              "one timing each); within ×÷ that of each other: cannot tell; faster beyond it: did not hold")
@@ -226,18 +234,21 @@ def prefix_claims(prefix: pd.DataFrame) -> list[Claim]:
             "4.2 A fixed system prompt saves at least 30 % of prefill time (time to first token; the article: "
             "30–40 %)", off, fixed,
             "median_ttft_ms", better="lower", held_at=1 / (1 - 0.30),
-            evidence=f"median TTFT {off.median_ttft_ms:,.0f} ms with caching off → {fixed.median_ttft_ms:,.0f} ms on "
-                     f"({100 * (1 - fixed.median_ttft_ms / off.median_ttft_ms):.0f} % less); the design shares "
-                     f"{100 * share:.0f} % of the prompt tokens (hit rate {100 * fixed.prefix_cache_hit_rate:.0f} "
-                     "%), so it could save up to about that share of the prefill; the article's 30–40 % fits "
-                     "prompts of which about that share is the system prompt, so a saving above 40 % here says "
-                     "this design shares more, not that the article's figure is wrong",
+            evidence=tr("median TTFT {median_ttft_ms:,.0f} ms with caching off → {median_ttft_ms_2:,.0f} ms on "
+                        "({value:.0f} % less); the design shares {value_2:.0f} % of the prompt tokens (hit rate "
+                        "{value_3:.0f} %), so it could save up to about that share of the prefill; the article's "
+                        "30–40 % fits prompts of which about that share is the system prompt, so a saving above 40 "
+                        "% here says this design shares more, not that the article's figure is wrong",
+                        median_ttft_ms=off.median_ttft_ms, median_ttft_ms_2=fixed.median_ttft_ms,
+                        value=100 * (1 - fixed.median_ttft_ms / off.median_ttft_ms), value_2=100 * share,
+                        value_3=100 * fixed.prefix_cache_hit_rate),
             rule="held: median TTFT at least 30 % lower than with caching off (×1.43)"),
         churn_claim(churn, fixed),
         verdicts.judge(
             "4.2 A prefix shorter than one KV block is never reused", short.prefix_cache_hits == 0,
-            f"{short.load_prefix_len:.0f}-token prefix, {short.block_size:.0f}-token blocks: "
-            f"{short.prefix_cache_hits:.0f} tokens hit",
+            tr("{load_prefix_len:.0f}-token prefix, {block_size:.0f}-token blocks: {prefix_cache_hits:.0f} tokens "
+               "hit", load_prefix_len=short.load_prefix_len, block_size=short.block_size,
+               prefix_cache_hits=short.prefix_cache_hits),
             rule="held: no hits at all (only full blocks are cached)"),
     ]
 
@@ -267,10 +278,10 @@ def churn_claim(churn, fixed) -> Claim:
         return verdicts.untested(text, "cannot be judged here: the row lacks the load's shape or the hit count", rule)
     fewer = hits < (verdicts.number(fixed, "prefix_cache_hits") or 0)
     g = lambda k: verdicts.number(churn, k) or 0  # noqa: E731
-    evidence = (f"{g('load_num_prefixes'):.0f} templates for {g('load_num_prompts'):.0f} requests: {hits:,.0f} "
-                f"tokens found (the repeats allow {allowed:,.0f}; the fixed prefix found "
-                f"{verdicts.number(fixed, 'prefix_cache_hits') or 0:,.0f}), hit rate "
-                f"{100 * g('prefix_cache_hit_rate'):.0f} %")
+    evidence = (tr("{g:.0f} templates for {g_2:.0f} requests: {hits:,.0f} tokens found (the repeats allow "
+                   "{allowed:,.0f}; the fixed prefix found {value:,.0f}), hit rate {value_2:.0f} %",
+                   g=g('load_num_prefixes'), g_2=g('load_num_prompts'), hits=hits, allowed=allowed,
+                   value=verdicts.number(fixed, 'prefix_cache_hits') or 0, value_2=100 * g('prefix_cache_hit_rate')))
     return verdicts.judge(text, fewer and 0.5 * allowed <= hits <= allowed, evidence,
                           partly=fewer and hits <= allowed, rule=rule)
 
@@ -284,8 +295,9 @@ def one_token_claim(hits: dict, block: int) -> Claim:
                                  "the cache kept nothing to test the change against")
     return verdicts.judge(
         "4.2 One changed character invalidates the cached prefix entirely", whole and again > 0,
-        f"one token changed in the last full block: {late:,} tokens still came from the cache "
-        f"({late // block} blocks); changed in the first block: {early:,}; the original again: {again:,}",
+        tr("one token changed in the last full block: {late:,} tokens still came from the cache ({late_2} blocks); "
+           "changed in the first block: {early:,}; the original again: {again:,}", late=late, late_2=late // block,
+           early=early, again=again),
         rule="held: a change anywhere leaves nothing to reuse (and the unchanged prompt does hit). Chained block "
              "hashes predict: the blocks before the change are still found")
 
@@ -299,8 +311,9 @@ def eviction_claim(hits: dict, predicted: int, block: int) -> Claim:
                                     "read 0")
     return verdicts.judge(
         "4.2 A cached prefix is evicted from its tail: its start survives longest", found == predicted,
-        f"prompt A found {found:,} tokens ({found // block} blocks) the second time, after prompt B needed blocks; "
-        f"tail-first eviction predicts {predicted:,}, head-first 0",
+        tr("prompt A found {found:,} tokens ({found_2} blocks) the second time, after prompt B needed blocks; "
+           "tail-first eviction predicts {predicted:,}, head-first 0", found=found, found_2=found // block,
+           predicted=predicted),
         rule="held: exactly the blocks before the evicted tail were found (the rule of BlockPool.free_blocks)")
 
 
@@ -344,17 +357,19 @@ def stale_claim(stale: pd.DataFrame) -> Claim:
     both = [rows.full_while_waiting(r, full_pct) for r in (on, off)]
     if any(b is not None for b in both):
         needed = preempted or any(b for b in both if b)
-        why = f"no /metrics sample had a request waiting while the cache was {full_pct:.0f} % full or more"
+        why = tr("no /metrics sample had a request waiting while the cache was {full_pct:.0f} % full or more",
+                 full_pct=full_pct)
     else:
         needed = preempted or (waited and bool(usage) and max(usage) >= full_pct)
-        why = f"the peak KV usage stayed under {full_pct:.0f} % or nobody waited"
+        why = tr("the peak KV usage stayed under {full_pct:.0f} % or nobody waited", full_pct=full_pct)
     if not needed:
         return verdicts.untested(
             text, f"cannot be judged here: in the {size} {why} (peak KV usage {max(usage) if usage else 0:.0f} %), "
                   f"and nothing was preempted, so no request needed the space ({counts})", STALE_RULE)
     unit = "tokens/s" if metric == "output_throughput" else "s"
-    evidence = (f"{size}: {metric.replace('_', ' ')} {y:,.1f} vs {x:,.1f} {unit} (caching on ÷ off "
-                f"{verdicts.change_text(off, on, metric)}); {counts}")
+    evidence = (tr("{size}: {replace} {y:,.1f} vs {value:,.1f} {unit} (caching on ÷ off {change_text}); {counts}",
+                   size=size, replace=metric.replace('_', ' '), y=y, value=x, unit=unit,
+                   change_text=verdicts.change_text(off, on, metric), counts=counts))
     worse = (y < x) if metric == "output_throughput" else (y > x)
     beyond = worse and not verdicts.within_noise(off, on, metric)
     # a count leans the claim's way only by more than one: two runs of one engine can differ by one
@@ -363,17 +378,31 @@ def stale_claim(stale: pd.DataFrame) -> Claim:
     if beyond and lean:
         return verdicts.judge(text, True, evidence, rule=STALE_RULE)
     if beyond:  # slower, but no count shows space taken: the claim is about space, so it did not hold here
-        return verdicts.judge(text, False, evidence + ": slower with caching on, but no count shows the space taken "
-                              "by two or more (two runs of one engine can differ by one), so this run does not show "
-                              "the space taken", rule=STALE_RULE)
+        return verdicts.judge(
+            text,
+            False,
+            evidence
+            + tr(
+                ": slower with caching on, but no count shows the space "
+                "taken by two or more (two runs of one engine can differ "
+                "by one), so this run does not show the space taken"
+            ),
+            rule=STALE_RULE,
+        )
     if lean and worse:
-        return verdicts.judge(text, False, evidence + ": a count leans the claim's way, but the throughput did not "
-                                                      "fall beyond noise", cannot_tell=True, rule=STALE_RULE)
+        return verdicts.judge(
+            text,
+            False,
+            evidence + tr(": a count leans the claim's way, but the throughput did not fall beyond noise"),
+            cannot_tell=True,
+            rule=STALE_RULE,
+        )
     return verdicts.judge(text, False, evidence, rule=STALE_RULE)
 
 
-def claims(samples, beam, prefix, stale, one_token: dict | None = None,
-                   eviction: tuple[dict, int] | None = None) -> list[Claim]:
+def claims(
+    samples, beam, prefix, stale, one_token: dict | None = None, eviction: tuple[dict, int] | None = None
+) -> list[Claim]:
     """The notebook's verdict table (sections 4.1 and 4.2). `one_token`: experiment.prefix_hits row of
     `one_token_changes`; `eviction`: (experiment.prefix_hits row of `eviction_prompts`, the predicted hits)."""
     block = int(prefix.loc[FIXED, "block_size"])
@@ -392,26 +421,73 @@ def inside_the_prefixes(rows: dict[str, dict], names: tuple[str, str] = (FIXED, 
         run = (rows[name].get("runs") or [rows[name]])[0]
         ttfts = run.get("request_ttft_ms")
         if not run.get("request_start_s") or not ttfts:
-            return (f"The row of **{name}** keeps no timeline (it was measured before timelines were stored): set "
-                    "FORCE = True in the set-up cell and run again.")
+            return tr(
+                "The row of **{name}** keeps no timeline (it was measured before timelines were stored): "
+                "set FORCE = True in the set-up cell and run again.",
+                name=name,
+            )
         waits[name] = statistics.median(ttfts)
     (a, wa), (b, wb) = waits.items()
     ratio = wb / wa if wa else float("inf")
     floor = 1 + verdicts.TTFT_NOISE  # a TTFT's start-to-start floor (chapter 0)
     if 1 / floor <= ratio <= floor:
-        way = (f"about the same (×{ratio:.2f}, within the ×÷{floor:.1f} that chapter 0 allows a TTFT): the page's "
-               "reading is not shown by this run")
+        way = (
+            tr("about the same (×{ratio:.2f}, within the ×÷{floor:.1f} that chapter 0 allows a TTFT): the page's "
+               "reading is not shown by this run", ratio=ratio, floor=floor)
+        )
     else:
-        way = (f"×{ratio:.2f} the {a}'s, as the page expects" if ratio > 1 else
-               f"×{ratio:.2f} the {a}'s: shorter, so the page's reading **did not hold** here")
-    return (f"The median wait for a first token over every request: **{wa:.0f} ms** with the {a} and "
-            f"**{wb:.0f} ms** with {b}: {way}.")
+        way = (
+            tr("×{ratio:.2f} the {a}'s, as the page expects", ratio=ratio, a=a)
+            if ratio > 1
+            else tr("×{ratio:.2f} the {a}'s: shorter, so the page's reading **did not hold** here", ratio=ratio, a=a)
+        )
+    return tr(
+        "The median wait for a first token over every request: **{wa:.0f} ms** with the {a} and **{wb:.0f} "
+        "ms** with {b}: {way}.",
+        wa=wa,
+        a=a,
+        wb=wb,
+        b=b,
+        way=way,
+    )
 
 
-DESIGNS = ("N1", "N4", "MANY", "FIXED", "CHURN", "REUSE", "SHORT", "OFF", "ORIGINAL", "LATE", "EARLY", "AGAIN", "FIRST",
-           "OTHER", "FIRST_AGAIN", "one_token_changes", "eviction_prompts", "timed", "prefix_hits")
+DESIGNS = (
+    "N1",
+    "N4",
+    "MANY",
+    "FIXED",
+    "CHURN",
+    "REUSE",
+    "SHORT",
+    "OFF",
+    "ORIGINAL",
+    "LATE",
+    "EARLY",
+    "AGAIN",
+    "FIRST",
+    "OTHER",
+    "FIRST_AGAIN",
+    "one_token_changes",
+    "eviction_prompts",
+    "timed",
+    "prefix_hits",
+)
 PANELS = ("prefix_caching_panel",)
 CHECKS = ("share_by_shape", "junction_note")
-CLAIMS = ("inside_the_prefixes", "CLOSE", "FULL_CACHE_PCT", "share_saved", "sample_claims", "beam_claim",
-          "prefix_claims", "repeat_hits", "churn_claim", "one_token_claim", "eviction_claim", "STALE_RULE",
-          "stale_claim", "claims")
+CLAIMS = (
+    "inside_the_prefixes",
+    "CLOSE",
+    "FULL_CACHE_PCT",
+    "share_saved",
+    "sample_claims",
+    "beam_claim",
+    "prefix_claims",
+    "repeat_hits",
+    "churn_claim",
+    "one_token_claim",
+    "eviction_claim",
+    "STALE_RULE",
+    "stale_claim",
+    "claims",
+)

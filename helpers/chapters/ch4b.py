@@ -15,7 +15,7 @@ import pandas as pd
 from helpers import experiment, verdicts
 from helpers.config import EngineConfig
 from helpers.exercises import Question
-from helpers.i18n import N_
+from helpers.i18n import N_, tr
 from helpers.load import Load
 from helpers.verdicts import Claim
 
@@ -135,8 +135,9 @@ def compile_claims(compiled: pd.DataFrame, device: str = "cpu", modes: dict | No
     what = "torch.compile" if device == "cpu" else "torch.compile and CUDA graphs"
     start_text = f"4.3 {what} make{'s' if device == 'cpu' else ''} the engine start slower"
     cache = comp.get("compile_cache")
-    evidence = (f"start {eager.start_seconds:.0f} s eager vs {comp.start_seconds:.0f} s compiled"
-                + (f"; compile cache: {cache}" if cache else ""))
+    evidence = (tr("start {start_seconds:.0f} s eager vs {start_seconds_2:.0f} s compiled",
+                   start_seconds=eager.start_seconds, start_seconds_2=comp.start_seconds)
+                + (tr("; compile cache: {cache}", cache=cache) if cache else ""))
     if cache == "loaded":  # the compiled engine read its graphs from the cache: it skipped the compiling
         start = verdicts.untested(start_text, evidence + ": that start skipped compiling, so it cannot show what "
                                   "compiling costs (a fresh cache folder would)")
@@ -149,8 +150,9 @@ def compile_claims(compiled: pd.DataFrame, device: str = "cpu", modes: dict | No
         start,
         verdicts.judge_change(
             "4.3 …and cuts the time per token of small batches", eager, comp, "mean_tpot_ms", better="lower",
-            held_at=1.0, evidence=f"mean TPOT at {conc}: {eager.mean_tpot_ms:.1f} ms eager vs "
-                                  f"{comp.mean_tpot_ms:.1f} ms compiled"),
+            held_at=1.0, evidence=tr("mean TPOT at {conc}: {mean_tpot_ms:.1f} ms eager vs {mean_tpot_ms_2:.1f} ms "
+                                     "compiled", conc=conc, mean_tpot_ms=eager.mean_tpot_ms,
+                                     mean_tpot_ms_2=comp.mean_tpot_ms)),
         graphs_claim(device, modes),
     ]
 
@@ -172,16 +174,19 @@ def graphs_claim(device: str = "cpu", modes: dict | None = None) -> Claim:
         return verdicts.untested(GRAPHS, "the compiled engine without CUDA graphs (cudagraph_mode=NONE) did not run "
                                          "here", rule)
     return verdicts.judge_change(GRAPHS, none, graphs, "mean_tpot_ms", better="lower", held_at=1.0, rule=rule,
-                                 evidence=f"mean TPOT at one in flight: {none['mean_tpot_ms']:.2f} ms compiled without "
-                                          f"graphs vs {graphs['mean_tpot_ms']:.2f} ms with them (vLLM's default)")
+                                 evidence=tr("mean TPOT at one in flight: {mean_tpot_ms:.2f} ms compiled without "
+                                             "graphs vs {mean_tpot_ms_2:.2f} ms with them (vLLM's default)",
+                                             mean_tpot_ms=none['mean_tpot_ms'], mean_tpot_ms_2=graphs['mean_tpot_ms']))
 
 
 def logging_claim(logging: pd.DataFrame) -> Claim:
     info, debug = logging.loc["info"], logging.loc["debug"]
     return verdicts.judge_change(
         "4.3 Debug logging costs throughput under load", info, debug, "output_throughput", better="lower",
-        held_at=1.0, evidence=f"{info.output_throughput:.0f} tokens/s at info vs {debug.output_throughput:.0f} "
-                              f"with debug level and per-request logs ({info.load_max_concurrency:.0f} in flight)")
+        held_at=1.0, evidence=tr("{output_throughput:.0f} tokens/s at info vs {output_throughput_2:.0f} with debug "
+                                 "level and per-request logs ({load_max_concurrency:.0f} in flight)",
+                                 output_throughput=info.output_throughput, output_throughput_2=debug.output_throughput,
+                                 load_max_concurrency=info.load_max_concurrency))
 
 
 def claims(compiled, logging, device: str = "cpu", modes: dict | None = None) -> list[Claim]:

@@ -21,6 +21,7 @@ import pandas as pd
 
 from helpers import correctness, experiment, verdicts
 from helpers.config import EngineConfig
+from helpers.i18n import tr
 from helpers.results import roofline, rows
 from helpers.verdicts import Claim
 
@@ -72,7 +73,8 @@ def weight_claims(weights: pd.DataFrame) -> list[Claim]:
                                                     "the tokens arrived in one chunk, no pace seen") if not paced else
         verdicts.judge(
             "5.1 …and decode faster", all(faster[n] > 1 and beyond[n] for n in quant),
-            f"{roofline.metric_name(m)} (a decode step's time) {ref[m]:.1f} ms in bf16; " + each(
+            tr("{metric_name} (a decode step's time) {ref:.1f} ms in bf16; ", metric_name=roofline.metric_name(m),
+               ref=ref[m]) + each(
                 {n: weights.loc[n][m] for n in quant}, lambda v: f"{v:.1f} ms"),
             # partly: one faster beyond noise, and none slower beyond it (chapter 0: the other part did not go the
             # wrong way)
@@ -84,15 +86,15 @@ def weight_claims(weights: pd.DataFrame) -> list[Claim]:
                  "none faster while one is slower; none beyond noise: cannot tell"),
         verdicts.judge(
             "5.1 …at the cost of a little accuracy", all(c <= LITTLE for c in cost.values()),
-            f"perplexity of the reference text {ref.perplexity:.2f} in bf16 (itself dequantized from the package's "
-            "Q4_1 GGUF: the accuracy lost here comes on top of that; the INT8 copy is W8A8, so its loss also "
-            "carries each activation's rounding, and so does the INT4 copy's on an AMX CPU, W4A8 by default "
-            "there); " + each(
+            tr("perplexity of the reference text {perplexity:.2f} in bf16 (itself dequantized from the package's "
+               "Q4_1 GGUF: the accuracy lost here comes on top of that; the INT8 copy is W8A8, so its loss also "
+               "carries each activation's rounding, and so does the INT4 copy's on an AMX CPU, W4A8 by default "
+               "there); ", perplexity=ref.perplexity) + each(
                 {n: weights.loc[n].perplexity for n in quant}, lambda v: f"{v:.2f}")
-            + "; greedy tokens matching bf16: " + each(
+            + tr("; greedy tokens matching bf16: ") + each(
                 {n: weights.loc[n].token_agreement for n in quant}, lambda v: f"{100 * v:.0f} %")
-            + ("; no cost seen for " + ", ".join(n for n, c in cost.items() if c <= 0)
-               + " (a perplexity at or below bf16's: rounding noise in a short text)"
+            + (tr("; no cost seen for ") + ", ".join(n for n, c in cost.items() if c <= 0)
+               + tr(" (a perplexity at or below bf16's: rounding noise in a short text)")
                if any(c <= 0 for c in cost.values()) else ""),
             partly=any(c <= LITTLE for c in cost.values()),
             rule=f"held: every quantized model's perplexity at most {100 * LITTLE:.0f} % above bf16's "
@@ -117,13 +119,13 @@ def _memory_claim(weights: pd.DataFrame, quant: list[str], each, more_kv: dict) 
         {n: weights.loc[n].checkpoint_gib for n in quant}, lambda v: f"{v:.2f} GiB")
     kv_line = "; KV tokens at the same memory fraction: " + each(more_kv, lambda v: f"×{v:.2f}")
     held_mem = {n: verdicts.number(weights.loc[n], "non_kv_gib") for n in [BF16, *quant]}
-    what = "non-KV memory"
+    what = tr("non-KV memory")
     if any(v is None for v in held_mem.values()):  # a GPU: its log's "Model loading took X GiB" is the weights'
         held_mem, what = {n: verdicts.number(weights.loc[n], "weights_gib") for n in [BF16, *quant]}, "weights memory"
     if any(v is None for v in held_mem.values()):
         smaller = {n: ref.checkpoint_gib / weights.loc[n].checkpoint_gib for n in quant}
         return verdicts.judge(text, all(v >= 1.5 for v in smaller.values()),
-                              checkpoints + kv_line + " (the engine's non-KV memory is not reported here)",
+                              checkpoints + kv_line + tr(" (the engine's non-KV memory is not reported here)"),
                               partly=any(v > 1 for v in smaller.values()),
                               rule="held: every quantized checkpoint at least 1.5× smaller; partly: one of them "
                                    "smaller (judged on the checkpoints: the engine reported no non-KV memory)")
@@ -132,7 +134,7 @@ def _memory_claim(weights: pd.DataFrame, quant: list[str], each, more_kv: dict) 
     ok = {n: expected[n] > 0 and saved[n] >= 0.5 * expected[n] for n in quant}
     return verdicts.judge(
         text, all(ok.values()),
-        f"the engine's {what} {held_mem[BF16]:.2f} GiB in bf16; " + each(
+        tr("the engine's {what} {held_mem:.2f} GiB in bf16; ", what=what, held_mem=held_mem[BF16]) + each(
             {n: held_mem[n] for n in quant}, lambda v: f"{v:.2f} GiB") + "; " + checkpoints + kv_line,
         partly=any(saved[n] > 0 for n in quant),
         rule=f"held: each quantized engine's {what} (as its start-up log reports it) lower than bf16's by at least "
@@ -149,23 +151,28 @@ def kv_claims(kv: pd.DataFrame, drift: pd.DataFrame) -> list[Claim]:
     # "Explicitly set"), so the sentence never depends on which line the engine printed.
     fixed = verdicts.number(auto, "cfg_kv_cache_memory_bytes")
     gib = fixed / 2**30 if fixed else verdicts.number(auto, "kv_cache_gib")
-    memory = f"{gib:.2f} GiB" if gib else "KV memory"
+    memory = f"{gib:.2f} GiB" if gib else tr("KV memory")
     return [
         verdicts.judge(
             "5.2 An fp8 KV cache holds about twice the tokens (of a 16-bit cache)", abs(gain / want - 1) <= 0.1,
-            f"{auto.kv_cache_tokens:,.0f} → {fp8.kv_cache_tokens:,.0f} KV tokens in the same "
-            f"{memory} (×{gain:.2f}; the auto cache stores {want} bytes a number, fp8 1, so "
-            f"×{want} is expected); max concurrency {auto.max_concurrency:.1f} → {fp8.max_concurrency:.1f}",
+            tr("{kv_cache_tokens:,.0f} → {kv_cache_tokens_2:,.0f} KV tokens in the same {memory} (×{gain:.2f}; the "
+               "auto cache stores {want} bytes a number, fp8 1, so ×{want} is expected); max concurrency "
+               "{max_concurrency:.1f} → {max_concurrency_2:.1f}", kv_cache_tokens=auto.kv_cache_tokens,
+               kv_cache_tokens_2=fp8.kv_cache_tokens, memory=memory, gain=gain, want=want,
+               max_concurrency=auto.max_concurrency, max_concurrency_2=fp8.max_concurrency),
             partly=gain > 1.2, rule="held: the KV tokens at equal KV memory grow by the ratio of bytes per number "
                                     "(×2 from a 16-bit cache, ×4 from float32), within 10 %; partly: over ×1.2"),
         verdicts.untested("5.2 …so more requests run at once when the cache is the limit", few)
         if (few := rows.too_few_samples(auto, fp8)) else verdicts.judge_change(
             "5.2 …so more requests run at once when the cache is the limit", auto, fp8, "peak_running",
             better="higher", held_at=1.5,
-            evidence=f"peak running {auto.peak_running:.0f} → {fp8.peak_running:.0f}, peak waiting "
-                     f"{auto.peak_waiting:.0f} → {fp8.peak_waiting:.0f}, preemptions {auto.preemptions:.0f} → "
-                     f"{fp8.preemptions:.0f}, {auto.output_throughput:.0f} → {fp8.output_throughput:.0f} output "
-                     "tokens/s", null_refutes=True),
+            evidence=tr("peak running {peak_running:.0f} → {peak_running_2:.0f}, peak waiting {peak_waiting:.0f} → "
+                        "{peak_waiting_2:.0f}, preemptions {preemptions:.0f} → {preemptions_2:.0f}, "
+                        "{output_throughput:.0f} → {output_throughput_2:.0f} output tokens/s",
+                        peak_running=auto.peak_running, peak_running_2=fp8.peak_running,
+                        peak_waiting=auto.peak_waiting, peak_waiting_2=fp8.peak_waiting, preemptions=auto.preemptions,
+                        preemptions_2=fp8.preemptions, output_throughput=auto.output_throughput,
+                        output_throughput_2=fp8.output_throughput), null_refutes=True),
         drift_claim(drift),
     ]
 
@@ -211,9 +218,10 @@ def drift_claim(drift: pd.DataFrame) -> Claim:
     if not left and not moved:
         # "may drift" cannot be refuted by answers that did not: say what was looked at, not "did not hold"
         tokens = int(verdicts.number(on_clean.iloc[0], "tokens") or 0) if "tokens" in on_clean else 0
-        return Claim(text, verdicts.CANNOT_TELL, ev + f": no drift seen in {len(on_clean)} answer(s)"
-                     + (f" of {tokens} tokens" if tokens else "") + "; a claim that they *may* drift is not refuted "
-                     "by answers this short", DRIFT_RULE)
+        return Claim(text, verdicts.CANNOT_TELL, ev + tr(": no drift seen in {n_on_clean} answer(s)",
+                                                         n_on_clean=len(on_clean))
+                     + (f" of {tokens} tokens" if tokens else "") + tr("; a claim that they *may* drift is not "
+                                                                       "refuted by answers this short"), DRIFT_RULE)
     return verdicts.judge(text, left > 0, ev, partly=moved, rule=DRIFT_RULE)
 
 
@@ -240,8 +248,8 @@ def offload_claim(offload: dict | None, device: str = "cpu", why: str | None = N
         return verdicts.untested(text, "cannot be judged here: a row has no mean TPOT (did every request fail?)", rule)
     return verdicts.judge_change(
         text, before, after, "mean_tpot_ms", better="higher", held_at=SLOWER, rule=rule,
-        evidence=f"mean TPOT {x:.1f} ms without offload, {y:.1f} ms with "
-                 f"{moved if moved is not None else 'some'} GiB of weights in host memory (×{y / x:.2f})")
+        evidence=tr("mean TPOT {value:.1f} ms without offload, {y:.1f} ms with {value_2} GiB of weights in host "
+                    "memory (×{y_2:.2f})", value=x, y=y, value_2=moved if moved is not None else 'some', y_2=y / x))
 
 
 def parallel_claims(parallel: pd.DataFrame, device: str = "cpu", offload: dict | None = None,
@@ -250,7 +258,7 @@ def parallel_claims(parallel: pd.DataFrame, device: str = "cpu", offload: dict |
     slower_text = "5.3 …but adds communication, so more ranks are not always faster"
     out = [offload_claim(offload, device, offload_why)]
     if TP1 not in parallel.index or TP2 not in parallel.index:
-        why = f"cannot be judged here: {tp2_why or 'the TP=2 engine was not measured'}"
+        why = tr("cannot be judged here: {value}", value=tp2_why or 'the TP=2 engine was not measured')
         return out + [verdicts.untested(split_text, why), verdicts.untested(slower_text, why)]
     one, two = parallel.loc[TP1], parallel.loc[TP2]
     p1, p2 = rows.paced(one), rows.paced(two)  # the median TPOT over the streams that showed a pace
@@ -260,8 +268,8 @@ def parallel_claims(parallel: pd.DataFrame, device: str = "cpu", offload: dict |
                                                         "chunk (the server fell behind), so its pace was not seen")]
     t1, t2, noisy = p1[SPEED], p2[SPEED], verdicts.within_noise(p1, p2, SPEED)
     if not (t1 > 0 and t2 > 0):  # NaN fails this too: a figure not measured
-        why = ("over half the streams reached the client in one chunk (the server fell behind), so their pace was "
-               "not seen" if t1 == 0 or t2 == 0 else "a row has no median TPOT")
+        why = (tr("over half the streams reached the client in one chunk (the server fell behind), so their pace "
+                  "was not seen") if t1 == 0 or t2 == 0 else tr("a row has no median TPOT"))
         return out + [_split_claim(split_text, one, two),
                       verdicts.untested(slower_text, f"median TPOT {t1:.1f} and {t2:.1f} ms: {why}")]
     out += [
@@ -272,10 +280,11 @@ def parallel_claims(parallel: pd.DataFrame, device: str = "cpu", offload: dict |
         if t2 < t1 and not noisy else
         verdicts.judge(
             slower_text, t2 > t1 and not noisy,
-            f"median TPOT {t1:.1f} ms with one rank, {t2:.1f} ms with two; "
-            f"{one.output_throughput:.0f} vs {two.output_throughput:.0f} output tokens/s; "
-            f"{cores_sentence({TP1: one, TP2: two}).rstrip('.')} (the run shows that more ranks were not faster, "
-            "not that communication was the cause: the cores each layout computes on differ too)",
+            tr("median TPOT {t1:.1f} ms with one rank, {t2:.1f} ms with two; {output_throughput:.0f} vs "
+               "{output_throughput_2:.0f} output tokens/s; {rstrip} (the run shows that more ranks were not "
+               "faster, not that communication was the cause: the cores each layout computes on differ too)", t1=t1,
+               t2=t2, output_throughput=one.output_throughput, output_throughput_2=two.output_throughput,
+               rstrip=cores_sentence({TP1: one, TP2: two}).rstrip('.。')),
             cannot_tell=noisy,
             rule="held: two ranks slower per token than one (median TPOT), beyond noise (here, more ranks did not "
                  "help); within noise of each other: cannot tell"),
@@ -294,8 +303,9 @@ def _split_claim(text: str, one, two) -> Claim:
     if not a or not b:
         return verdicts.untested(text, "cannot be judged here: a row lacks the KV memory or tokens" + same, rule)
     return verdicts.judge(text, abs(b / a - 0.5) <= 0.025,
-                          f"KV bytes per token per rank {a:,.0f} with TP=1, {b:,.0f} with TP=2 (×{b / a:.2f}); KV "
-                          f"tokens {one.kv_cache_tokens:,.0f} → {two.kv_cache_tokens:,.0f}" + same,
+                          tr("KV bytes per token per rank {a:,.0f} with TP=1, {b:,.0f} with TP=2 (×{b_2:.2f}); KV "
+                             "tokens {kv_cache_tokens:,.0f} → {kv_cache_tokens_2:,.0f}", a=a, b=b, b_2=b / a,
+                             kv_cache_tokens=one.kv_cache_tokens, kv_cache_tokens_2=two.kv_cache_tokens) + same,
                           partly=b < a, rule=rule)
 
 
@@ -341,12 +351,13 @@ def cores_sentence(rows: dict) -> str:
     for name, row in rows.items():
         n, kept = cores_computing(row), row.get("cores_kept_free") or []
         if n is not None:
-            said.append(f"{name} computed on {n} core(s)"
-                        + (f" and kept core(s) {', '.join(kept)} free" if kept else ""))
+            said.append(tr("{name} computed on {n} core(s)", name=name, n=n)
+                        + (tr(" and kept core(s) {kept} free", kept=', '.join(kept)) if kept else ""))
     if not said:
         if any(row.get("device_kind") == "GPU" for row in rows.values()):
-            return "GPU: no CPU thread binding (OMPProcessManager runs only on the CPU backend)."
-        return "These rows carry no binding lines (rows stored before they were kept), so the cores are not known here."
+            return tr("GPU: no CPU thread binding (OMPProcessManager runs only on the CPU backend).")
+        return tr("These rows carry no binding lines (rows stored before they were kept), so the cores are not "
+                  "known here.")
     return "; ".join(said) + "."
 
 
@@ -374,8 +385,9 @@ def faster_split_why(parallel: pd.DataFrame) -> str:
     showed a pace, with the interval of their ratio; or why the pace was not seen."""
     one, two = rows.paced(parallel.loc[TP1]), rows.paced(parallel.loc[TP2])
     if one is None or two is None:
-        return "over a quarter of a split's streams reached the client in one chunk, so its pace was not seen"
-    return (f"median TPOT over the streams that showed a pace {one[SPEED]:.1f} vs {two[SPEED]:.1f} ms; TP=2 ÷ TP=1 "
+        return tr("over a quarter of a split's streams reached the client in one chunk, so its pace was not seen")
+    return (tr("median TPOT over the streams that showed a pace {one:.1f} vs {two:.1f} ms; TP=2 ÷ TP=1 ",
+               one=one[SPEED], two=two[SPEED])
             + verdicts.change_text(one, two, SPEED))
 
 
@@ -384,13 +396,13 @@ def time_against_bytes(time_ratio: float, bytes_ratio: float) -> str:
     step against bf16's. Three cases: the time rose although the bytes fell (dequantizing costs more
     than the bytes saved), it fell less than the bytes, or at least as much."""
     if time_ratio > 1 + verdicts.DEFAULT_NOISE and bytes_ratio <= 1:  # past the floor the verdict uses (×÷)
-        return ("the time rose although the bytes fell: the quantized path's own work (quantizing every "
-                "activation for INT8, unpacking the weights for INT4) cost more than reading fewer bytes saved.")
+        return (tr("the time rose although the bytes fell: the quantized path's own work (quantizing every "
+                   "activation for INT8, unpacking the weights for INT4) cost more than reading fewer bytes saved."))
     if time_ratio >= 1 / (1 + verdicts.DEFAULT_NOISE) and bytes_ratio <= 1:
-        return "the time stayed within the noise of bf16's although the bytes fell."
+        return tr("the time stayed within the noise of bf16's although the bytes fell.")
     if time_ratio > bytes_ratio:
-        return "the time fell, but less than the bytes."
-    return "the time fell at least as much as the bytes."
+        return tr("the time fell, but less than the bytes.")
+    return tr("the time fell at least as much as the bytes.")
 
 
 def kv_dtype_and_weights_panel(base: EngineConfig, weight_models: dict[str, str], reference_trace: dict,

@@ -9,6 +9,7 @@ import math
 from typing import NamedTuple
 
 from helpers import verdicts
+from helpers.i18n import tr
 from helpers.load import Load
 from helpers.verdicts import Claim
 
@@ -114,7 +115,7 @@ def hit_drop(text: str, roomy, other, evidence: str, rule: str) -> Claim:
     (`verdicts.judge_change`): a rate that stayed put refutes it, one inside the floor at the claimed
     size cannot tell; a rate of 0 (every hit lost) holds."""
     if (verdicts.number(other, "prefix_cache_hit_rate") or 0) == 0:
-        return verdicts.judge(text, True, evidence + ": no hit at all", rule=rule)
+        return verdicts.judge(text, True, evidence + tr(": no hit at all"), rule=rule)
     return verdicts.judge_change(text, roomy, other, "prefix_cache_hit_rate", better="lower", held_at=1 / HIT_DROP,
                                  evidence=evidence, rule=rule, null_refutes=True)
 
@@ -135,7 +136,7 @@ def claims(rows: dict, high_why: str | None = None) -> list[Claim]:
               f"{verdicts.number(roomy, 'kv_cache_tokens') or 0:,.0f} → "
               f"{verdicts.number(high, 'kv_cache_tokens') or 0:,.0f}")
         out.append(hit_drop(text, roomy, high, ev, HIGH_RULE) if shrank else
-                   verdicts.judge(text, False, ev + ": the higher fraction's cache did not shrink", rule=HIGH_RULE))
+                   verdicts.judge(text, False, ev + tr(": the higher fraction's cache did not shrink"), rule=HIGH_RULE))
     elif roomy is not None:
         out.append(verdicts.untested("6.3a …and a high memory fraction is what takes the room",
                                      f"the engine did not start at the high fraction: {high_why}" if high_why else
@@ -144,10 +145,12 @@ def claims(rows: dict, high_why: str | None = None) -> list[Claim]:
         text = "6.3b A very high max_num_seqs with a flood of short requests lowers throughput"
         seats = verdicts.number(few, "engine_max_num_seqs") or 0
         ran = verdicts.number(many, "peak_running") or 0
-        evidence = (f"max_num_seqs {seats:.0f} (default) vs {verdicts.number(many, 'engine_max_num_seqs') or 0:.0f}: "
-                    f"{verdicts.number(few, 'request_throughput'):.2f} vs "
-                    f"{verdicts.number(many, 'request_throughput'):.2f} "
-                    f"requests/s; peak running {verdicts.number(few, 'peak_running') or 0:.0f} vs {ran:.0f}")
+        evidence = (tr("max_num_seqs {seats:.0f} (default) vs {value:.0f}: {number:.2f} vs {number_2:.2f} "
+                       "requests/s; peak running {value_2:.0f} vs {ran:.0f}", seats=seats,
+                       value=verdicts.number(many, 'engine_max_num_seqs') or 0,
+                       number=verdicts.number(few, 'request_throughput'),
+                       number_2=verdicts.number(many, 'request_throughput'),
+                       value_2=verdicts.number(few, 'peak_running') or 0, ran=ran))
         if ran <= seats:
             out.append(verdicts.untested(text, f"{evidence}: the flood never ran more at once than the default allows"))
         elif ran < 2 * seats:  # "very high" means many times the default: a batch a quarter larger cannot show it

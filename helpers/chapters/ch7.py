@@ -16,7 +16,7 @@ from pathlib import Path
 import pandas as pd
 
 from helpers import verdicts
-from helpers.i18n import N_
+from helpers.i18n import N_, tr
 from helpers.results import roofline, rows
 from helpers.verdicts import Claim
 
@@ -61,9 +61,11 @@ def probe_claim(roof: dict, one: dict | None = None) -> Claim:
                 "this few cores it measures its kernel, not the memory", rule=PROBE_RULE)
     return verdicts.judge(
         "7.1 Two ways of measuring bandwidth agree", abs(r - 1) <= AGREE,
-        f"the read kernel of each at {roof['threads']} thread(s): numpy {reads['numpy']:.1f} GB/s, torch "
-        f"{reads['torch']:.1f} GB/s (×{r:.2f}); the roof ({roof.get('bandwidth_kernel')}) ran from "
-        f"{roof['bandwidth_min_gbs']:.1f} to {roof['bandwidth_gbs']:.1f} GB/s",
+        tr("the read kernel of each at {threads} thread(s): numpy {numpy:.1f} GB/s, torch {torch:.1f} GB/s "
+           "(×{value:.2f}); the roof ({value_2}) ran from {bandwidth_min_gbs:.1f} to {bandwidth_gbs:.1f} GB/s",
+           threads=roof['threads'], numpy=reads['numpy'], torch=reads['torch'], value=r,
+           value_2=roof.get('bandwidth_kernel'), bandwidth_min_gbs=roof['bandwidth_min_gbs'],
+           bandwidth_gbs=roof['bandwidth_gbs']),
         partly=abs(r - 1) <= 2 * AGREE, rule=PROBE_RULE)
 
 
@@ -88,8 +90,9 @@ def methods_sentence(roof_all: dict, roof_one: dict, claim: Claim) -> str:
                "kernel than about the memory.")
     why = (claim.evidence if claim.verdict in (verdicts.UNTESTED, verdicts.CANNOT_TELL)  # not judged: its reason
            else f"rule: {claim.rule}")
-    return (f"numpy's read ran at ×{roof_all['methods_ratio']:.2f} of torch's with {roof_all['threads']} thread(s): "
-            f"*{claim.verdict}* for the claim that the two methods agree ({why}).{one}{mixed}")
+    return (tr("numpy's read ran at ×{methods_ratio:.2f} of torch's with {threads} thread(s): *{verdict}* for the "
+               "claim that the two methods agree ({why}).{one}{mixed}", methods_ratio=roof_all['methods_ratio'],
+               threads=roof_all['threads'], verdict=claim.verdict, why=why, one=one, mixed=mixed))
 
 
 def floors(folder, dtype, kv_per_token: float, roof: dict, batches=(1, 8), context: float = 144) -> pd.DataFrame:
@@ -169,21 +172,22 @@ def batches_apart(base: dict, int8: dict, level: float) -> str | None:
     (each extra sequence in a step adds time of its own, 7.2), beyond the noise allowance."""
     b0, b1 = roofline.decode_batch(base), roofline.decode_batch(int8)
     if b0 and b1 and abs(b1 / b0 - 1) > level:
-        return (f"the two engines ran different batches ({b0:.2f} → {b1:.2f} sequences a step, beyond the noise "
-                f"±{100 * level:.0f} %), and each extra sequence adds time of its own (7.2), so the bytes alone "
-                "cannot be read from the step times")
+        return (tr("the two engines ran different batches ({b0:.2f} → {b1:.2f} sequences a step, beyond the noise "
+                   "±{value:.0f} %), and each extra sequence adds time of its own (7.2), so the bytes alone cannot "
+                   "be read from the step times", b0=b0, b1=b1, value=100 * level))
     return None
 
 
 def near_floor_claim(one: dict) -> Claim:
     title = "7.2 With one request in flight, decode runs near the bandwidth floor"
     gpu = not one.get("roof_threads")  # a GPU's roof has no thread count (`probes.cuda_probe`)
-    evidence = (f"floor {one['roofline_tpot_ms']:.1f} ms (reading {one['bytes_per_step_mb']:.0f} MB at "
-                f"{one['roof_bandwidth_gbs']:.1f} GB/s, "
-                + ("on the GPU" if gpu else f"{one['roof_threads']} thread(s)") + "), measured "
+    evidence = (tr("floor {roofline_tpot_ms:.1f} ms (reading {bytes_per_step_mb:.0f} MB at "
+                   "{roof_bandwidth_gbs:.1f} GB/s, ", roofline_tpot_ms=one['roofline_tpot_ms'],
+                   bytes_per_step_mb=one['bytes_per_step_mb'], roof_bandwidth_gbs=one['roof_bandwidth_gbs'])
+                + (tr("on the GPU") if gpu else f"{one['roof_threads']} thread(s)") + "), measured "
                 f"{one['mean_tpot_ms']:.1f} ms: MBU {one['mbu']:.2f}"
-                + ("" if gpu else f" (against the worker's {one['worker_threads']} thread(s): "
-                                  f"{one['worker_mbu']:.2f})"))
+                + ("" if gpu else tr(" (against the worker's {worker_threads} thread(s): {worker_mbu:.2f})",
+                                     worker_threads=one['worker_threads'], worker_mbu=one['worker_mbu'])))
     if one["mbu"] > 1 or (verdicts.number(one, "worker_mbu") or 0) > 1:
         return verdicts.cannot_tell(title, f"{evidence}: faster than the floor, so the roof measured low (a busy "
                                         "neighbour during the probe?) or the weights fit in the CPU's caches "
@@ -216,10 +220,15 @@ def batching_claim(sweep: dict, cross: float | None) -> Claim:
     below = [c for c in sweep if cross is None or roofline.decode_batch(sweep[c]) <= cross]
     many = sweep[max(below)] if below else None
     if many is None or roofline.decode_batch(many) < 1.5 * roofline.decode_batch(one):
-        where = f"the crossover is at {cross:.1f} sequences" if cross else "no row ran more sequences"
-        return verdicts.cannot_tell(title, "no row ran at least 1.5× the sequences of the first while memory-bound "
-                                 f"({where})", rule="held: each extra sequence adds at most 0.25 of a solo step; "
-                                 "partly: 0.5; needs a row with 1.5× the sequences below the crossover")
+        where = (
+            tr("the crossover is at {cross:.1f} sequences", cross=cross) if cross else tr("no row ran more sequences")
+        )
+        return verdicts.cannot_tell(
+            title,
+            f"no row ran at least 1.5× the sequences of the first while memory-bound ({where})",
+            rule="held: each extra sequence adds at most 0.25 of a solo step; "
+            "partly: 0.5; needs a row with 1.5× the sequences below the crossover",
+        )
     b = roofline.decode_batch(many) / roofline.decode_batch(one)
     # A step's time is the median gap between tokens: mean TPOT also carries other requests' prefill steps.
     metric = step_metric(one, many)
@@ -229,9 +238,13 @@ def batching_claim(sweep: dict, cross: float | None) -> Claim:
     f1, f2 = verdicts.number(one, "roofline_tpot_ms"), verdicts.number(many, "roofline_tpot_ms")
     # in the same unit as `share` (a fraction of the measured solo step): the floor's growth per sequence
     by_bytes = (f2 - f1) / (b - 1) / one[metric] if f1 and f2 else None
-    predicted = (f"; the bytes alone predict {by_bytes:.3f} of a solo step (the floor {f1:.2f} → {f2:.2f} ms): the "
-                 f"other {share - by_bytes:.2f} is work each added sequence brings (arithmetic, sampling, "
-                 "bookkeeping), and what the batch shares is the rest of the solo step" if by_bytes is not None else "")
+    predicted = (
+        f"; the bytes alone predict {by_bytes:.3f} of a solo step (the floor {f1:.2f} → {f2:.2f} ms): the "
+        f"other {share - by_bytes:.2f} is work each added sequence brings (arithmetic, sampling, "
+        "bookkeeping), and what the batch shares is the rest of the solo step"
+        if by_bytes is not None
+        else ""
+    )
     # the verdict is judged on the largest row, an average over the range: each row's own share is shown too
     # each step time is one reading: the noise allowance on their ratio gives a band on the share
     level = verdicts.noise([one, many], metric)
@@ -245,20 +258,56 @@ def batching_claim(sweep: dict, cross: float | None) -> Claim:
             if c != max(below) and (row[metric] / one[metric] * (1 - level) - 1) / (bc - 1) > 0.25:  # even at noise
                 costly.append(f"{roofline.decode_batch(row):.2f}")
     return verdicts.judge(
-        title, share <= 0.25 and not costly,
-        f"{roofline.decode_batch(one):.2f} → {roofline.decode_batch(many):.2f} sequences a step "
-        f"(×{b:.2f}), {name} {one[metric]:.1f} → {many[metric]:.1f} ms (×{t_ratio:.2f}): each extra "
-        f"sequence added {share:.2f} of a solo step" + predicted
-        + (f"; crossover {cross:.1f} at the roof of the worker's cores (7.2 printed the machine's)" if cross else "")
-        + f"; noise ±{100 * level:.0f} % on the time ratio puts the share between {low:.2f} and {high:.2f}"
-        + (f"; each row's share of a solo step per extra sequence (sequences a step: share) {', '.join(shares)}: "
-           "the verdict reads the largest, an average over the range" if len(shares) > 1 else "")
-        + (f"; but at {', '.join(costly)} sequences a step the extra sequences cost more than 0.25 of a solo step "
-           "each, beyond the noise: cheap on average, not at every step" if costly else ""),
-        partly=share <= 0.5, cannot_tell=low <= 0.25 < high and not costly,
+        title,
+        share <= 0.25 and not costly,
+        tr(
+            "{decode_batch:.2f} → {decode_batch_2:.2f} sequences a step (×{b:.2f}), {name} {one:.1f} → {many:.1f} "
+            "ms (×{t_ratio:.2f}): each extra sequence added {share:.2f} of a solo step",
+            decode_batch=roofline.decode_batch(one),
+            decode_batch_2=roofline.decode_batch(many),
+            b=b,
+            name=name,
+            one=one[metric],
+            many=many[metric],
+            t_ratio=t_ratio,
+            share=share,
+        )
+        + predicted
+        + (
+            tr("; crossover {cross:.1f} at the roof of the worker's cores (7.2 printed the machine's)", cross=cross)
+            if cross
+            else ""
+        )
+        + tr(
+            "; noise ±{value:.0f} % on the time ratio puts the share between {low:.2f} and {high:.2f}",
+            value=100 * level,
+            low=low,
+            high=high,
+        )
+        + (
+            tr(
+                "; each row's share of a solo step per extra sequence (sequences a step: share) {shares}: the "
+                "verdict reads the largest, an average over the range",
+                shares=", ".join(shares),
+            )
+            if len(shares) > 1
+            else ""
+        )
+        + (
+            tr(
+                "; but at {costly} sequences a step the extra sequences cost more than 0.25 of a solo step each, "
+                "beyond the noise: cheap on average, not at every step",
+                costly=", ".join(costly),
+            )
+            if costly
+            else ""
+        ),
+        partly=share <= 0.5,
+        cannot_tell=low <= 0.25 < high and not costly,
         rule="held: each extra sequence adds at most 0.25 of a solo step, at the largest row below the crossover and "
-             "at no smaller row beyond the noise; partly: 0.5, or held on average only; cannot tell here where the "
-             "noise on the two step times puts the share on both sides of 0.25; rows past the crossover are left out")
+        "at no smaller row beyond the noise; partly: 0.5, or held on average only; cannot tell here where the "
+        "noise on the two step times puts the share on both sides of 0.25; rows past the crossover are left out",
+    )
 
 
 def floor_claims(sweep: dict, cross: float | None = None) -> list[Claim]:
@@ -273,47 +322,94 @@ def bytes_sentence(base: dict, int8: dict, isa: str, device: str = "cpu") -> str
     m = step_metric(base, int8)
     apart = batches_apart(base, int8, verdicts.noise([base, int8], m))
     if claims[0].verdict == verdicts.UNTESTED and not apart:
-        return f"INT8 was not measured here: {claims[0].evidence}."
-    said = (f"INT8 reads ×{int8['bytes_per_step_mb'] / base['bytes_per_step_mb']:.2f} of the bytes per step and took "
-            f"×{int8[m] / base[m]:.2f} of the time per step ({metric_name(m)}); the time above the floor went "
-            f"from {gap(base, m):.1f} to {gap(int8, m):.1f} ms. ")
+        return tr("INT8 was not measured here: {evidence}.", evidence=claims[0].evidence)
+    said = tr(
+        "INT8 reads ×{bytes_per_step_mb:.2f} of the bytes per step and took ×{int8:.2f} of the time per step "
+        "({metric_name}); the time above the floor went from {gap:.1f} to {gap_2:.1f} ms. ",
+        bytes_per_step_mb=int8["bytes_per_step_mb"] / base["bytes_per_step_mb"],
+        int8=int8[m] / base[m],
+        metric_name=metric_name(m),
+        gap=gap(base, m),
+        gap_2=gap(int8, m),
+    )
     if apart:
-        return said + f"This run cannot say what the bytes did: {apart}."
+        return said + tr("This run cannot say what the bytes did: {apart}.", apart=apart)
     where = f"this CPU ({isa})" if device == "cpu" else "this GPU"
-    own_work = (f"the INT8 path's own work (quantizing every activation on the fly, multiplying integers on "
-                f"`{int8.get('linear_kernel') or '?'}`)")
+    own_work = tr(
+        "the INT8 path's own work (quantizing every activation on the fly, multiplying integers on `{value}`)",
+        value=int8.get("linear_kernel") or "?",
+    )
     saved = base[m] - int8[m]
     floor_saved = base["roofline_tpot_ms"] - int8["roofline_tpot_ms"]
     level = verdicts.noise([base, int8], m)
     iv = verdicts.ratio_interval(base, int8, m)  # INT8 ÷ the base, with its interval
     if iv is None:
-        return said + "One of the step times is 0 or missing, so the two cannot be compared."
+        return said + tr("One of the step times is 0 or missing, so the two cannot be compared.")
     said += f"That time ratio with its interval: {iv.text()}. "
     if iv.includes(1.0):
         threshold = 1 - 0.75 * floor_saved / base[m]  # three quarters of the predicted saving: the claim's line
         if not iv.includes(threshold):
-            return said + (f"The interval holds no change, though the saved bytes predicted {floor_saved:.1f} ms a "
-                           f"token less (×{1 - floor_saved / base[m]:.2f}); even three quarters of that saving "
-                           f"(×{threshold:.2f}, the claim's line) lies outside it: the saving did not show.")
-        return said + (f"The interval holds both no change and ×{threshold:.2f}, three quarters of the saving the "
-                       "bytes predict (the claim's line): this run cannot tell whether INT8 was faster.")
+            return said + (
+                tr(
+                    "The interval holds no change, though the saved bytes predicted {floor_saved:.1f} ms "
+                    "a token less (×{value:.2f}); even three quarters of that saving (×{threshold:.2f}, "
+                    "the claim's line) lies outside it: the saving did not show.",
+                    floor_saved=floor_saved,
+                    value=1 - floor_saved / base[m],
+                    threshold=threshold,
+                )
+            )
+        return said + (
+            tr(
+                "The interval holds both no change and ×{threshold:.2f}, three quarters of the saving "
+                "the bytes predict (the claim's line): this run cannot tell whether INT8 was faster.",
+                threshold=threshold,
+            )
+        )
     if saved < 0:
-        return said + f"It was slower beyond the noise: on {where} {own_work} cost more than the bytes saved."
+        return said + tr(
+            "It was slower beyond the noise: on {where} {own_work} cost more than the bytes saved.",
+            where=where,
+            own_work=own_work,
+        )
     stays = claims[1].verdict
     if saved > base[m] * (1 - int8["bytes_per_step_mb"] / base["bytes_per_step_mb"]) + level * base[m]:
-        return said + (f"It was faster by more than the bytes can explain ({saved:.1f} ms a step, more than even a "
-                       "step paid wholly per byte would save): the INT8 kernels' own speed did that, not the bytes.")
+        return said + (
+            tr(
+                "It was faster by more than the bytes can explain ({saved:.1f} ms a step, more than even "
+                "a step paid wholly per byte would save): the INT8 kernels' own speed did that, not the "
+                "bytes.",
+                saved=saved,
+            )
+        )
     if saved >= 0.75 * floor_saved:  # the claim's own threshold: about what the bytes predict, or more
-        tail = {verdicts.HELD: " and the rest of the step stayed.",
-                verdicts.NOT_HELD: (": the time above the floor shrank too, so part of it is paid per byte (reading "
-                                    "more slowly than the probe), not a fixed cost per step."
-                                    if gap(int8, m) < gap(base, m)
-                                    else ".")}.get(stays, ".")
-        return said + ("It was faster beyond the noise by about what the bytes predict or more "
-                       f"({saved:.1f} ms a token "
-                       f"against {floor_saved:.1f} ms)" + tail)
-    return said + (f"It was faster beyond the noise, but by less than the bytes ({saved:.1f} ms a token against "
-                   f"{floor_saved:.1f} ms): {own_work} took back part of what they saved.")
+        tail = {
+            verdicts.HELD: " and the rest of the step stayed.",
+            verdicts.NOT_HELD: (
+                ": the time above the floor shrank too, so part of it is paid per byte (reading "
+                "more slowly than the probe), not a fixed cost per step."
+                if gap(int8, m) < gap(base, m)
+                else "."
+            ),
+        }.get(stays, ".")
+        return said + (
+            tr(
+                "It was faster beyond the noise by about what the bytes predict or more ({saved:.1f} ms "
+                "a token against {floor_saved:.1f} ms)",
+                saved=saved,
+                floor_saved=floor_saved,
+            )
+            + tail
+        )
+    return said + (
+        tr(
+            "It was faster beyond the noise, but by less than the bytes ({saved:.1f} ms a token against "
+            "{floor_saved:.1f} ms): {own_work} took back part of what they saved.",
+            saved=saved,
+            floor_saved=floor_saved,
+            own_work=own_work,
+        )
+    )
 
 
 def bytes_claims(base: dict, int8: dict) -> list[Claim]:
@@ -325,7 +421,7 @@ def bytes_claims(base: dict, int8: dict) -> list[Claim]:
     by_time = int8[m] / base[m]
     iv = verdicts.ratio_interval(base, int8, m)  # INT8 ÷ the base, with its interval
     if iv is None:
-        why = f"a step time ({metric_name(m)}) of 0 or none on one side"
+        why = tr("a step time ({metric_name}) of 0 or none on one side", metric_name=metric_name(m))
         return [verdicts.untested(BYTES, why, rule=BYTES_RULE), verdicts.untested(STAYS, why, rule=STAYS_RULE)]
     # "within noise" only where even the claim's own threshold (three quarters of the predicted saving) lies
     # outside the interval; where it lies inside, the run cannot tell
@@ -334,25 +430,46 @@ def bytes_claims(base: dict, int8: dict) -> list[Claim]:
     # "by the bytes they save": the time the saved bytes take at the roof (the floor's fall, in ms), not
     # the bytes' ratio, which the time could match only at an MBU of 1 (the time above the floor stays)
     if base.get("key") is not None and base.get("key") == int8.get("key"):
-        why = "the two rows are one measurement (a model of your own has no INT8 copy here)"
+        why = tr("the two rows are one measurement (a model of your own has no INT8 copy here)")
         return [verdicts.untested(BYTES, why), verdicts.untested(STAYS, why)]
     if apart := batches_apart(base, int8, level):
-        return [verdicts.cannot_tell(BYTES, apart, rule=BYTES_RULE),
-                verdicts.cannot_tell(STAYS, apart, rule=STAYS_RULE)]
+        return [
+            verdicts.cannot_tell(BYTES, apart, rule=BYTES_RULE),
+            verdicts.cannot_tell(STAYS, apart, rule=STAYS_RULE),
+        ]
     # a step cannot shrink by more than its bytes do, even were every millisecond paid per byte: a larger
     # saving is the INT8 kernels' own speed, not the bytes
     per_byte_saved = base[m] * (1 - by_bytes)
     beyond_bytes = saved > per_byte_saved + level * base[m]
     return [
         verdicts.judge(
-            BYTES, not noisy and saved >= 0.75 * floor_saved > 0 and not beyond_bytes,
-            f"INT8 reads ×{by_bytes:.2f} of the bytes per step and took ×{by_time:.2f} of the time per step "
-            f"({metric_name(m)}): {saved:.1f} ms saved a step, against {floor_saved:.1f} ms that the saved bytes "
-            f"take at the roof (MBU {base['mbu']:.2f} → {int8['mbu']:.2f}); INT8 ÷ the base {iv.text()}, against "
-            f"×{1 - floor_saved / base[m]:.2f} the saved bytes predict (the claim's line, three quarters of that "
-            f"saving: ×{1 - 0.75 * floor_saved / base[m]:.2f})"
-            + (f"; more than even a step paid wholly per byte could save ({per_byte_saved:.1f} ms): the INT8 "
-               "kernels' own speed, not the bytes" if beyond_bytes and not noisy else ""),
+            BYTES,
+            not noisy and saved >= 0.75 * floor_saved > 0 and not beyond_bytes,
+            tr(
+                "INT8 reads ×{by_bytes:.2f} of the bytes per step and took ×{by_time:.2f} of the time per step "
+                "({metric_name}): {saved:.1f} ms saved a step, against {floor_saved:.1f} ms that the saved bytes "
+                "take at the roof (MBU {mbu:.2f} → {mbu_2:.2f}); INT8 ÷ the base {text_value}, against ×{value:.2f} "
+                "the saved bytes predict (the claim's line, three quarters of that saving: ×{value_2:.2f})",
+                by_bytes=by_bytes,
+                by_time=by_time,
+                metric_name=metric_name(m),
+                saved=saved,
+                floor_saved=floor_saved,
+                mbu=base["mbu"],
+                mbu_2=int8["mbu"],
+                text_value=iv.text(),
+                value=1 - floor_saved / base[m],
+                value_2=1 - 0.75 * floor_saved / base[m],
+            )
+            + (
+                tr(
+                    "; more than even a step paid wholly per byte could save ({per_byte_saved:.1f} ms): the INT8 "
+                    "kernels' own speed, not the bytes",
+                    per_byte_saved=per_byte_saved,
+                )
+                if beyond_bytes and not noisy
+                else ""
+            ),
             # where the saving the bytes predict is itself within the noise, a run cannot see it either way
             partly=by_time < 1 and not noisy,
             # a time within noise where the time the bytes predict lies outside the noise of what was measured:
@@ -360,31 +477,36 @@ def bytes_claims(base: dict, int8: dict) -> list[Claim]:
             within_noise=noisy and not predicted_inside,
             # a saving past what the bytes could give is the kernels' own speed: it cannot tell what the bytes did
             cannot_tell=(noisy and predicted_inside) or (beyond_bytes and not noisy),
-            rule=BYTES_RULE),
+            rule=BYTES_RULE,
+        ),
         stays_claim(base, int8, level),
     ]
 
 
 BYTES = "7.3 INT8 weights speed decode by the bytes they save"
-BYTES_RULE = ("judged on a step's time (the median gap between tokens); held: faster beyond noise, by at least three "
-              "quarters of the time the saved bytes take at the roof (the floor's fall) and by no more than a step "
-              "paid wholly per byte could save (plus noise); partly: faster beyond noise otherwise; where the time "
-              "moved within the noise (the ratio's 95 % interval holds ×1): within noise here where three quarters of "
-              "the saving the bytes predict lies outside the interval of what was measured (the saving did not "
-              "show), cannot tell where it lies inside; did not hold: slower beyond noise; not judged where the two "
-              "engines ran batches apart beyond the noise; cannot tell where INT8 saved more than a step paid wholly "
-              "per byte could (its kernels' own speed)")
+BYTES_RULE = (
+    "judged on a step's time (the median gap between tokens); held: faster beyond noise, by at least three "
+    "quarters of the time the saved bytes take at the roof (the floor's fall) and by no more than a step "
+    "paid wholly per byte could save (plus noise); partly: faster beyond noise otherwise; where the time "
+    "moved within the noise (the ratio's 95 % interval holds ×1): within noise here where three quarters of "
+    "the saving the bytes predict lies outside the interval of what was measured (the saving did not "
+    "show), cannot tell where it lies inside; did not hold: slower beyond noise; not judged where the two "
+    "engines ran batches apart beyond the noise; cannot tell where INT8 saved more than a step paid wholly "
+    "per byte could (its kernels' own speed)"
+)
 
 
 STAYS = "7.3 The time above the floor stays when the bytes shrink (a cost per step, not per byte)"
-STAYS_RULE = ("judged on INT8's step time (the median gap between tokens) against what each reading predicts: a cost "
-              "per step gives INT8's floor plus the base's time above it; a cost per byte gives the base's time × the "
-              "bytes ratio. Held: nearer the per-step time and within the noise of it; partly: nearer it but faster "
-              "beyond the noise; did not hold: nearer the per-byte time; not judged where INT8 is slower than the "
-              "per-step time beyond the noise (work of its own: the test's premise failed) or faster than the per-byte "
-              "time beyond it (its kernels' own speed), where the two "
-              "predictions lie within the noise of each other, or where the two engines ran batches apart beyond "
-              "the noise")
+STAYS_RULE = (
+    "judged on INT8's step time (the median gap between tokens) against what each reading predicts: a cost "
+    "per step gives INT8's floor plus the base's time above it; a cost per byte gives the base's time × the "
+    "bytes ratio. Held: nearer the per-step time and within the noise of it; partly: nearer it but faster "
+    "beyond the noise; did not hold: nearer the per-byte time; not judged where INT8 is slower than the "
+    "per-step time beyond the noise (work of its own: the test's premise failed) or faster than the per-byte "
+    "time beyond it (its kernels' own speed), where the two "
+    "predictions lie within the noise of each other, or where the two engines ran batches apart beyond "
+    "the noise"
+)
 
 
 def stays_claim(base: dict, int8: dict, level: float) -> Claim:
@@ -395,30 +517,58 @@ def stays_claim(base: dict, int8: dict, level: float) -> Claim:
     per_step = int8["roofline_tpot_ms"] + gap(base, m)
     per_byte = t0 * int8["bytes_per_step_mb"] / base["bytes_per_step_mb"]
     allowed = level * t0
-    evidence = (f"INT8 took {t1:.1f} ms a step ({metric_name(m)}); a cost per step predicts {per_step:.1f} ms (its "
-                f"floor {int8['roofline_tpot_ms']:.1f} + the base's {gap(base, m):.1f} above the floor), a cost per "
-                f"byte {per_byte:.1f} ms; noise ±{allowed:.1f} ms")
+    evidence = tr(
+        "INT8 took {t1:.1f} ms a step ({metric_name}); a cost per step predicts {per_step:.1f} ms (its "
+        "floor {roofline_tpot_ms:.1f} + the base's {gap:.1f} above the floor), a cost per byte "
+        "{per_byte:.1f} ms; noise ±{allowed:.1f} ms",
+        t1=t1,
+        metric_name=metric_name(m),
+        per_step=per_step,
+        roofline_tpot_ms=int8["roofline_tpot_ms"],
+        gap=gap(base, m),
+        per_byte=per_byte,
+        allowed=allowed,
+    )
     if t1 > max(per_step, per_byte) + allowed:  # the test's premise (the same work apart from the bytes) failed
-        return verdicts.cannot_tell(STAYS, evidence + "; slower than both beyond the noise: the INT8 path brought "
-                                                   "work of its own, so this run cannot tell a per-step cost from a "
-                                                   "per-byte one", STAYS_RULE)
+        return verdicts.cannot_tell(
+            STAYS,
+            evidence + "; slower than both beyond the noise: the INT8 path brought "
+            "work of its own, so this run cannot tell a per-step cost from a "
+            "per-byte one",
+            STAYS_RULE,
+        )
     if t1 < per_byte - allowed:  # faster than even a step paid wholly per byte: the INT8 kernels' own speed
-        return verdicts.cannot_tell(STAYS, evidence + "; faster than both beyond the noise: the INT8 path saved more "
-                                                   "than its bytes (its kernels' own speed), so this run cannot tell a "
-                                                   "per-step cost from a per-byte one", STAYS_RULE)
+        return verdicts.cannot_tell(
+            STAYS,
+            evidence + "; faster than both beyond the noise: the INT8 path saved more "
+            "than its bytes (its kernels' own speed), so this run cannot tell a "
+            "per-step cost from a per-byte one",
+            STAYS_RULE,
+        )
     if abs(per_step - per_byte) <= allowed:
-        return verdicts.cannot_tell(STAYS, f"{evidence}: the two predictions lie within the noise of each other "
-                                           "(the allowance is wider than the gap between them, base step × (1 − "
-                                           "bytes ratio) × (1 − the floor's share of the base step)), so this run "
-                                           "cannot tell them apart", STAYS_RULE)
+        return verdicts.cannot_tell(
+            STAYS,
+            f"{evidence}: the two predictions lie within the noise of each other "
+            "(the allowance is wider than the gap between them, base step × (1 − "
+            "bytes ratio) × (1 − the floor's share of the base step)), so this run "
+            "cannot tell them apart",
+            STAYS_RULE,
+        )
     nearer_step = abs(t1 - per_step) < abs(t1 - per_byte)
-    return verdicts.judge(STAYS, nearer_step and abs(t1 - per_step) <= allowed, evidence, partly=nearer_step,
-                          rule=STAYS_RULE)
+    return verdicts.judge(
+        STAYS, nearer_step and abs(t1 - per_step) <= allowed, evidence, partly=nearer_step, rule=STAYS_RULE
+    )
 
 
-def floor_with(row: dict, batch: float | None = None, kv: bool | float = True, gib: bool = False,
-               bandwidth: float | None = None, context: float | None = None,
-               weights_scale: float = 1.0) -> float | None:
+def floor_with(
+    row: dict,
+    batch: float | None = None,
+    kv: bool | float = True,
+    gib: bool = False,
+    bandwidth: float | None = None,
+    context: float | None = None,
+    weights_scale: float = 1.0,
+) -> float | None:
     """A row's floor TPOT (ms) recomputed with another batch or without the KV term: the exercises'
     known mistakes (the nominal requests in flight for the measured sequences per step; the weights
     alone). From the row's own roofline columns (`H.with_floor`); None where it has none."""
@@ -429,9 +579,9 @@ def floor_with(row: dict, batch: float | None = None, kv: bool | float = True, g
         return None
     # kv: True, False (left out) or a factor on its bytes (a slip in bytes per number); gib: the roof read as GiB/s
     per_token = rows.kv_bytes_per_token(row) * (kv if not isinstance(kv, bool) else 1.0) if kv else 0.0
-    nbytes = roofline.step_bytes(weights * weights_scale * 1e6, roofline.decode_batch(row) if batch is None else batch,
-                                 context,
-                                 per_token)
+    nbytes = roofline.step_bytes(
+        weights * weights_scale * 1e6, roofline.decode_batch(row) if batch is None else batch, context, per_token
+    )
     return roofline.floor_ms(nbytes, (bandwidth or bw) * (2**30 / 1e9 if gib else 1.0))
 
 
@@ -441,35 +591,51 @@ def nominal_mistake(row: dict, roof: dict | None = None) -> dict:
     cache counted in 4 bytes a number on a 16-bit engine, the roof read as GiB/s, the whole answer taken
     as the context, and (given the probe's `roof`) its median run taken for its best."""
     nominal = verdicts.number(row, "load_max_concurrency")
-    out = {N_("you left out the KV term (each sequence reads its context's KV cache every step)"):
-           lambda: floor_with(row, kv=False)}
+    out = {
+        N_("you left out the KV term (each sequence reads its context's KV cache every step)"): lambda: floor_with(
+            row, kv=False
+        )
+    }
     if nominal:
-        out[N_("you used the requests the client kept in flight, not the sequences the engine ran per step "
-               "(decode_batch, the mean running count)")] = lambda: floor_with(row, batch=nominal)
+        out[
+            N_(
+                "you used the requests the client kept in flight, not the sequences the engine ran per step "
+                "(decode_batch, the mean running count)"
+            )
+        ] = lambda: floor_with(row, batch=nominal)
     if rows.kv_bytes_per_number(row) == 2:
-        out[N_("you counted the KV cache in 4 bytes a number; the engine keeps it in the compute dtype (2 here)")] = \
+        out[N_("you counted the KV cache in 4 bytes a number; the engine keeps it in the compute dtype (2 here)")] = (
             lambda: floor_with(row, kv=2.0)
+        )
     out[N_("you took the roof as GiB/s; the probe reports GB/s (10**9 bytes)")] = lambda: floor_with(row, gib=True)
     if answer := verdicts.number(row, "load_output_len"):
-        out[N_("you took the whole answer as the context; on average a sequence is halfway through it "
-               "(prompt + half the answer)")] = \
-            lambda: floor_with(row, context=roofline.decode_context(row) + answer / 2)
+        out[
+            N_(
+                "you took the whole answer as the context; on average a sequence is halfway through it "
+                "(prompt + half the answer)"
+            )
+        ] = lambda: floor_with(row, context=roofline.decode_context(row) + answer / 2)
     if rows.kv_bytes_per_number(row) == 4:  # a float32 engine: the files' bf16 bytes are half what it reads
-        out[N_("you counted the files' bf16 bytes; this engine holds its weights in float32")] = \
-            lambda: floor_with(row, weights_scale=0.5)
+        out[N_("you counted the files' bf16 bytes; this engine holds its weights in float32")] = lambda: floor_with(
+            row, weights_scale=0.5
+        )
     worker = verdicts.number(row, "worker_roof_gbs")
     if worker and worker != verdicts.number(row, "roof_bandwidth_gbs"):
-        out[N_("you used the worker's roof; the floor is at the machine's roof (every core)")] = \
-            lambda: floor_with(row, bandwidth=worker)
+        out[N_("you used the worker's roof; the floor is at the machine's roof (every core)")] = lambda: floor_with(
+            row, bandwidth=worker
+        )
     median = verdicts.number(roof or {}, "bandwidth_median_gbs")
     if median and median != verdicts.number(row, "roof_bandwidth_gbs"):
-        out[N_("you took the probe's median run; the roof is its best run (what the memory can do)")] = \
-            lambda: floor_with(row, bandwidth=median)
+        out[N_("you took the probe's median run; the roof is its best run (what the memory can do)")] = lambda: (
+            floor_with(row, bandwidth=median)
+        )
     return out
 
 
-NO_BINDING = ("thread binding is the CPU worker's (`OMPProcessManager` runs only on the CPU backend), and the guide's "
-              "config refuses `cpu_threads_bind` on a GPU, so it was not measured here")
+NO_BINDING = (
+    "thread binding is the CPU worker's (`OMPProcessManager` runs only on the CPU backend), and the guide's "
+    "config refuses `cpu_threads_bind` on a GPU, so it was not measured here"
+)
 
 
 def faster_binding(binding: dict) -> str | set[str]:
@@ -480,33 +646,74 @@ def faster_binding(binding: dict) -> str | set[str]:
     return max((AUTO, ALL), key=lambda name: binding[name]["output_throughput"])
 
 
-NO_LAYOUT = ("the merged layout is the CPU backend's: on one GPU vLLM already runs the model in the engine-core "
-             "process (the uni executor), so there is no third process to merge")
+NO_LAYOUT = (
+    "the merged layout is the CPU backend's: on one GPU vLLM already runs the model in the engine-core "
+    "process (the uni executor), so there is no third process to merge"
+)
 
 
 def layout_claims(layouts: dict, binding: dict, cores: int) -> list[Claim]:
     title = f"7.3 On {cores} cores the merged layout gives more output tokens per second than vLLM's three processes"
     if MERGED not in layouts:
         out = [verdicts.untested(title + " (×1.2 or more)", NO_LAYOUT, rule=LAYOUT_RULE)]
-        return out + ([] if ALL in binding else [verdicts.untested(
-            "7.3 Binding the worker to every core beats vLLM's auto binding (×1.2 or more)", NO_BINDING,
-            rule=LAYOUT_RULE)])
+        return out + (
+            []
+            if ALL in binding
+            else [
+                verdicts.untested(
+                    "7.3 Binding the worker to every core beats vLLM's auto binding (×1.2 or more)",
+                    NO_BINDING,
+                    rule=LAYOUT_RULE,
+                )
+            ]
+        )
     merged, split = layouts[MERGED], layouts[VLLM]
-    out = [verdicts.judge_change(
-        title + " (×1.2 or more)", split, merged,
-        "output_throughput", better="higher", held_at=1.2,
-        evidence=f"{split['output_throughput']:.0f} → {merged['output_throughput']:.0f} output tokens/s, mean TPOT "
-                 f"{split['mean_tpot_ms']:.1f} → {merged['mean_tpot_ms']:.1f} ms; worker cores "
-                 f"{roofline.worker_threads(split)} vs {roofline.worker_threads(merged)}")]
+    out = [
+        verdicts.judge_change(
+            title + " (×1.2 or more)",
+            split,
+            merged,
+            "output_throughput",
+            better="higher",
+            held_at=1.2,
+            evidence=tr(
+                "{output_throughput:.0f} → {output_throughput_2:.0f} output tokens/s, mean TPOT "
+                "{mean_tpot_ms:.1f} → {mean_tpot_ms_2:.1f} ms; worker cores {worker_threads} vs "
+                "{worker_threads_2}",
+                output_throughput=split["output_throughput"],
+                output_throughput_2=merged["output_throughput"],
+                mean_tpot_ms=split["mean_tpot_ms"],
+                mean_tpot_ms_2=merged["mean_tpot_ms"],
+                worker_threads=roofline.worker_threads(split),
+                worker_threads_2=roofline.worker_threads(merged),
+            ),
+        )
+    ]
     text = "7.3 Binding the worker to every core beats vLLM's auto binding (×1.2 or more)"
     if ALL not in binding:
         return out + [verdicts.untested(text, NO_BINDING, rule=LAYOUT_RULE)]
     auto, every = binding[AUTO], binding[ALL]
-    out.append(verdicts.judge_change(
-        text, auto, every, "output_throughput", better="higher", held_at=1.2,
-        evidence=f"{auto['output_throughput']:.0f} → {every['output_throughput']:.0f} output tokens/s, mean TPOT "
-                 f"{auto['mean_tpot_ms']:.1f} → {every['mean_tpot_ms']:.1f} ms; worker cores "
-                 f"{roofline.worker_threads(auto)} vs {roofline.worker_threads(every)}"))
+    out.append(
+        verdicts.judge_change(
+            text,
+            auto,
+            every,
+            "output_throughput",
+            better="higher",
+            held_at=1.2,
+            evidence=tr(
+                "{output_throughput:.0f} → {output_throughput_2:.0f} output tokens/s, mean TPOT "
+                "{mean_tpot_ms:.1f} → {mean_tpot_ms_2:.1f} ms; worker cores {worker_threads} vs "
+                "{worker_threads_2}",
+                output_throughput=auto["output_throughput"],
+                output_throughput_2=every["output_throughput"],
+                mean_tpot_ms=auto["mean_tpot_ms"],
+                mean_tpot_ms_2=every["mean_tpot_ms"],
+                worker_threads=roofline.worker_threads(auto),
+                worker_threads_2=roofline.worker_threads(every),
+            ),
+        )
+    )
     return out
 
 
@@ -519,22 +726,71 @@ def gpu_claim(device: str, rows: dict | None = None) -> Claim:
     """`rows`: {"no graphs": row, "CUDA graphs": row}, both compiled (`enforce_eager=False`), the first
     with `compilation_config={"cudagraph_mode": "NONE"}`, so the graphs alone differ."""
     if device == "cpu" or not rows:
-        return verdicts.untested(GRAPHS, "no CUDA GPU here: the CPU backend has no CUDA graphs (capture sizes emptied "
-                                         "in vllm/platforms/cpu.py)" if device == "cpu" else "no rows measured",
-                                 rule=GRAPHS_RULE)
+        return verdicts.untested(
+            GRAPHS,
+            "no CUDA GPU here: the CPU backend has no CUDA graphs (capture sizes emptied in vllm/platforms/cpu.py)"
+            if device == "cpu"
+            else "no rows measured",
+            rule=GRAPHS_RULE,
+        )
     off, on = rows["no graphs"], rows["CUDA graphs"]
-    return verdicts.judge_change(GRAPHS, off, on, "mean_tpot_ms", better="lower", held_at=1.1,
-                                 evidence=f"mean TPOT {off['mean_tpot_ms']:.2f} → {on['mean_tpot_ms']:.2f} ms "
-                                          f"against a floor of {on.get('roofline_tpot_ms') or float('nan'):.2f} ms")
+    return verdicts.judge_change(
+        GRAPHS,
+        off,
+        on,
+        "mean_tpot_ms",
+        better="lower",
+        held_at=1.1,
+        evidence=tr(
+            "mean TPOT {mean_tpot_ms:.2f} → {mean_tpot_ms_2:.2f} ms against a floor of {value:.2f} ms",
+            mean_tpot_ms=off["mean_tpot_ms"],
+            mean_tpot_ms_2=on["mean_tpot_ms"],
+            value=on.get("roofline_tpot_ms") or float("nan"),
+        ),
+    )
 
 
 # The template every home follows (helpers/chapters/__init__.py says what each part is).
-DESIGNS = ("BASE", "INT8", "MERGED", "VLLM", "AUTO", "ALL", "roof_table", "floors", "flops_per_token", "sweep_frame",
-           "GRAPHS")
+DESIGNS = (
+    "BASE",
+    "INT8",
+    "MERGED",
+    "VLLM",
+    "AUTO",
+    "ALL",
+    "roof_table",
+    "floors",
+    "flops_per_token",
+    "sweep_frame",
+    "GRAPHS",
+)
 PANELS = ()
 CHECKS = ("crossover_mistakes", "NO_BINDING", "NO_LAYOUT", "floor_with", "nominal_mistake")
-CLAIMS = ("methods_sentence", "AGREE", "PROBE_RULE", "LAYOUT_RULE", "GRAPHS_RULE", "NEAR_FLOOR", "allowed_mbu",
-          "probe_claim", "crossover", "gap", "step_metric",
-          "metric_name", "batches_apart", "BYTES", "BYTES_RULE",
-          "near_floor_claim", "batching_claim", "floor_claims", "bytes_sentence", "bytes_claims", "STAYS", "STAYS_RULE",
-          "stays_claim", "faster_binding", "layout_claims", "gpu_claim")
+CLAIMS = (
+    "methods_sentence",
+    "AGREE",
+    "PROBE_RULE",
+    "LAYOUT_RULE",
+    "GRAPHS_RULE",
+    "NEAR_FLOOR",
+    "allowed_mbu",
+    "probe_claim",
+    "crossover",
+    "gap",
+    "step_metric",
+    "metric_name",
+    "batches_apart",
+    "BYTES",
+    "BYTES_RULE",
+    "near_floor_claim",
+    "batching_claim",
+    "floor_claims",
+    "bytes_sentence",
+    "bytes_claims",
+    "STAYS",
+    "STAYS_RULE",
+    "stays_claim",
+    "faster_binding",
+    "layout_claims",
+    "gpu_claim",
+)

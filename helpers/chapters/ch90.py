@@ -8,6 +8,7 @@ from __future__ import annotations
 import pandas as pd
 
 from helpers import tables
+from helpers.i18n import tr
 from helpers.results import workshop
 
 
@@ -64,11 +65,12 @@ def front_text(experiment: str, rows: dict[str, dict]) -> str:
     on = points.loc[points["on the front"], "config"]
     machines = {name.split(" · ")[0] for name in rows}
     front_machines = {name.split(" · ")[0] for name in on}
-    return (f"Experiment **{experiment}**: {len(points)} points from {len(machines)} machine(s). On the front: "
-            f"{', '.join(on)}, from {len(front_machines)} of the {len(machines)} machine(s). A faster machine "
-            "moves all its points right (and up too, where the load is not capped by an offered rate), so the "
-            "room's front says which hardware and settings together serve best; each machine's own points say what "
-            "its settings traded.")
+    return (tr("Experiment **{experiment}**: {n_points} points from {n_machines} machine(s). On the front: {on}, "
+               "from {n_front_machines} of the {n_machines} machine(s). A faster machine moves all its points "
+               "right (and up too, where the load is not capped by an offered rate), so the room's front says "
+               "which hardware and settings together serve best; each machine's own points say what its settings "
+               "traded.", experiment=experiment, n_points=len(points), n_machines=len(machines), on=', '.join(on),
+               n_front_machines=len(front_machines)))
 
 
 # The template every home follows (helpers/chapters/__init__.py says what each part is).

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pandas as pd
 
+from helpers.i18n import tr
 from helpers.load import Load
 
 
@@ -32,19 +33,21 @@ def summary(designs: dict[str, Load], rows: dict[str, dict], block: int) -> pd.D
 def notes(table: pd.DataFrame, block: int, requests: int) -> list[str]:
     """Where the rule and the engine agreed, and why they differ where they do (tokenization at the seam)."""
     exact = [n for n, r in table.iterrows() if r["rule hits"] == r["measured hits"]]
-    lines = [f"- The rule gave the measured hits exactly for {len(exact)} of {len(table)} designs "
-             f"(block size {block}, {requests} requests each)."]
+    lines = [tr("- The rule gave the measured hits exactly for {n_exact} of {n_table} designs (block size {block}, "
+                "{requests} requests each).", n_exact=len(exact), n_table=len(table), block=block, requests=requests)]
     for name, r in table.iterrows():
         if r["rule queries"] != r["measured queries"]:
-            lines.append(f"- {name}: the engine looked up {r['measured queries']:,.0f} prompt tokens where the design "
-                         f"has {r['rule queries']:,.0f}. The benchmark sends text, and the server's tokenizer split a "
-                         "few prompts differently where the prefix meets the request's own part (a word running "
-                         "across the seam).")
+            lines.append(tr("- {name}: the engine looked up {measured_queries:,.0f} prompt tokens where the design "
+                            "has {rule_queries:,.0f}. The benchmark sends text, and the server's tokenizer split a "
+                            "few prompts differently where the prefix meets the request's own part (a word running "
+                            "across the seam).", name=name, measured_queries=r['measured queries'],
+                            rule_queries=r['rule queries']))
         if r["rule hits"] != r["measured hits"]:
-            lines.append(f"- {name}: {r['measured hits']:,.0f} hits where the rule says {r['rule hits']:,.0f}, "
-                         f"{(r['rule hits'] - r['measured hits']) / block:g} block(s) fewer: in that many prompts the "
-                         "tokens at the seam came out different, so the block holding the prefix's last tokens "
-                         "no longer matched.")
+            lines.append(tr("- {name}: {measured_hits:,.0f} hits where the rule says {rule_hits:,.0f}, "
+                            "{rule_hits_2:g} block(s) fewer: in that many prompts the tokens at the seam came out "
+                            "different, so the block holding the prefix's last tokens no longer matched.", name=name,
+                            measured_hits=r['measured hits'], rule_hits=r['rule hits'],
+                            rule_hits_2=(r['rule hits'] - r['measured hits']) / block))
     return lines
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from helpers import verdicts
 from helpers.engine.startup_log import rank_memory
+from helpers.i18n import tr
 from helpers.results.rows import kv_bytes_per_token, paced
 
 TOO_CLOSE = "too close to call"
@@ -50,10 +51,10 @@ def why(measured: dict, splits: list[str], target: str) -> str:
     metric, _ = TARGETS[target]
     rows = judged_rows(measured, splits, target)
     if rows is None:
-        return (f"{metric}: over a quarter of a split's streams reached the client in one chunk, so its pace was "
-                "not seen")
+        return (tr("{metric}: over a quarter of a split's streams reached the client in one chunk, so its pace was "
+                   "not seen", metric=metric))
     best, second = ranked(measured, splits, target)[:2]
-    return (f"{metric}" + (" over the streams that showed a pace" if metric == "median_tpot_ms" else "") + ": "
+    return (f"{metric}" + (tr(" over the streams that showed a pace") if metric == "median_tpot_ms" else "") + ": "
             + ", ".join(f"{o} {rows[o][metric]:,.1f}" for o in splits)
             + f"; {second} ÷ {best} " + verdicts.change_text(rows[best], rows[second], metric))
 
@@ -66,9 +67,15 @@ def binding_lines(rows: dict[str, dict]) -> list[str]:
     for split, row in rows.items():
         if computes := row.get("bound_ranks"):
             kept = row.get("cores_kept_free") or []
-            lines.append(f"- {split}: " + ", ".join(computes)
-                         + (f"; core(s) {', '.join(kept)} kept free for the server and scheduler" if kept else
-                            "; no core kept free: the server and scheduler share the ranks' cores"))
+            lines.append(
+                f"- {split}: "
+                + ", ".join(computes)
+                + (
+                    tr("; core(s) {kept} kept free for the server and scheduler", kept=", ".join(kept))
+                    if kept
+                    else tr("; no core kept free: the server and scheduler share the ranks' cores")
+                )
+            )
     return lines
 
 
@@ -77,28 +84,56 @@ def loads() -> dict:
     engines are up, so that the lab reads those rows from the store instead of starting both again."""
     from helpers.load import Load
     from helpers.run_size import smoke_or_full
-    return {"one user": Load(num_prompts=smoke_or_full(4, 8), input_len=128, output_len=smoke_or_full(64, 128),
-                             max_concurrency=1),
-            "eight users": Load(num_prompts=smoke_or_full(16, 32), input_len=128, output_len=smoke_or_full(64, 128),
-                                max_concurrency=8)}
+
+    return {
+        "one user": Load(
+            num_prompts=smoke_or_full(4, 8), input_len=128, output_len=smoke_or_full(64, 128), max_concurrency=1
+        ),
+        "eight users": Load(
+            num_prompts=smoke_or_full(16, 32), input_len=128, output_len=smoke_or_full(64, 128), max_concurrency=8
+        ),
+    }
 
 
 def rank_memory_lines(tp1: dict, tp2: dict) -> list[str]:
     """What the TP=2 engine's per-rank "Auto set" lines say, beside the one-rank engine."""
     ranks = rank_memory(tp2["startup_lines"])
     if not ranks:  # a GPU reports "Available KV cache memory" instead, per device
-        return ["No per-rank `Auto set` lines in this engine's report (they are the CPU backend's)."]
+        return [tr("No per-rank `Auto set` lines in this engine's report (they are the CPU backend's).")]
     reserved, node = sum(r["requested_gib"] for r in ranks), ranks[0]["node_gib"]
-    return [f"- The TP=2 engine printed {len(ranks)} `Auto set` lines, one per rank: "
-            + "; ".join(f"rank line {i + 1}: {r['kv_gib']} GiB KV, {r['non_kv_gib']} GiB non-KV, "
-                        f"{r['requested_gib']} GiB reserved" for i, r in enumerate(ranks)) + ".",
-            f"- Together the ranks reserved {reserved:.2f} GiB of the node's {node} GiB "
-            f"({reserved / node:.0%}), with `gpu_memory_utilization` = {tp2['cfg_gpu_memory_utilization']}: "
-            "the fraction is per rank on the CPU backend, so the whole engine takes the fraction times the ranks.",
-            f"- KV tokens: {tp1['kv_cache_tokens']:,} at TP=1, {tp2['kv_cache_tokens']:,} at TP=2 "
-            f"(×{tp2['kv_cache_tokens'] / tp1['kv_cache_tokens']:.2f}). Each rank's non-KV memory was "
-            f"{tp2['non_kv_gib']} GiB against {tp1['non_kv_gib']} GiB for the single rank" + half_weights(tp1, tp2)
-            + f", so each rank had {tp2['kv_cache_gib']} GiB for KV against {tp1['kv_cache_gib']}."]
+    return [
+        tr("- The TP=2 engine printed {n_ranks} `Auto set` lines, one per rank: ", n_ranks=len(ranks))
+        + "; ".join(
+            f"rank line {i + 1}: {r['kv_gib']} GiB KV, {r['non_kv_gib']} GiB non-KV, {r['requested_gib']} GiB reserved"
+            for i, r in enumerate(ranks)
+        )
+        + ".",
+        tr(
+            "- Together the ranks reserved {reserved:.2f} GiB of the node's {node} GiB ({reserved_2:.0%}), with "
+            "`gpu_memory_utilization` = {cfg_gpu_memory_utilization}: the fraction is per rank on the CPU "
+            "backend, so the whole engine takes the fraction times the ranks.",
+            reserved=reserved,
+            node=node,
+            reserved_2=reserved / node,
+            cfg_gpu_memory_utilization=tp2["cfg_gpu_memory_utilization"],
+        ),
+        tr(
+            "- KV tokens: {kv_cache_tokens:,} at TP=1, {kv_cache_tokens_2:,} at TP=2 "
+            "(×{kv_cache_tokens_3:.2f}). Each rank's non-KV memory was {non_kv_gib} GiB against {non_kv_gib_2} "
+            "GiB for the single rank",
+            kv_cache_tokens=tp1["kv_cache_tokens"],
+            kv_cache_tokens_2=tp2["kv_cache_tokens"],
+            kv_cache_tokens_3=tp2["kv_cache_tokens"] / tp1["kv_cache_tokens"],
+            non_kv_gib=tp2["non_kv_gib"],
+            non_kv_gib_2=tp1["non_kv_gib"],
+        )
+        + half_weights(tp1, tp2)
+        + tr(
+            ", so each rank had {kv_cache_gib} GiB for KV against {kv_cache_gib_2}.",
+            kv_cache_gib=tp2["kv_cache_gib"],
+            kv_cache_gib_2=tp1["kv_cache_gib"],
+        ),
+    ]
 
 
 def half_weights(tp1, tp2=None) -> str:
@@ -108,7 +143,7 @@ def half_weights(tp1, tp2=None) -> str:
     runtime here; the sentence says which way the drop lies from half the checkpoint."""
     checkpoint = tp1.get("checkpoint_gib") if hasattr(tp1, "get") else None
     if not checkpoint or checkpoint != checkpoint:
-        return " (it holds half of the weights, among other things)"
+        return tr(" (it holds half of the weights, among other things)")
     text = f" (half of the {checkpoint:.3f} GiB checkpoint is {checkpoint / 2:.3f} GiB"
     before = tp1.get("non_kv_gib") if hasattr(tp1, "get") else None
     after = tp2.get("non_kv_gib") if hasattr(tp2, "get") else None
@@ -116,11 +151,21 @@ def half_weights(tp1, tp2=None) -> str:
         return text + ")"
     drop = before - after
     if drop > checkpoint / 2:
-        return text + (f"; the drop, {drop:.2f} GiB, is more: the single rank holds more than the checkpoint, such "
-                       "as the CPU backend's packed copy of a tied embedding table for its output layer, and a "
-                       "split halves that copy too)")
-    return text + (f"; the drop, {drop:.2f} GiB, is no more: each rank also carries a runtime of its own, which "
-                   "a split does not halve)")
+        return text + (
+            tr(
+                "; the drop, {drop:.2f} GiB, is more: the single rank holds more than the checkpoint, "
+                "such as the CPU backend's packed copy of a tied embedding table for its output layer, "
+                "and a split halves that copy too)",
+                drop=drop,
+            )
+        )
+    return text + (
+        tr(
+            "; the drop, {drop:.2f} GiB, is no more: each rank also carries a runtime of its own, which "
+            "a split does not halve)",
+            drop=drop,
+        )
+    )
 
 
 # The template every home follows (helpers/chapters/__init__.py says what each part is).

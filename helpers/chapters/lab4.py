@@ -16,6 +16,7 @@ from typing import Callable
 from helpers import advisor, tuning, verdicts
 from helpers.chapters import ch6a
 from helpers.config import SETTINGS, ConfigError, EngineConfig
+from helpers.i18n import tr
 from helpers.slo import SLO, knee
 
 SOLUTION = "lab04_solution.ipynb"
@@ -151,16 +152,16 @@ class Capstone:
             if not self.nothing_to_gain(advised) and not self.crossing_is_luck():
                 break
         all_met, luck = self.nothing_to_gain(self.advised), self.crossing_is_luck()
-        where = ("where a configuration could still beat the advice (it misses some requests, or the arrival "
-                 "schedule leaves more than the noise to gain by finishing sooner; the baseline's row at that rate "
-                 "is its sweep's)."
+        where = (tr("where a configuration could still beat the advice (it misses some requests, or the arrival "
+                    "schedule leaves more than the noise to gain by finishing sooner; the baseline's row at that "
+                    "rate is its sweep's).")
                  if not all_met and not luck else
-                 "the highest rate the sweep reached; the advice met every request there too, so no configuration "
-                 "may be able to pass there (the arrival schedule caps any gain): loosen the target or sweep higher "
-                 "rates (`prepare(..., slo=...)`)." if all_met else
-                 "the highest rate the sweep reached; there too the better reference met the target on fresh "
-                 "prompts (its miss was luck), so no configuration may be able to pass there: loosen the target or "
-                 "sweep higher rates (`prepare(..., slo=...)`).")
+                 tr("the highest rate the sweep reached; the advice met every request there too, so no "
+                    "configuration may be able to pass there (the arrival schedule caps any gain): loosen the "
+                    "target or sweep higher rates (`prepare(..., slo=...)`).") if all_met else
+                 tr("the highest rate the sweep reached; there too the better reference met the target on fresh "
+                    "prompts (its miss was luck), so no configuration may be able to pass there: loosen the target "
+                    "or sweep higher rates (`prepare(..., slo=...)`)."))
         self.note = (f"{met_all}, so no configuration could beat it there: the lab is judged at {self.rate:g} "
                      "req/s, " + where)
         say(self.note)
@@ -223,23 +224,24 @@ class Capstone:
         if not self.only_crossing():
             return ""
         if self.crossing_is_luck():
-            return (" Here only meeting the target could pass, and the better reference met it on fresh prompts "
-                    "too: its miss was luck, so no configuration may be able to pass at this rate (loosen the target "
-                    "or sweep higher rates).")
+            return (tr(" Here only meeting the target could pass, and the better reference met it on fresh prompts "
+                       "too: its miss was luck, so no configuration may be able to pass at this rate (loosen the "
+                       "target or sweep higher rates)."))
         ref = max((self.baseline, self.advised), key=lambda r: self.slo.goodput(r) or 0)
         sent, met = len((ref.get("runs") or [ref])[0].get("request_ttft_ms") or []), self.slo.met_share(ref) or 0
-        return (f" Here only the second way can pass: {sent - round(met * sent)} more request(s) can meet the target "
-                f"(fewer than {tuning.MIN_COUNT_CHANGE}, so the count cannot decide) and finishing sooner can gain "
-                f"about ×{tuning.pace_ceiling(ref):.2f} at most, inside the noise: meet the target for every request, "
-                "and again on fresh prompts, where the better reference is run on the same prompts and must miss "
-                "the target (or yours must beat it beyond the noise).")
+        return (tr(" Here only the second way can pass: {sent} more request(s) can meet the target (fewer than "
+                   "{min_count_change}, so the count cannot decide) and finishing sooner can gain about "
+                   "×{pace_ceiling:.2f} at most, inside the noise: meet the target for every request, and again on "
+                   "fresh prompts, where the better reference is run on the same prompts and must miss the target "
+                   "(or yours must beat it beyond the noise).", sent=sent - round(met * sent),
+                   min_count_change=tuning.MIN_COUNT_CHANGE, pace_ceiling=tuning.pace_ceiling(ref)))
 
     # -- the learner's runs -------------------------------------------------------------------
     def run(self, config: EngineConfig, *, force: bool = False, progress=True) -> dict:
         """Measure `config` on the service load (or reuse its stored row), with its goodput."""
         if not isinstance(config, EngineConfig):
-            raise ConfigError("MY_CONFIG", f"must be an EngineConfig, got {type(config).__name__}.",
-                              "MY_CONFIG = base.replace(max_num_batched_tokens=512) (any settings you like).")
+            raise ConfigError("MY_CONFIG", tr("must be an EngineConfig, got {name}.", name=type(config).__name__),
+                              tr("MY_CONFIG = base.replace(max_num_batched_tokens=512) (any settings you like)."))
         row = with_goodput(self.measure(config, self.load, force=force, tag=self.tag, progress=progress),
                            self.slo)
         self.tried.append((config, row))
@@ -290,7 +292,8 @@ class Capstone:
         v = self.verdict(config, row)
         how = "a stored row, reused" if row.get("reused") else f"measured now in {time.monotonic() - t0:.0f} s"
         print(f"{'✓' if v.passed else '✗'} {v.text}")
-        print(f"  ({config.label()}: {how}, {row[MET]:.0%} of requests within the target)")
+        print(tr("  ({label}: {how}, {value:.0%} of requests within the target)", label=config.label(), how=how,
+                 value=row[MET]))
         return v.passed
 
     def summary(self, rows: list[dict]) -> str:
@@ -307,26 +310,38 @@ class Capstone:
         chapter that explains each lever it points at."""
         config, row = self.tried[-1] if self.tried else (self.base, self.baseline)
         found = advisor.diagnose(row, config, self.slo)
-        whose = ("the baseline" if config == self.base else "your last run") + f" ({config.label()})"
-        print(f"Hint, from {whose}:")
+        whose = (tr("the baseline") if config == self.base else tr("your last run")) + f" ({config.label()})"
+        print(tr("Hint, from {whose}:", whose=whose))
         for a in found:
             levers = list(a.change) or [k for k, ch in LEVERS.items() if ch == a.chapter]
             print(f"- {a.limit}: {a.evidence}.")
             if not levers:  # the target was met: nothing to turn at this rate
-                print("  Nothing to change at this rate; offer more load to find the next limit.")
+                print(tr("  Nothing to change at this rate; offer more load to find the next limit."))
                 continue
-            print(f"  Levers: {', '.join(levers)}. Chapter {a.chapter} explains them ({TOPICS.get(a.chapter, '')}): "
-                  f"{chapter_file(a.chapter)}.")
+            print(tr("  Levers: {levers}. Chapter {chapter} explains them ({chapter_2}): {chapter_file}.",
+                     levers=', '.join(levers), chapter=a.chapter, chapter_2=TOPICS.get(a.chapter, ''),
+                     chapter_file=chapter_file(a.chapter)))
         changed = sorted(k for k in LEVERS if getattr(config, k) != getattr(self.base, k))
-        print("Changed from the baseline so far: " + (", ".join(changed) or "nothing yet") + ". Levers by chapter: "
-              + "; ".join(f"ch{ch} {', '.join(k for k, c in LEVERS.items() if c == ch)}" for ch in TOPICS) + ".")
+        print(
+            tr("Changed from the baseline so far: ")
+            + (", ".join(changed) or tr("nothing yet"))
+            + tr(". Levers by chapter: ")
+            + "; ".join(f"ch{ch} {', '.join(k for k, c in LEVERS.items() if c == ch)}" for ch in TOPICS)
+            + "."
+        )
 
     def solution(self) -> None:
         from helpers.exercises import solution_path
-        print(f"One path to try, measured on the same service: {solution_path(SOLUTION)}. It starts from the "
-              "advisor's change, prints the advisor's reading of the changed run and takes INT8 weights; its "
-              "verdict is computed from its own run, so on your machine it may read differently (on the guide's "
-              "2-core test host, at the service's rate, the INT8 step did not pass: a path to try, not a promise).")
+
+        print(
+            tr(
+                "One path to try, measured on the same service: {solution_path}. It starts from the advisor's "
+                "change, prints the advisor's reading of the changed run and takes INT8 weights; its verdict is "
+                "computed from its own run, so on your machine it may read differently (on the guide's 2-core "
+                "test host, at the service's rate, the INT8 step did not pass: a path to try, not a promise).",
+                solution_path=solution_path(SOLUTION),
+            )
+        )
 
     # -- your own target ----------------------------------------------------------------------
     def try_target(self, slo: SLO) -> str:

@@ -13,6 +13,8 @@ import os
 import time
 from pathlib import Path
 
+from helpers.i18n import tr
+
 # How long a start waits, when the engine holding the lock has exited, for its last child to close it.
 SHUTDOWN_GRACE_S = 60.0
 
@@ -83,11 +85,11 @@ class EngineLock:
                     holder, still = self._holder(fd), self._processes_holding()
                     os.close(fd)
                     raise EngineBusyError(
-                        f"Another vLLM engine is already running on this machine ({holder}). "
-                        "Only one runs at a time: two would split 2 cores and may exhaust memory. "
-                        "Stop it first: `bash guide.sh stop`, or `helpers.stop_all()` in a notebook, "
-                        f"or end the process named above. Lock file: {self.path}"
-                        + (f". Processes holding it now: {still}" if still else "")) from None
+                        tr("Another vLLM engine is already running on this machine ({holder}). Only one runs at a "
+                           "time: two would split 2 cores and may exhaust memory. Stop it first: `bash guide.sh "
+                           "stop`, or `helpers.stop_all()` in a notebook, or end the process named above. Lock "
+                           "file: {path}", holder=holder, path=self.path)
+                        + (tr(". Processes holding it now: {still}", still=still) if still else "")) from None
                 time.sleep(0.5)
         os.ftruncate(fd, 0)
         os.pwrite(fd, json.dumps({"pid": os.getpid(), "what": what, "since": time.strftime("%H:%M:%S")}).encode(), 0)
@@ -148,9 +150,9 @@ class EngineLock:
             info = json.loads(os.pread(fd, 4096, 0) or b"{}")
         except (OSError, ValueError):
             return "holder unknown"
-        parts = [f"started by pid {info.get('pid')}"]
+        parts = [tr("started by pid {value}", value=info.get('pid'))]
         if info.get("server_pid"):
-            parts.append(f"server pid {info['server_pid']}")
+            parts.append(tr("server pid {server_pid}", server_pid=info['server_pid']))
         if info.get("what"):
             parts.append(info["what"])
         if info.get("since"):

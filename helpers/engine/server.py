@@ -26,6 +26,7 @@ from helpers.config import ConfigError, EngineConfig
 from helpers.engine import preflight, ray_local, startup_log
 from helpers.engine.lock import EngineLock, alive, group_alive
 from helpers.engine.progress import StartProgress
+from helpers.i18n import tr
 
 START_TIMEOUT_S = float(os.environ.get("GUIDE_START_TIMEOUT", 900))
 
@@ -56,8 +57,9 @@ def layout_for(config: EngineConfig) -> str:
     forced = os.environ.get("GUIDE_ENGINE_LAYOUT")
     if forced:
         if forced not in LAYOUTS:
-            raise ConfigError("GUIDE_ENGINE_LAYOUT", f"{forced!r} is not one of {sorted(LAYOUTS)}.",
-                              "unset it (the harness picks), or GUIDE_ENGINE_LAYOUT=vllm.")
+            raise ConfigError("GUIDE_ENGINE_LAYOUT", tr("{forced!r} is not one of {sorted}.", forced=forced,
+                                                        sorted=sorted(LAYOUTS)),
+                              tr("unset it (the harness picks), or GUIDE_ENGINE_LAYOUT=vllm."))
         # More than one rank needs worker processes (and an executor of the user's choice
         # wins over "uni"); the merged layout is for the CPU backend.
         one_rank = config.ranks * config.data_parallel_size == 1
@@ -77,7 +79,11 @@ def process_layout(name: str):
     says outside it: chapter 7 measures the same configuration in both layouts. A config that
     the merged layout cannot run (several ranks, a thread binding) still gets vLLM's."""
     if name not in LAYOUTS:
-        raise ConfigError("layout", f"{name!r} is not one of {sorted(LAYOUTS)}.", "layout 'vllm' or 'merged'.")
+        raise ConfigError(
+            "layout",
+            tr("{name!r} is not one of {sorted}.", name=name, sorted=sorted(LAYOUTS)),
+            "layout 'vllm' or 'merged'.",
+        )
     before = os.environ.get("GUIDE_ENGINE_LAYOUT")
     os.environ["GUIDE_ENGINE_LAYOUT"] = name
     try:
@@ -91,10 +97,15 @@ def process_layout(name: str):
 
 def server_environment(config: EngineConfig, layout: str, lock_file: Path) -> dict[str, str]:
     """The whole environment a server process for `config` gets."""
-    return {**os.environ, **config.server_env(), **LAYOUTS[layout][0], "GUIDE_PARENT_PID": str(os.getpid()),
-            # what the guard inside the server watches (helpers/engine/shared.py)
-            "GUIDE_ENGINE_RECORD": str(lock_file.with_suffix(".json")),
-            "GUIDE_ENGINE_TURN": str(lock_file.with_suffix(".turn"))}
+    return {
+        **os.environ,
+        **config.server_env(),
+        **LAYOUTS[layout][0],
+        "GUIDE_PARENT_PID": str(os.getpid()),
+        # what the guard inside the server watches (helpers/engine/shared.py)
+        "GUIDE_ENGINE_RECORD": str(lock_file.with_suffix(".json")),
+        "GUIDE_ENGINE_TURN": str(lock_file.with_suffix(".turn")),
+    }
 
 
 # What a server inherits from the process that starts it and would behave differently under: an API
@@ -104,16 +115,28 @@ def server_environment(config: EngineConfig, layout: str, lock_file: Path) -> di
 # (and so imported vLLM's benchmark client) and one that has not, for the same server. Nor what is
 # read only when a server starts: the layout (`CpuPlatform.check_and_update_config`, `LLMEngine`) and
 # the thread binding (`OMPProcessManager` in vllm/utils/ompmultiprocessing.py).
-_SERVER_READS = ("VLLM_", "HF_", "OMP_", "KMP_", "MKL_", "OPENAI_", "CUDA_VISIBLE_DEVICES", "TOKENIZERS_",
-                 "DO_NOT_TRACK")
+_SERVER_READS = (
+    "VLLM_",
+    "HF_",
+    "OMP_",
+    "KMP_",
+    "MKL_",
+    "OPENAI_",
+    "CUDA_VISIBLE_DEVICES",
+    "TOKENIZERS_",
+    "DO_NOT_TRACK",
+)
 _VLLM_WRITES = {"VLLM_WORKER_MULTIPROC_METHOD", "VLLM_DISABLE_SHARED_EXPERTS_STREAM", "VLLM_SSM_CONV_STATE_LAYOUT"}
 _READ_AT_START = {"VLLM_ENABLE_V1_MULTIPROCESSING", "VLLM_CPU_OMP_THREADS_BIND", "VLLM_CPU_NUM_OF_RESERVED_CPU"}
 
 
 def server_reads(env) -> dict:
     """The part of an environment that makes one server differ from another (see _SERVER_READS)."""
-    return {k: v for k, v in env.items()
-            if k.startswith(_SERVER_READS) and k not in _VLLM_WRITES and k not in _READ_AT_START}
+    return {
+        k: v
+        for k, v in env.items()
+        if k.startswith(_SERVER_READS) and k not in _VLLM_WRITES and k not in _READ_AT_START
+    }
 
 
 # Two seams a test run uses to go faster (tests/run/); a learner's process leaves both empty.
@@ -207,12 +230,20 @@ class Server:
         preflight.check(cfg)  # raises ConfigError before anything starts
         self.model_path = models.resolve(cfg.model)
         if self.requested_port is not None and port_in_use(self.requested_port):
-            raise ConfigError("port", f"127.0.0.1:{self.requested_port} is already in use by another program.",
-                              "leave port=None so the harness picks a free one, or stop that program.")
+            raise ConfigError(
+                "port",
+                tr(
+                    "127.0.0.1:{requested_port} is already in use by another program.",
+                    requested_port=self.requested_port,
+                ),
+                tr("leave port=None so the harness picks a free one, or stop that program."),
+            )
         self._lock.acquire(f"vLLM for {cfg.label()}")
         bar = StartProgress(self.progress, cfg.label())  # before the threads: it may import tqdm
-        beside = [threading.Thread(target=_BESIDE_START.pop(0), name="guide-beside-start", daemon=True)
-                  for _ in range(len(_BESIDE_START))]
+        beside = [
+            threading.Thread(target=_BESIDE_START.pop(0), name="guide-beside-start", daemon=True)
+            for _ in range(len(_BESIDE_START))
+        ]
         for t in beside:  # from here this thread only waits (for /health)
             t.start()
         try:
@@ -295,12 +326,21 @@ class Server:
         with open(self.log_path, "wb") as log:
             log.write(("$ " + " ".join(cmd) + "\n").encode())
         if _START_PROCESS is not None:
-            self.pid = _START_PROCESS(argv, env, self.log_path, cwd, self._lock.fd, self.layout,
-                                      ray_local.owns_ray(self.config))
+            self.pid = _START_PROCESS(
+                argv, env, self.log_path, cwd, self._lock.fd, self.layout, ray_local.owns_ray(self.config)
+            )
         if self.pid is None:
             with open(self.log_path, "ab") as log:
-                self.proc = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-                                             env=env, start_new_session=True, pass_fds=(self._lock.fd,), cwd=cwd)
+                self.proc = subprocess.Popen(
+                    cmd,
+                    stdout=log,
+                    stderr=subprocess.STDOUT,
+                    stdin=subprocess.DEVNULL,
+                    env=env,
+                    start_new_session=True,
+                    pass_fds=(self._lock.fd,),
+                    cwd=cwd,
+                )
             self.pid = self.proc.pid
         self._lock.note_server(self.pid, f"vLLM on port {self.port} for {self.config.label()}")
         _LIVE.add(self)
@@ -317,8 +357,10 @@ class Server:
                 if healthy(self.base_url):
                     break
                 if time.monotonic() > deadline:
-                    raise self._start_error(log, f"it was not healthy after {START_TIMEOUT_S:.0f} s "
-                                                 f"(last stage: {startup_log.stage(log)[1]})")
+                    raise self._start_error(
+                        log,
+                        f"it was not healthy after {START_TIMEOUT_S:.0f} s (last stage: {startup_log.stage(log)[1]})",
+                    )
                 time.sleep(0.5)
         finally:
             bar.close()
@@ -333,12 +375,19 @@ class Server:
         setting, fix = hint if hint else (None, "read the log for the first error.")
         msg = [f"vLLM did not start: {what}."]
         if line:
-            msg.append(f"Engine said: {line}")
+            msg.append(tr("Engine said: {line}", line=line))
         if setting:
-            msg.append(f"Setting to look at: {setting} = {getattr(self.config, setting, '?')}. Try: {fix}")
+            msg.append(
+                tr(
+                    "Setting to look at: {setting} = {getattr}. Try: {fix}",
+                    setting=setting,
+                    getattr=getattr(self.config, setting, "?"),
+                    fix=fix,
+                )
+            )
         else:
             msg.append(f"Try: {fix}")
-        msg.append(f"Full log: {self.log_path}")
+        msg.append(tr("Full log: {log_path}", log_path=self.log_path))
         return EngineStartError("\n".join(msg), line, setting, self.log_path)
 
 

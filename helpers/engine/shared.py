@@ -38,6 +38,7 @@ from pathlib import Path
 from helpers.config import EngineConfig
 from helpers.engine.lock import EngineBusyError, alive, lock_path
 from helpers.engine.server import Server, layout_for, server_reads, stop_private
+from helpers.i18n import tr
 
 WAIT_S = float(os.environ.get("GUIDE_ENGINE_WAIT", 600))
 GRACE_S = float(os.environ.get("GUIDE_ENGINE_GRACE", 60))
@@ -152,13 +153,26 @@ def _take_turn(what: str, wait_s: float) -> int:
             if waited >= wait_s:
                 os.close(fd)
                 raise EngineBusyError(
-                    f"The engine is still busy after {waited:.0f} s: {holder}. Only one engine runs on a machine "
-                    "and a running load is never cut off. Try: wait for it to finish and run this cell again, "
-                    f"set GUIDE_ENGINE_WAIT to more seconds (now {wait_s:.0f}), or stop it at once with "
-                    "`bash guide.sh stop` (its results so far stay stored).") from None
+                    tr(
+                        "The engine is still busy after {waited:.0f} s: {holder}. Only one engine runs on a machine "
+                        "and a running load is never cut off. Try: wait for it to finish and run this cell again, "
+                        "set GUIDE_ENGINE_WAIT to more seconds (now {wait_s:.0f}), or stop it at once with `bash "
+                        "guide.sh stop` (its results so far stay stored).",
+                        waited=waited,
+                        holder=holder,
+                        wait_s=wait_s,
+                    )
+                ) from None
             if waited - said >= 30 or said == 0:
-                print(f"[engine] waiting for the engine: {holder} (waited {waited:.0f} s of up to {wait_s:.0f})",
-                      flush=True)
+                print(
+                    tr(
+                        "[engine] waiting for the engine: {holder} (waited {waited:.0f} s of up to {wait_s:.0f})",
+                        holder=holder,
+                        waited=waited,
+                        wait_s=wait_s,
+                    ),
+                    flush=True,
+                )
                 said = waited or 1e-9
             time.sleep(0.5)
     os.ftruncate(fd, 0)
@@ -173,8 +187,12 @@ def _holder_text(fd: int) -> str:
         info = {}
     if not info:
         return "another process holds it"
-    return (f"{info.get('who', '?')} is running {info.get('what', '?')} "
-            f"({time.time() - info.get('since', time.time()):.0f} s so far)")
+    return tr(
+        "{value} is running {value_2} ({time:.0f} s so far)",
+        value=info.get("who", "?"),
+        value_2=info.get("what", "?"),
+        time=time.time() - info.get("since", time.time()),
+    )
 
 
 # -- handing the engine over ------------------------------------------------------------------
@@ -191,25 +209,51 @@ def engine(config: EngineConfig, progress=True) -> Server:
         if rec is not None and rec["key"] == key:
             if _mine is None:
                 _mine = Server.attach(config, rec)
-                print(f"[engine] reusing the idle engine for {rec['label']} that {rec['started_by']} started "
-                      f"{_ago(rec['started_at'])} ago (no start)", flush=True)
+                print(
+                    tr(
+                        "[engine] reusing the idle engine for {label} that {started_by} started {ago} ago (no start)",
+                        label=rec["label"],
+                        started_by=rec["started_by"],
+                        ago=_ago(rec["started_at"]),
+                    ),
+                    flush=True,
+                )
                 _tell("reuse", rec["label"], key, 0.0, rec.get("layout"))
             _add_user()
             return _mine
         # Why no engine of this config was running: another one was, or how the last one ended.
         before = f"{rec['label']} was running" if rec is not None else (read_record().get("ended") or {}).get("why")
         if rec is not None:
-            print(f"[engine] stopping the idle engine for {rec['label']} (started by {rec['started_by']}) "
-                  f"to start {config.label()}", flush=True)
+            print(
+                tr(
+                    "[engine] stopping the idle engine for {label} (started by {started_by}) to start {label_2}",
+                    label=rec["label"],
+                    started_by=rec["started_by"],
+                    label_2=config.label(),
+                ),
+                flush=True,
+            )
             stop_engine(f"replaced by {who()}'s {config.label()}")
         server = Server(config, progress=progress).start()
         server.shared = True
         server._lock.hand_to_server()
-        _write_record({"server_pid": server.pid, "server_start": process_id(server.pid)[1], "port": server.port,
-                       "key": key, "label": config.label(), "model_path": server.model_path,
-                       "log_path": str(server.log_path), "layout": server.layout,
-                       "start_seconds": server.start_seconds, "warmed_up": False, "started_by": who(),
-                       "started_at": time.time(), "users": [process_id()]})
+        _write_record(
+            {
+                "server_pid": server.pid,
+                "server_start": process_id(server.pid)[1],
+                "port": server.port,
+                "key": key,
+                "label": config.label(),
+                "model_path": server.model_path,
+                "log_path": str(server.log_path),
+                "layout": server.layout,
+                "start_seconds": server.start_seconds,
+                "warmed_up": False,
+                "started_by": who(),
+                "started_at": time.time(),
+                "users": [process_id()],
+            }
+        )
         _tell("start", config.label(), key, server.start_seconds, server.layout, server.pid, before)
         _mine = server
         return server
@@ -245,8 +289,17 @@ def stop_engine(why: str, wait_for_load: bool = True) -> bool:
         if rec is None:
             return False
         server = _mine if _mine is not None and _mine.pid == rec["server_pid"] else Server.attach(None, rec)
-        _write_record({"ended": {"label": rec["label"], "server_pid": rec["server_pid"], "why": why,
-                                 "by": who(), "at": time.time()}})
+        _write_record(
+            {
+                "ended": {
+                    "label": rec["label"],
+                    "server_pid": rec["server_pid"],
+                    "why": why,
+                    "by": who(),
+                    "at": time.time(),
+                }
+            }
+        )
         server.stop()
         if _mine is server:
             _mine = None
@@ -262,14 +315,26 @@ def _add_user() -> None:
 
 def _say_why_gone(server: Server) -> None:
     rec = read_record()
-    ended = next((e for e in [rec.get("ended") or {}, *reversed(rec.get("ended_before") or [])]
-                  if e.get("server_pid") == server.pid), {})
+    ended = next(
+        (
+            e
+            for e in [rec.get("ended") or {}, *reversed(rec.get("ended_before") or [])]
+            if e.get("server_pid") == server.pid
+        ),
+        {},
+    )
     if ended:
         why = f"{ended['why']} ({_ago(ended['at'])} ago)"
     else:
-        why = "it exited (see its log: " + str(server.log_path) + ")"
-    print(f"[engine] the engine this notebook used ({server.config.label()}) was stopped: {why}; "
-          "this notebook gets an engine again", flush=True)
+        why = tr("it exited (see its log: ") + str(server.log_path) + ")"
+    print(
+        tr(
+            "[engine] the engine this notebook used ({label}) was stopped: {why}; this notebook gets an engine again",
+            label=server.config.label(),
+            why=why,
+        ),
+        flush=True,
+    )
 
 
 def _ago(t: float) -> str:
@@ -277,15 +342,30 @@ def _ago(t: float) -> str:
     return f"{s:.0f} s" if s < 120 else f"{s / 60:.0f} min"
 
 
-def _tell(event: str, label: str, key: str, seconds: float | None, layout: str | None,
-          server_pid: int | None = None, after: str | None = None) -> None:
+def _tell(
+    event: str,
+    label: str,
+    key: str,
+    seconds: float | None,
+    layout: str | None,
+    server_pid: int | None = None,
+    after: str | None = None,
+) -> None:
     """Tell the listeners of a start, a reuse or a measured load; `after` says how the engine before
     a start ended (why it was needed), or what a load was."""
     if not LISTENERS:
         return
-    entry = {"event": event, "who": who().rsplit(" (pid", 1)[0], "label": label, "key": key,
-             "seconds": round(seconds or 0.0, 1), "layout": layout, "server_pid": server_pid, "time": time.time(),
-             "after": after}
+    entry = {
+        "event": event,
+        "who": who().rsplit(" (pid", 1)[0],
+        "label": label,
+        "key": key,
+        "seconds": round(seconds or 0.0, 1),
+        "layout": layout,
+        "server_pid": server_pid,
+        "time": time.time(),
+        "after": after,
+    }
     for listen in LISTENERS:
         listen(entry)
 
@@ -309,12 +389,22 @@ def main(argv: list[str]) -> int:
     cmd = argv[0] if argv else "status"
     if cmd == "stop":
         stopped = stop_engine("bash guide.sh stop", wait_for_load=False)
-        print("[engine] stopped the guide's engine" if stopped else "[engine] no engine of the guide is running")
+        print(
+            tr("[engine] stopped the guide's engine") if stopped else tr("[engine] no engine of the guide is running")
+        )
         return 0
     rec = live_record()
-    print(f"[engine] {rec['label']} on 127.0.0.1:{rec['port']}, started by {rec['started_by']}; it stops by itself "
-          f"{GRACE_S:.0f} s after the last notebook or script using it ends (GUIDE_ENGINE_GRACE), so that the next "
-          "one can take it over without a start; `bash guide.sh stop` stops it now" if rec
-          else "[engine] no engine of the guide is running")
+    print(
+        tr(
+            "[engine] {label} on 127.0.0.1:{port}, started by {started_by}; it stops by itself {grace_s:.0f} s "
+            "after the last notebook or script using it ends (GUIDE_ENGINE_GRACE), so that the next one can take "
+            "it over without a start; `bash guide.sh stop` stops it now",
+            label=rec["label"],
+            port=rec["port"],
+            started_by=rec["started_by"],
+            grace_s=GRACE_S,
+        )
+        if rec
+        else tr("[engine] no engine of the guide is running")
+    )
     return 0
-

@@ -55,10 +55,13 @@ def compiled(po: Path) -> Path:
     return mo
 
 
-def tr(text: str) -> str:
+def tr(text: str, **fields) -> str:
     """`text` in the learner's language where the `guide` catalog has it; the English otherwise (and an
-    empty text stays empty: gettext would answer it with the catalog's header)."""
-    return _translation(language()).gettext(text) if text else text
+    empty text stays empty: gettext would answer it with the catalog's header). With `fields`, `text` is a
+    template (`"{tokens:,.0f} KV tokens"`) filled after translation, so the catalog holds one entry for
+    every run's figures and a translation may put the figures where its grammar wants them."""
+    said = _translation(language()).gettext(text) if text else text
+    return said.format(**fields) if fields else said
 
 
 def N_(text: str) -> str:

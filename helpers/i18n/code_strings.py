@@ -1,5 +1,8 @@
-"""English a learner reads that is not marked with `tr()` where it is written, collected into the `guide`
+"""English a learner reads that Babel's extractor over helpers/ does not find, collected into the `guide`
 catalog, and shown through `tr()` where it is printed:
+
+- a sentence a notebook's code cell prints: `print(H.tr("{tokens:,.0f} KV tokens at {fraction:g}",
+  tokens=…, fraction=…))` (the template is the catalog's key; the figures are filled in after translation);
 
 - an exercise's text in a code cell (a code cell is never translated): `Question("bytes per token", …,
   "every layer stores …", unit="bytes", known_wrong={"you forgot …": …})`: its name, hint, unit and the
@@ -20,8 +23,9 @@ KEYWORDS = ("name", "hint", "unit")
 
 def exercise_strings(source: str) -> list[str]:
     """Each literal string a Question or Choice built in `source` prints: its name, hint, unit and the
-    reasons (keys) of its `known_wrong`; and each chart's literal title (`chart_title=`, which
-    helpers.charts shows through tr()). A string computed at run time (an f-string) is left out."""
+    reasons (keys) of its `known_wrong`; each chart's literal title (`chart_title=`, which
+    helpers.charts shows through tr()); and each template a code cell passes to `H.tr()` (what the cell
+    prints in its own sentences). A string computed at run time (an f-string) is left out."""
     try:
         tree = ast.parse(source)
     except SyntaxError:  # a cell with IPython magics: nothing an exercise prints
@@ -33,6 +37,8 @@ def exercise_strings(source: str) -> list[str]:
         if not isinstance(node, ast.Call):
             continue
         called = node.func.attr if isinstance(node.func, ast.Attribute) else getattr(node.func, "id", "")
+        if called == "tr" and node.args:  # H.tr("… {tokens:,.0f} …", tokens=…) in a code cell
+            values.append(node.args[0])
         if called not in CALLS:
             continue
         values += [a for i, a in enumerate(node.args) if i in CALLS[called]]

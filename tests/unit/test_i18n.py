@@ -1,7 +1,7 @@
 """The Chinese edition: catalogs in step with the English, translated notebooks made from them, the glossary's
 rule, and the run-time strings in the learner's language."""
 import json
-import re
+import string
 from pathlib import Path
 
 import pytest
@@ -117,11 +117,27 @@ def test_the_glossary_rule_catches_a_synonym_and_a_first_use_without_the_english
     assert not glossary.problems([("`enable_prefix_caching` is a flag.", "`enable_prefix_caching` 是个参数。")], "x")
 
 
+def _fields(template: str) -> list:
+    """A template's fields with their formats (`{tokens:,.0f}`), as `tr(text, **fields)` fills them."""
+    try:
+        return sorted((name, spec, conv) for _, name, spec, conv in string.Formatter().parse(template)
+                      if name is not None)
+    except ValueError:
+        return [("unbalanced braces", template)]
+
+
 def test_run_time_translations_keep_every_placeholder():
+    """A translated template keeps each field and its format (a `{tokens:,.0f}` written `{tokens}` would
+    print a bare float; one written `{token}` would raise a KeyError in the Chinese notebook)."""
     for lang in LANGUAGES:
         for m in read_catalog(ROOT / "locales" / lang / "LC_MESSAGES" / "guide.po"):
-            if m.id and m.string:
-                assert sorted(re.findall(r"{\w*}", m.id)) == sorted(re.findall(r"{\w*}", m.string)), m.id
+            if m.id and m.string and not m.fuzzy:
+                assert _fields(m.id) == _fields(m.string), m.id
+
+
+def test_the_placeholder_rule_catches_a_lost_format():
+    assert _fields("{tokens:,.0f} KV tokens") != _fields("{tokens} 个 KV token")
+    assert _fields("{a} and {b:g}") == _fields("{b:g} 与 {a}")
 
 
 def test_the_learners_language_chooses_the_run_time_strings(monkeypatch):

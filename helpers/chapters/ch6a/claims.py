@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from helpers import models, tuning, verdicts
 from helpers.config import ConfigError, EngineConfig
+from helpers.i18n import tr
 from helpers.slo import SLO
 from helpers.tuning import Step
 from helpers.verdicts import Claim
@@ -92,7 +93,8 @@ def startup_claims(checks: list[dict], share: float, loaded: dict, non_kv_share:
                                   rule=CAPACITY_RULE), band_claim(share, non_kv_share, loaded)]
     return [
         verdicts.judge(CAPACITY_CLAIM, not off,
-                     f"{len(agree)} of {len(checks)} figures agree with the harness's arithmetic"
+                     tr("{n_agree} of {n_checks} figures agree with the harness's arithmetic", n_agree=len(agree),
+                        n_checks=len(checks))
                      + (f"; off: {', '.join(off)}" if off else ""),
                      # the checks from the blocks always agree (vLLM derives both from one count), and the budget
                      # and KV GiB are memory against memory: partly needs the KV tokens computed from the KV GiB
@@ -159,7 +161,7 @@ def _goodput_claim(text: str, before: dict, after: dict, slo: SLO, evidence: str
     g0, g1 = slo.goodput(before) or 0, slo.goodput(after) or 0
     s0, s1 = slo.met_share(before) or 0, slo.met_share(after) or 0
     times = tuning.ratio_text(before, after, slo, ratio)
-    ev = (f"{evidence.rstrip('.')}: goodput {g0:.2f} → {g1:.2f} req/s ({times}); within the target "
+    ev = (f"{evidence.rstrip('.。')}: goodput {g0:.2f} → {g1:.2f} req/s ({times}); within the target "
           f"{100 * s0:.0f} % → {100 * s1:.0f} % of requests (the target asks {100 * slo.share:.0f} %)")
     if g0 == 0 and g1 == 0:
         return verdicts.cannot_tell(text, f"{ev}: no request met the target on either side, so goodput cannot tell "
@@ -214,10 +216,11 @@ def tuning_claims(records: list[dict], advised: dict, advice_text: str, mixed: d
         # a step that hurt was dropped, as the method drops it: whether a gain was there to find is as undecided
         # as where none hurt, so the path reads cannot tell either way, the hurt steps named
         path_claim = Claim(path_text, verdicts.CANNOT_TELL,
-                           path_evidence + (f": no step raised goodput at the target ({hurt} lowered it beyond the "
-                                            "noise and was dropped), so the path ended at the baseline" if hurt else
-                                            ": no step moved goodput at the target beyond the noise, so the path "
-                                            "ended at the baseline"),
+                           path_evidence + (tr(": no step raised goodput at the target ({hurt} lowered it beyond "
+                                               "the noise and was dropped), so the path ended at the baseline",
+                                               hurt=hurt) if hurt else
+                                            tr(": no step moved goodput at the target beyond the noise, so the "
+                                               "path ended at the baseline")),
                            "no step kept: cannot tell (a step that hurt is dropped, as the method says, and leaves "
                            "the path at the baseline); otherwise held / did not hold as for one change: " + rule)
     else:
@@ -260,14 +263,16 @@ def order_claim(forward: list[dict], reverse: list[dict] | None, slo: SLO) -> Cl
         return verdicts.untested(text, f"quantization first kept no quantization step (it kept {kept(reverse)}), so "
                                        "no faster kernel was there to hide anything", tested)
     if fwd_sched <= kept_keys(reverse, SCHEDULING):
-        return Claim(text, verdicts.NOT_HELD, f"quantization first kept the scheduling step(s) the article's order "
-                                              f"kept too (the article's order kept {kept(forward)}; quantization "
-                                              f"first kept {kept(reverse)}): the faster kernel hid nothing",
+        return Claim(text, verdicts.NOT_HELD, tr("quantization first kept the scheduling step(s) the article's "
+                                                 "order kept too (the article's order kept {kept}; quantization "
+                                                 "first kept {kept_2}): the faster kernel hid nothing",
+                                                 kept=kept(forward), kept_2=kept(reverse)),
                      "did not hold: quantizing first still kept the scheduling step, so it hid nothing")
     if same and (slo.goodput(a["row"]) or 0) > 0:
-        return Claim(text, verdicts.NOT_HELD, f"both orders ended at the same configuration (the article's order "
-                                              f"kept {kept(forward)}; quantization first kept {kept(reverse)}): "
-                                              "quantizing first did not hide the scheduling step",
+        return Claim(text, verdicts.NOT_HELD, tr("both orders ended at the same configuration (the article's order "
+                                                 "kept {kept}; quantization first kept {kept_2}): quantizing first "
+                                                 "did not hide the scheduling step", kept=kept(forward),
+                                                 kept_2=kept(reverse)),
                      "did not hold: both orders ended at one configuration, so quantizing first hid nothing")
     return _goodput_claim(text, b["row"], a["row"], slo,
                           f"the article's order kept {kept(forward)}; quantization first kept {kept(reverse)}; "
@@ -307,9 +312,10 @@ def kv_shares(cap: dict, fraction: float) -> tuple[float | None, float | None]:
 def share_text(kv_share: float | None, non_kv_share: float | None, fraction: float) -> str:
     """One sentence on the shares and the article's reading of them, or why they are not known."""
     if kv_share is None or non_kv_share is None:
-        return f"KV share of the device's memory: not known, {NO_SHARES}."
-    return (f"KV cache {100 * kv_share:.0f} % of the device's memory (non-KV memory {100 * non_kv_share:.0f} %, the "
-            f"budget {100 * fraction:.0f} %); the article's reading: {kv_share_band(kv_share)}.")
+        return tr("KV share of the device's memory: not known, {no_shares}.", no_shares=NO_SHARES)
+    return (tr("KV cache {value:.0f} % of the device's memory (non-KV memory {value_2:.0f} %, the budget "
+               "{value_3:.0f} %); the article's reading: {kv_share_band}.", value=100 * kv_share,
+               value_2=100 * non_kv_share, value_3=100 * fraction, kv_share_band=kv_share_band(kv_share)))
 
 
 def kv_share_band(share: float) -> str:

@@ -3,6 +3,7 @@ knee from the inside (its timeline), and the configurations of the tuning path a
 from __future__ import annotations
 
 from helpers import run_size, tables
+from helpers.i18n import tr
 from helpers.results.rows import over_saturated, queue_growth, queue_unread
 
 
@@ -19,10 +20,11 @@ def inside_the_busiest(row: dict) -> str:
     if q is None:
         why = queue_unread(row)
         if why == "no timeline":
-            return ("This row keeps no timeline (it was measured before timelines were stored): set FORCE = True in "
-                    "the set-up cell and run again.")
-        more = " (the full size sends more)" if why.startswith("too few") and run_size.size() != "full" else ""
-        return f"At **{row['load_request_rate']:g} req/s** the over-saturation rule reads nothing: {why}{more}."
+            return (tr("This row keeps no timeline (it was measured before timelines were stored): set FORCE = "
+                       "True in the set-up cell and run again."))
+        more = tr(" (the full size sends more)") if why.startswith("too few") and run_size.size() != "full" else ""
+        return tr("At **{load_request_rate:g} req/s** the over-saturation rule reads nothing: {why}{more}.",
+                  load_request_rate=row['load_request_rate'], why=why, more=more)
     state = {True: "the queue grew while requests were sent: it looks **over-saturated**, its latencies those of a "
                    "queue that had not stopped growing (a stable load at 70-85 % of capacity reads this way in 6-18 % "
                    "of simulated runs, up to about one in five: `rows.over_saturated`)",
@@ -30,12 +32,13 @@ def inside_the_busiest(row: dict) -> str:
                     "tested here (a short run of a load just past capacity reads this way in about one run in ten)",
              None: "between the two, so whether the queue would have kept growing cannot be told from a run "
                    "this short"}[over_saturated(row)]
-    return (f"At **{row['load_request_rate']:g} req/s**, the highest rate offered, the engine held "
-            f"{q['held_after_ramp']} request(s) once the ramp from an idle engine was over and "
-            f"{q['held_at_last_send']} when the last request was sent (counted from the requests' own times). The "
-            f"first half of the {q['requests']} requests sent after the ramp waited a median "
-            f"{q['first_half_wait_ms']:.0f} ms for their first token, the second half {q['second_half_wait_ms']:.0f} "
-            f"ms: {state}.")
+    return (tr("At **{load_request_rate:g} req/s**, the highest rate offered, the engine held {held_after_ramp} "
+               "request(s) once the ramp from an idle engine was over and {held_at_last_send} when the last "
+               "request was sent (counted from the requests' own times). The first half of the {requests} requests "
+               "sent after the ramp waited a median {first_half_wait_ms:.0f} ms for their first token, the second "
+               "half {second_half_wait_ms:.0f} ms: {state}.", load_request_rate=row['load_request_rate'],
+               held_after_ramp=q['held_after_ramp'], held_at_last_send=q['held_at_last_send'], requests=q['requests'],
+               first_half_wait_ms=q['first_half_wait_ms'], second_half_wait_ms=q['second_half_wait_ms'], state=state))
 
 
 def front_points(sweep_rows: list[dict], path: list[dict], best: dict, rate: float) -> tuple[dict[str, dict], str]:
@@ -62,19 +65,28 @@ def front_sentence(rows: dict[str, dict], tuned: str, tpot_limit_ms: float) -> s
     on = list(points.loc[points["on the front"], "config"])
     row = points.loc[points["config"] == tuned]
     if row.empty:
-        return f"On the front: {', '.join(on)}."
+        return tr("On the front: {on}.", on=', '.join(on))
     p = row.iloc[0]
     x, y = points["tokens/s per user"], points["total output tokens/s"]
     better = points.loc[(x >= p["tokens/s per user"]) & (y >= p["total output tokens/s"])
                         & ((x > p["tokens/s per user"]) | (y > p["total output tokens/s"])), "config"]
     chose = ("goodput, which chose it" if not tuned.startswith("baseline") else
              "goodput, which no step beat from it")
-    where = ("on the front: no other point is at least as good on both axes and better on one" if p["on the front"]
-             else f"inside the front: {', '.join(better)} did at least as well on both axes and better on one "
-             f"({chose}, counts requests within both targets, TTFT's too, which neither axis shows)")
+    where = (tr("on the front: no other point is at least as good on both axes and better on one") if p["on the front"]
+             else tr("inside the front: {better} did at least as well on both axes and better on one ({chose}, "
+                     "counts requests within both targets, TTFT's too, which neither axis shows)",
+                     better=', '.join(better), chose=chose))
     fast = points.loc[points["tokens/s per user"] >= 1000 / tpot_limit_ms, "config"]
-    who = ("The baseline (the path kept no step)" if tuned.startswith("baseline") else
-           f"The tuned configuration ({tuned})")
-    return (f"On the front: {', '.join(on)}. {who} is {where}. At the median, "
-            f"the TPOT target ({tpot_limit_ms:g} ms) is met by " + (", ".join(fast) if len(fast) else "none of them")
-            + ".")
+    who = (tr("The baseline (the path kept no step)") if tuned.startswith("baseline") else
+           tr("The tuned configuration ({tuned})", tuned=tuned))
+    return (
+        tr(
+            "On the front: {on}. {who} is {where}. At the median, the TPOT target ({tpot_limit_ms:g} ms) is met by ",
+            on=", ".join(on),
+            who=who,
+            where=where,
+            tpot_limit_ms=tpot_limit_ms,
+        )
+        + (", ".join(fast) if len(fast) else "none of them")
+        + "."
+    )

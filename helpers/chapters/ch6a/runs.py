@@ -10,6 +10,7 @@ from helpers import experiment, tuning
 from helpers.chapters.ch6a import service
 from helpers.config import EngineConfig
 from helpers.errors import ConfigError
+from helpers.i18n import tr
 from helpers.load import LoadError
 from helpers.slo import SLO, overloaded
 
@@ -22,25 +23,37 @@ def rate_sweep(config, load, rates: list[float], slo: SLO, *, force: bool = Fals
     more, for minutes. Every row measured so far is stored and returned."""
     measure = measure or experiment.measure
     if not rates or any(r <= 0 for r in rates):
-        raise ConfigError("rates", f"must be positive request rates (req/s), got {rates!r}.", "rates=[0.5, 1, 2, 4].")
+        raise ConfigError(
+            "rates", tr("must be positive request rates (req/s), got {rates!r}.", rates=rates), "rates=[0.5, 1, 2, 4]."
+        )
     rows = []
     for rate in sorted(rates):
         try:
             row = measure(config, dataclasses.replace(load, request_rate=float(rate)), force=force, tag=tag)
         except Exception as e:  # noqa: BLE001 - keep what was measured, say why the sweep stopped
-            say(f"stopped at {rate:g} req/s: the run failed ({str(e).splitlines()[0][:200]}); "
-                f"{len(rows)} rate(s) kept")
+            say(f"stopped at {rate:g} req/s: the run failed ({str(e).splitlines()[0][:200]}); {len(rows)} rate(s) kept")
             break
         rows.append(row)
         if overloaded(row, slo):
-            say(f"stopped after {rate:g} req/s: median TTFT {row['median_ttft_ms']:,.0f} ms, far past the "
-                f"{slo.ttft_ms:g} ms target; higher rates would only queue longer")
+            say(
+                f"stopped after {rate:g} req/s: median TTFT {row['median_ttft_ms']:,.0f} ms, far past the "
+                f"{slo.ttft_ms:g} ms target; higher rates would only queue longer"
+            )
             break
     return rows
 
 
-def walk(config: EngineConfig, load, slo: SLO, steps: list[tuning.Step], *, force: bool = False, measure=None,
-         also: dict | None = None, say=print) -> list[dict]:
+def walk(
+    config: EngineConfig,
+    load,
+    slo: SLO,
+    steps: list[tuning.Step],
+    *,
+    force: bool = False,
+    measure=None,
+    also: dict | None = None,
+    say=print,
+) -> list[dict]:
     """Measure the baseline, then each step on top of the best config so far. Returns one
     record per step: its row, goodput, its effect against the config it changed, and whether
     it was kept. `also` ({step name or "baseline": [loads]}) runs other loads on a step's engine
@@ -55,9 +68,22 @@ def walk(config: EngineConfig, load, slo: SLO, steps: list[tuning.Step], *, forc
     best_cfg = config
     best = measure(config, load, force=force, tag="tuning")
     extra("baseline", config)
-    records = [{"step": "baseline", "chapter": 1, "change": {}, "row": best, "goodput": slo.goodput(best),
-                "effect": None, "ratio": 1.0, "kept": True, "config": config, "goodput_ratio": 1.0, "judged_on": None,
-                "pace_ceiling": None}]
+    records = [
+        {
+            "step": "baseline",
+            "chapter": 1,
+            "change": {},
+            "row": best,
+            "goodput": slo.goodput(best),
+            "effect": None,
+            "ratio": 1.0,
+            "kept": True,
+            "config": config,
+            "goodput_ratio": 1.0,
+            "judged_on": None,
+            "pace_ceiling": None,
+        }
+    ]
     for step in steps:
         try:
             cfg = best_cfg.replace(**step.change)
@@ -69,22 +95,37 @@ def walk(config: EngineConfig, load, slo: SLO, steps: list[tuning.Step], *, forc
         judged, ratio = tuning.effect(best, row, slo)
         kept = judged == tuning.HELPED
         g0, g1 = slo.goodput(best) or 0, slo.goodput(row) or 0
-        records.append({"step": step.name, "chapter": step.chapter, "change": step.change, "row": row,
-                        "goodput": slo.goodput(row), "effect": judged, "ratio": ratio, "kept": kept, "config": cfg,
-                        # against the best configuration so far (what the step changed), and what judged it
-                        "goodput_ratio": g1 / g0 if g0 else None,
-                        "judged_on": "pace" if (on_pace := tuning.judged_on_pace(best, row, slo)) else
-                        "crossing the target" if tuning.crossed(best, row, slo) else "goodput",
-                        # about the largest pace against `best` at this offered rate for an engine no
-                        # faster per request than these two rows
-                        "pace_ceiling": tuning.pace_ceiling(best, row) if on_pace else None})
+        records.append(
+            {
+                "step": step.name,
+                "chapter": step.chapter,
+                "change": step.change,
+                "row": row,
+                "goodput": slo.goodput(row),
+                "effect": judged,
+                "ratio": ratio,
+                "kept": kept,
+                "config": cfg,
+                # against the best configuration so far (what the step changed), and what judged it
+                "goodput_ratio": g1 / g0 if g0 else None,
+                "judged_on": "pace"
+                if (on_pace := tuning.judged_on_pace(best, row, slo))
+                else "crossing the target"
+                if tuning.crossed(best, row, slo)
+                else "goodput",
+                # about the largest pace against `best` at this offered rate for an engine no
+                # faster per request than these two rows
+                "pace_ceiling": tuning.pace_ceiling(best, row) if on_pace else None,
+            }
+        )
         if kept:
             best_cfg, best = cfg, row
     return records
 
 
-def prepare_service(config, *, slo: SLO | None = None, tag: str = "ch6", measure=None, sweep=None,
-                    say=print) -> service.Service:
+def prepare_service(
+    config, *, slo: SLO | None = None, tag: str = "ch6", measure=None, sweep=None, say=print
+) -> service.Service:
     """Unloaded latency → target (unless `slo` is given) → rate sweep → the rate to tune at.
     Stored rows are reused, so after notebook 06a this starts no engine."""
     measure = measure or experiment.measure

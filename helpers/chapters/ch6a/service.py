@@ -17,7 +17,7 @@ from dataclasses import dataclass, replace
 
 from helpers import run_size, tuning, verdicts
 from helpers.errors import ConfigError
-from helpers.i18n import N_
+from helpers.i18n import N_, tr
 from helpers.load import Load
 from helpers.slo import SLO, knee
 
@@ -50,8 +50,8 @@ def slo_for(unloaded: dict) -> SLO:
     """The target: TTFT and TPOT within a few times what one request alone gets here."""
     ttft, tpot = unloaded.get("median_ttft_ms"), unloaded.get("median_tpot_ms")
     if not ttft or not tpot:
-        raise ConfigError("unloaded", "the unloaded row has no TTFT or TPOT (did every request fail?).",
-                          "measure target.unloaded_load() again with force=True and read the engine's log.")
+        raise ConfigError("unloaded", tr("the unloaded row has no TTFT or TPOT (did every request fail?)."),
+                          tr("measure target.unloaded_load() again with force=True and read the engine's log."))
     return SLO(ttft_ms=round(_round_up(TTFT_HEADROOM * ttft), 6), tpot_ms=round(_round_up(TPOT_HEADROOM * tpot), 6),
                share=SHARE)
 
@@ -100,8 +100,8 @@ def tuning_rate(sweep_rows: list[dict], slo: SLO) -> float:
     where a better config can still turn misses into hits. If every rate met the target, the
     highest tried; if none did, the lowest."""
     if not sweep_rows:
-        raise ConfigError("sweep", "no rate was measured, so there is no rate to tune at.",
-                          "run the sweep first; if it stopped at once, read why it said so.")
+        raise ConfigError("sweep", tr("no rate was measured, so there is no rate to tune at."),
+                          tr("run the sweep first; if it stopped at once, read why it said so."))
     k = knee(sweep_rows, slo)
     rates = sorted(r["load_request_rate"] for r in sweep_rows)
     if k.best_rate is None:
@@ -190,13 +190,14 @@ def capstone_verdict(mine: dict, baseline: dict, advised: dict, slo: SLO, *, sam
                        f"it; {slo.met_share(mine) or 0:.0%} were. " + figures)
     mine_share, ref_share = slo.met_share(mine) or 0, slo.met_share(ref) or 0
     if judged == tuning.HURT and ratio > 1:
-        why = f"more requests per second than {name} run, but a smaller share of them within the target"
+        why = tr("more requests per second than {name} run, but a smaller share of them within the target", name=name)
     elif judged == tuning.NOTHING and tuning.judged_on_pace(ref, mine, slo) and mine_share < ref_share:
-        why = (f"fewer of your requests met the target than in {name} run (by less than "
-               f"{tuning.MIN_COUNT_CHANGE}), so finishing sooner does not count (chapter 6's rule)"
+        why = (tr("fewer of your requests met the target than in {name} run (by less than {min_count_change}), so "
+                  "finishing sooner does not count (chapter 6's rule)", name=name,
+                  min_count_change=tuning.MIN_COUNT_CHANGE)
                if tuning.pace(ref, mine) > 1 else
-               f"fewer of your requests met the target than in {name} run (by less than "
-               f"{tuning.MIN_COUNT_CHANGE}), and your run finished no sooner")
+               tr("fewer of your requests met the target than in {name} run (by less than {min_count_change}), and "
+                  "your run finished no sooner", name=name, min_count_change=tuning.MIN_COUNT_CHANGE))
     else:
         why = f"{'within the noise of' if judged == tuning.NOTHING else 'below'} {name} goodput"
     return Verdict(False, m, b, a, f"Not yet: {why} ({mine_share:.0%} of your requests within the target, "
