@@ -260,7 +260,7 @@ def requests(row: dict, max_ttft_ms: float, max_tpot_ms: float, chart_title: str
     ttft = alt.Chart(pd.DataFrame({"x": [max_ttft_ms]})).mark_rule(strokeDash=[4, 4]).encode(x="x:Q")
     tpot = alt.Chart(pd.DataFrame({"y": [max_tpot_ms]})).mark_rule(strokeDash=[4, 4]).encode(y="y:Q")
     repeats = len(row.get("runs") or [row])
-    where = " (first repeat of " + str(repeats) + ")" if repeats > 1 else ""
+    where = tr(" (first repeat of ") + str(repeats) + ")" if repeats > 1 else ""
     return (points + ttft + tpot).properties(
         title=(tr(chart_title) or tr("Each request against the latency targets (dashed)")) + where)
 
@@ -343,9 +343,9 @@ def knee(rows: list[dict], slo, best_rate: float | None, chart_title: str = "") 
         if best_rate is not None:
             layer += alt.Chart(pd.DataFrame({"offered rate (req/s)": [best_rate]})).mark_rule(color="gray").encode(x=x)
         met = [r for r in rows if slo.meets(r)]
-        rule = ("no rate met the target" if best_rate is None and not met else
-                "no knee: the lowest rate missed" if best_rate is None else
-                "highest rate tried (every rate met it) grey" if len(met) == len(rows) else "knee grey")
+        rule = (tr("no rate met the target") if best_rate is None and not met else
+                tr("no knee: the lowest rate missed") if best_rate is None else
+                tr("highest rate tried (every rate met it) grey") if len(met) == len(rows) else tr("knee grey"))
         panels.append(layer.properties(width=300, height=240, title=tr("{label}: target dashed, {rule}", label=label,
                                                                        rule=rule)))
     note = (tr(" (▲ looked over-saturated: the queue grew while requests were sent, so those latencies are likely "

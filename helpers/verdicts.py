@@ -174,44 +174,79 @@ def judge_change(text: str, before, after, metric: str, better: str, held_at: fl
         why = missing(before, metric) or missing(after, metric) or tr("{metric} is missing from a row", metric=metric)
         return untested(text, why, rule or change_rule(better, held_at, default_noise(metric)))
     if x == 0 or y == 0:  # a ratio with a zero is no measurement: a gauge that sampled no request reads 0
-        return untested(text, (evidence or f"{metric}: {x:,.1f} → {y:,.1f}") + ": a figure of 0 on one side cannot be "
-                        "compared as a ratio (a sampled gauge that saw no request, a run too short for its sampling)",
-                        rule or change_rule(better, held_at, default_noise(metric)))
+        return untested(
+            text,
+            (evidence or f"{metric}: {x:,.1f} → {y:,.1f}")
+            + tr(
+                ": a figure of 0 on one side cannot be "
+                "compared as a ratio (a sampled gauge "
+                "that saw no request, a run too short "
+                "for its sampling)"
+            ),
+            rule or change_rule(better, held_at, default_noise(metric)),
+        )
     iv = ratio_interval(before, after, metric)
     if iv is None:  # a figure missing from a row of the guide's own (no import to blame)
-        return untested(text, evidence or f"{metric} is negative on one side", rule or change_rule(
-            better, held_at, default_noise(metric)))
+        return untested(
+            text,
+            evidence or tr("{metric} is negative on one side", metric=metric),
+            rule or change_rule(better, held_at, default_noise(metric)),
+        )
     gain = iv.value if better == "higher" else 1 / iv.value
     lo, hi = (iv.lo, iv.hi) if better == "higher" else (1 / iv.hi, 1 / max(iv.lo, 1e-12))
-    ev = (evidence or f"{metric}: {x:,.1f} → {y:,.1f}{(' ' + unit) if unit else ''}")
+    ev = evidence or f"{metric}: {x:,.1f} → {y:,.1f}{(' ' + unit) if unit else ''}"
     ev += tr("; ×{gain} the claimed way ({name} ×{lo}–×{hi}; {covers})").format(
-        gain=f"{gain:.2f}", name=iv.name(), lo=f"{lo:.2f}", hi=f"{hi:.2f}", covers=iv.covers)
+        gain=f"{gain:.2f}", name=iv.name(), lo=f"{lo:.2f}", hi=f"{hi:.2f}", covers=iv.covers
+    )
     floor = default_noise(metric)
     rule = rule or change_rule(better, held_at, floor)
     if 1 < held_at <= 1 + floor + 1e-9:  # a claim smaller than the floor: say what that means for the verdict
-        rule += tr("; the claimed ×{claim} lies inside this figure's ×÷{floor} floor, so held needs a ratio past "
-                   "×{floor}; a ratio between ×1 and the claimed size can only read cannot tell").format(
-            claim=f"{held_at:.2f}", floor=f"{1 + floor:.1f}")
+        rule += tr(
+            "; the claimed ×{claim} lies inside this figure's ×÷{floor} floor, so held needs a ratio past "
+            "×{floor}; a ratio between ×1 and the claimed size can only read cannot tell"
+        ).format(claim=f"{held_at:.2f}", floor=f"{1 + floor:.1f}")
     if lo > 1 + 1e-9:
         if gain < held_at - 1e-9 and hi >= held_at:
             ev += tr("; the interval reaches the claimed ×{claim}, so it may have held in full").format(
-                claim=f"{held_at:.2f}")
+                claim=f"{held_at:.2f}"
+            )
         elif gain >= held_at - 1e-9 and lo < held_at - 1e-9:
-            ev += tr("; the interval also reaches below the claimed ×{claim}, so it may have held only in "
-                     "part").format(claim=f"{held_at:.2f}")
+            ev += tr("; the interval also reaches below the claimed ×{claim}, so it may have held only in part").format(
+                claim=f"{held_at:.2f}"
+            )
         return judge(text, gain >= held_at - 1e-9, ev, partly=True, rule=rule)
     if hi < 1 - 1e-9:
         return Claim(text, NOT_HELD, ev, rule)
     if held_at > 1 and hi < held_at - 1e-9 and null_refutes:
-        refuted = tr("; the interval holds no change and excludes the claimed ×{claim}: the change this mechanism "
-                     "makes did not happen").format(claim=f"{held_at:.2f}")
-        return Claim(text, NOT_HELD, ev + refuted,
-                     rule + tr("; a figure the mechanism must move that stayed put: did not hold"))
+        refuted = tr(
+            "; the interval holds no change and excludes the claimed ×{claim}: the change this mechanism "
+            "makes did not happen"
+        ).format(claim=f"{held_at:.2f}")
+        return Claim(
+            text, NOT_HELD, ev + refuted, rule + tr("; a figure the mechanism must move that stayed put: did not hold")
+        )
     if held_at > 1 and hi < held_at - 1e-9:
-        return Claim(text, NOISE, ev + tr("; the interval holds no change and excludes the claimed ×{claim}, so a "
-                                          "change that size did not show here").format(claim=f"{held_at:.2f}"), rule)
-    return Claim(text, CANNOT_TELL, ev + (tr("; the interval holds both no change and the claimed ×{claim}").format(
-        claim=f"{held_at:.2f}") if held_at > 1 else tr("; the interval holds no change")), rule)
+        return Claim(
+            text,
+            NOISE,
+            ev
+            + tr(
+                "; the interval holds no change and excludes the claimed ×{claim}, so a "
+                "change that size did not show here"
+            ).format(claim=f"{held_at:.2f}"),
+            rule,
+        )
+    return Claim(
+        text,
+        CANNOT_TELL,
+        ev
+        + (
+            tr("; the interval holds both no change and the claimed ×{claim}").format(claim=f"{held_at:.2f}")
+            if held_at > 1
+            else tr("; the interval holds no change")
+        ),
+        rule,
+    )
 
 
 NULL_RULE = N_("an interval holding no change: within noise where it excludes the claimed size, else cannot tell")
@@ -219,23 +254,35 @@ NULL_RULE = N_("an interval holding no change: within noise where it excludes th
 
 def change_rule(better: str, held_at: float, level: float) -> str:
     """The one-line threshold shown beside a judge_change verdict, in the learner's language."""
-    held = (tr("held: ×{claim} or more lower, its 95 % interval beyond no change (never narrower than ×÷{floor} "
-               "start to start)") if better == "lower" and held_at > 1 else
-            tr("held: ×{claim} or more higher, its 95 % interval beyond no change (never narrower than ×÷{floor} "
-               "start to start)") if held_at > 1 else
-            tr("held: lower at all, its 95 % interval beyond no change (never narrower than ×÷{floor} start to "
-               "start)") if better == "lower" else
-            tr("held: higher at all, its 95 % interval beyond no change (never narrower than ×÷{floor} start to "
-               "start)"))
-    return tr("{held}; {null}").format(held=held.format(claim=f"{held_at:g}", floor=f"{1 + level:.2f}"),
-                                       null=tr(NULL_RULE))
+    held = (
+        tr(
+            "held: ×{claim} or more lower, its 95 % interval beyond no change (never narrower than ×÷{floor} "
+            "start to start)"
+        )
+        if better == "lower" and held_at > 1
+        else tr(
+            "held: ×{claim} or more higher, its 95 % interval beyond no change (never narrower than ×÷{floor} "
+            "start to start)"
+        )
+        if held_at > 1
+        else tr("held: lower at all, its 95 % interval beyond no change (never narrower than ×÷{floor} start to start)")
+        if better == "lower"
+        else tr(
+            "held: higher at all, its 95 % interval beyond no change (never narrower than ×÷{floor} start to start)"
+        )
+    )
+    return tr("{held}; {null}").format(
+        held=held.format(claim=f"{held_at:g}", floor=f"{1 + level:.2f}"), null=tr(NULL_RULE)
+    )
 
 
 def markdown(claims: list[Claim], title: str | None = None) -> str:
     """The verdict table, under a heading only when given one: each chapter's own "What we measured"
     heading sits right above it (two would show twice in the book's page and contents)."""
-    lines = (([f"### {title}", ""] if title else [])
-             + [tr("| claim | verdict on this machine | measured | rule |"), "|---|---|---|---|"])
+    lines = ([f"### {title}", ""] if title else []) + [
+        tr("| claim | verdict on this machine | measured | rule |"),
+        "|---|---|---|---|",
+    ]
     lines += [c.markdown_row() for c in claims]
     return "\n".join(lines)
 
@@ -245,10 +292,12 @@ def measured_on() -> str:
     from helpers.results import fingerprint
 
     fp = fingerprint()
-    where = (tr("{cpu} ({isa}), {cores} cores").format(cpu=fp["cpu_model"], isa=fp["cpu_isa"], cores=fp["cpu_cores"])
-             + (f", {fp['gpu']}" if fp["gpu"] else ""))
-    return tr("*Measured on {where}, vLLM {vllm} ({build}).*").format(where=where, vllm=fp["vllm"],
-                                                                    build=fp["vllm_build"])
+    where = tr("{cpu} ({isa}), {cores} cores").format(cpu=fp["cpu_model"], isa=fp["cpu_isa"], cores=fp["cpu_cores"]) + (
+        f", {fp['gpu']}" if fp["gpu"] else ""
+    )
+    return tr("*Measured on {where}, vLLM {vllm} ({build}).*").format(
+        where=where, vllm=fp["vllm"], build=fp["vllm_build"]
+    )
 
 
 def how_to_read() -> str:
@@ -258,17 +307,29 @@ def how_to_read() -> str:
 
     n = run_size.repeats()
     runs = tr("Each load ran once (the smoke size).") if n < 2 else tr("Each load ran {n} times.").format(n=n)
-    body = tr("A comparison reads the interval of its ratio (95 %: a t interval over the repeats each row kept, or a "
-             "bootstrap over one run's requests), never narrower than the start-to-start floor (×÷{floor}; ×÷{ttft} "
-             "for a TTFT, ×÷{tail} for a P99 or a worst gap, ×÷{capacity} for what a start reports, such as its KV "
-             "tokens), because two configurations come from two engine starts; a figure read once with no request "
-             "behind it (a start's capacity, a throughput at the smoke size) has its floor alone, an allowance rather "
-             "than a measured interval, and so does any interval the floor is wider than (it says what was drawn). "
-             "Trust the ratios more than the absolute milliseconds: another machine gives "
-             "other milliseconds.").format(floor=f"{1 + DEFAULT_NOISE:.1f}", ttft=f"{1 + TTFT_NOISE:.1f}",
-                                           tail=f"{1 + TAIL_NOISE:.1f}", capacity=f"{1 + CAPACITY_NOISE:.2f}")
-    more = tr("The full size (`GUIDE_SIZE=full`) adds requests and repeats inside one start: it narrows an interval "
-              "down to the floor, and only more engine starts could narrow the floor itself.") if n < 2 else ""
+    body = tr(
+        "A comparison reads the interval of its ratio (95 %: a t interval over the repeats each row kept, or a "
+        "bootstrap over one run's requests), never narrower than the start-to-start floor (×÷{floor}; ×÷{ttft} "
+        "for a TTFT, ×÷{tail} for a P99 or a worst gap, ×÷{capacity} for what a start reports, such as its KV "
+        "tokens), because two configurations come from two engine starts; a figure read once with no request "
+        "behind it (a start's capacity, a throughput at the smoke size) has its floor alone, an allowance rather "
+        "than a measured interval, and so does any interval the floor is wider than (it says what was drawn). "
+        "Trust the ratios more than the absolute milliseconds: another machine gives "
+        "other milliseconds."
+    ).format(
+        floor=f"{1 + DEFAULT_NOISE:.1f}",
+        ttft=f"{1 + TTFT_NOISE:.1f}",
+        tail=f"{1 + TAIL_NOISE:.1f}",
+        capacity=f"{1 + CAPACITY_NOISE:.2f}",
+    )
+    more = (
+        tr(
+            "The full size (`GUIDE_SIZE=full`) adds requests and repeats inside one start: it narrows an interval "
+            "down to the floor, and only more engine starts could narrow the floor itself."
+        )
+        if n < 2
+        else ""
+    )
     return tr("*{runs} {body} {more}*").format(runs=runs, body=body, more=more).replace(" *", "*")
 
 

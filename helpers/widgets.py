@@ -55,13 +55,13 @@ class Panel:
         display(bundle, raw=True)
 
     def text_line(self) -> str:
-        shown = f"its last chart ({len(self.rows)} run(s))" if self.rows else "no run yet"
+        shown = tr("its last chart ({n_rows} run(s))", n_rows=len(self.rows)) if self.rows else tr("no run yet")
         return (tr("Interactive panel “{title}”: its settings and Run button work in JupyterLab; a static page "
                    "shows {shown}.", title=self.title, shown=shown))
 
     @staticmethod
     def _status_html(state: str, text: str) -> str:
-        return f"<span class='guide-status' data-state='{state}'>{text}</span>"
+        return tr("<span class='guide-status' data-state='{state}'>{text_value}</span>", state=state, text_value=text)
 
     def _say(self, state: str, text: str) -> None:
         self.status.value = self._status_html(state, text)

@@ -148,17 +148,29 @@ def stock_vs_tuned(stock, tuned) -> verdicts.Claim:
     if not (stock["p99_itl_ms"] > 0 and tuned["p99_itl_ms"] > 0):
         # Tokens that arrive in one burst have no gaps between them: the server's front end was starved
         # (another program busy on the same cores), so this run measured the machine, not the settings.
-        return verdicts.untested(text, f"a P99 ITL of 0 ms (stock {stock['p99_itl_ms']:.0f}, "
-                               f"tuned {tuned['p99_itl_ms']:.0f}): "
-                               "the tokens arrived in bursts, so the machine was too busy to measure; run again "
-                               "with FORCE = True", rule="tested only when both runs streamed their tokens")
+        return verdicts.untested(
+            text,
+            tr(
+                "a P99 ITL of 0 ms (stock {p99_itl_ms:.0f}, tuned {p99_itl_ms_2:.0f}): "
+                "the tokens arrived in bursts, so the machine was too busy to measure; "
+                "run again with FORCE = True",
+                p99_itl_ms=stock["p99_itl_ms"],
+                p99_itl_ms_2=tuned["p99_itl_ms"],
+            ),
+            rule=tr("tested only when both runs streamed their tokens"),
+        )
     if apart := rows.no_collision(stock, tuned):
-        return verdicts.untested(text, apart, rule="tested only where the long prompts met short answers in both runs")
+        return verdicts.untested(
+            text, apart, rule=tr("tested only where the long prompts met short answers in both runs")
+        )
     itl_iv = verdicts.ratio_interval(tuned, stock, "p99_itl_ms")  # stock ÷ tuned: above ×1 is tuned lower
     thr_iv = verdicts.ratio_interval(stock, tuned, "output_throughput")
     if itl_iv is None or thr_iv is None:
-        return verdicts.untested(text, "a P99 ITL or an output throughput is missing from a row",
-                                 rule="tested only where both rows have both figures")
+        return verdicts.untested(
+            text,
+            tr("a P99 ITL or an output throughput is missing from a row"),
+            rule=tr("tested only where both rows have both figures"),
+        )
     ttft = verdicts.ratio(stock["p99_ttft_ms"], tuned["p99_ttft_ms"])
     itl_noise, thr_noise = itl_iv.includes(1.0), thr_iv.includes(1.0)
     # No change whose interval also excludes the article's ×2 is "within noise" (a change that size did not
@@ -194,11 +206,14 @@ def stock_vs_tuned(stock, tuned) -> verdicts.Claim:
         and (thr_better or thr_noise),
         within_noise=itl_noise and thr_noise and excluded,
         cannot_tell=itl_noise and thr_noise and not excluded,
-        rule=f"held: tuned's P99 ITL ×{ARTICLE_FACTOR:g} or more lower and its throughput higher, each ratio's 95 % "
-        "interval beyond no change; partly: one of the two better beyond noise and the other not worse (a P99 ITL "
-        f"whose interval holds ×1 but excludes ×{ARTICLE_FACTOR:g} counts as worse); both "
-        f"intervals holding no change: within noise where the P99 ITL interval excludes ×{ARTICLE_FACTOR:g}, "
-        "else cannot tell",
+        rule=tr(
+            "held: tuned's P99 ITL ×{article_factor:g} or more lower and its throughput higher, each ratio's "
+            "95 % interval beyond no change; partly: one of the two better beyond noise and the other not "
+            "worse (a P99 ITL whose interval holds ×1 but excludes ×{article_factor:g} counts as worse); both "
+            "intervals holding no change: within noise where the P99 ITL interval excludes "
+            "×{article_factor:g}, else cannot tell",
+            article_factor=ARTICLE_FACTOR,
+        ),
     )
 
 
@@ -231,8 +246,8 @@ def chain_capacity(chain: pd.DataFrame) -> verdicts.Claim:
     if len(chain) < 2:
         return verdicts.untested(
             "A larger memory fraction ripples down to more KV tokens and a higher max concurrency",
-            f"a chain of {len(chain)} fraction(s) cannot show a rise",
-            rule="held: both rise strictly with every larger fraction",
+            tr("a chain of {n_chain} fraction(s) cannot show a rise", n_chain=len(chain)),
+            rule=tr("held: both rise strictly with every larger fraction"),
         )
     rose = bool((chain.kv_cache_tokens.diff().dropna() > 0).all()) and bool(
         (chain.max_concurrency.diff().dropna() > 0).all()
@@ -267,9 +282,12 @@ def chain_capacity(chain: pd.DataFrame) -> verdicts.Claim:
             else ""
         ),
         cannot_tell=not rose and small,
-        rule="held: both rise strictly with every larger fraction (engine start-up reports, one start per fraction; "
-        f"a chain of one fraction cannot show it); cannot tell: a step that did not rise asked for "
-        f"{MARGIN_MIB} MiB more memory or less, the start-to-start movement",
+        rule=tr(
+            "held: both rise strictly with every larger fraction (engine start-up reports, one start per "
+            "fraction; a chain of one fraction cannot show it); cannot tell: a step that did not rise asked "
+            "for {margin_mib} MiB more memory or less, the start-to-start movement",
+            margin_mib=MARGIN_MIB,
+        ),
     )
 
 
@@ -296,10 +314,13 @@ def chain_throughput(small, large, need_tokens: float) -> verdicts.Claim:
     ):
         return verdicts.untested(
             text,
-            evidence + f"; the smallest cache peaked at "
-            f"{small['peak_kv_cache_usage_pct']:.0f} % use with "
-            f"{small.get('preemptions') or 0:.0f} preemption(s) and as many running, so memory "
-            "was not shown to limit it",
+            evidence
+            + tr(
+                "; the smallest cache peaked at {peak_kv_cache_usage_pct:.0f} % use with {value:.0f} "
+                "preemption(s) and as many running, so memory was not shown to limit it",
+                peak_kv_cache_usage_pct=small["peak_kv_cache_usage_pct"],
+                value=small.get("preemptions") or 0,
+            ),
             rule=RULE_TESTED,
         )
     evidence += f"; preemptions {small.get('preemptions') or 0:.0f} → {large.get('preemptions') or 0:.0f}"
@@ -377,12 +398,14 @@ def fit_claim(fit, load: Load) -> verdicts.Claim:
     want = min(load.num_prompts, load.max_concurrency or load.num_prompts) * load.n
     running, waiting = verdicts.number(fit, "peak_running"), verdicts.number(fit, "peak_waiting")
     preempted = verdicts.number(fit, "preemptions") or 0
-    rule = f"held: peak running reached {want} with no preemption"
+    rule = tr("held: peak running reached {want} with no preemption", want=want)
     if not running:  # none, or 0: a sampled gauge that saw no request
         return verdicts.untested(
             text,
-            "this row has no /metrics reading of running requests (none, or a peak of 0: "
-            "a gauge that sampled no request), so it cannot be judged",
+            tr(
+                "this row has no /metrics reading of running requests (none, or a peak of 0: a gauge that sampled "
+                "no request), so it cannot be judged"
+            ),
             rule,
         )
     evidence = tr(

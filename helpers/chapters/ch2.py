@@ -135,14 +135,15 @@ def start_failure_high(too_high: dict) -> verdicts.Claim:
     line, f = too_high.get("line"), too_high["fraction"]
     kind = failure_kind(line)
     text = "2.2 Too high a fraction: the engine does not start"
-    rule = (f"held: the engine refuses {f:g} with its free-memory check (\"{FREE_MEMORY_CHECK} … memory "
-            "utilization\"); it starts: cannot be judged (that much was free here, so the fraction was not too "
-            "high on this machine); another refusal: cannot be judged")
+    rule = (tr("held: the engine refuses {f:g} with its free-memory check (\"{free_memory_check} … memory "
+               "utilization\"); it starts: cannot be judged (that much was free here, so the fraction was not too "
+               "high on this machine); another refusal: cannot be judged", f=f, free_memory_check=FREE_MEMORY_CHECK))
     if line is None:
-        return verdicts.untested(text, f"{f:g} started: that share of memory was free here, so it was not too high "
-                                       "on this machine", rule)
+        return verdicts.untested(text, tr("{f:g} started: that share of memory was free here, so it was not too "
+                                          "high on this machine", f=f), rule)
     if kind != "free memory":
-        return verdicts.untested(text, f"{f:g} was refused, but not by the free-memory check ({kind}): {line}", rule)
+        return verdicts.untested(text, tr("{f:g} was refused, but not by the free-memory check ({kind}): {line}", f=f,
+                                          kind=kind, line=line), rule)
     return verdicts.judge(text, True, f"{f:g} → {line}", rule=rule)
 
 
@@ -152,11 +153,12 @@ def start_failure_low(too_low: dict) -> verdicts.Claim:
     line, f = too_low.get("line"), too_low["fraction"]
     kind = failure_kind(line)
     text = "2.2 Too low a fraction: weights and working memory leave no room for the KV cache"
-    rule = ("held: the engine refuses with the KV-room check (budget minus non-KV memory ≤ 0); it started: did not "
-            "hold; any other refusal (the free-memory check included: too little memory free on the node says "
-            "nothing about the room left for KV): cannot be judged")
+    rule = (tr("held: the engine refuses with the KV-room check (budget minus non-KV memory ≤ 0); it started: did "
+               "not hold; any other refusal (the free-memory check included: too little memory free on the node "
+               "says nothing about the room left for KV): cannot be judged"))
     if kind in ("other", "free memory"):
-        return verdicts.untested(text, f"the start at {f:g} was refused by another check than the KV room: {line}",
+        return verdicts.untested(text, tr("the start at {f:g} was refused by another check than the KV room: {line}",
+                                          f=f, line=line),
                                  rule=rule)
     evidence = f"{f:g} → {line}" if line else tr("{f:g} started on this machine", f=f)
     return verdicts.judge(text, kind == "no room for KV", evidence, rule=rule)
@@ -175,8 +177,9 @@ def reported_concurrency(lens) -> verdicts.Claim:
                         tr("max_model_len: reported concurrency: {evidence} (×{got:.2f} fewer for ×{want:g} longer)",
                            evidence=evidence, got=got, want=want),
                         partly=got > 1,
-                        rule=f"held: falls in proportion (×{want:g} longer → ×{want:g} fewer, within ×÷{band:.2f}, "
-                             "what a start's report moves from one start to the next; one start per length)")
+                        rule=tr("held: falls in proportion (×{want:g} longer → ×{want:g} fewer, within "
+                                "×÷{band:.2f}, what a start's report moves from one start to the next; one start "
+                                "per length)", want=want, band=band))
 
 
 def smaller_len_more_running(short, long) -> verdicts.Claim:
@@ -186,8 +189,9 @@ def smaller_len_more_running(short, long) -> verdicts.Claim:
         return verdicts.untested("2.2 A smaller max_model_len lets more short requests run at once", few)
     if not a or not b:  # a sampled gauge that saw no request reads 0: no ratio to judge
         return verdicts.untested("2.2 A smaller max_model_len lets more short requests run at once",
-                                 f"peak running {a or 0:.0f} vs {b or 0:.0f}: a figure of 0 on one side (a sampled "
-                                 "gauge that saw no request, a run too short for its sampling) cannot be compared")
+                                 tr("peak running {value:.0f} vs {value_2:.0f}: a figure of 0 on one side (a "
+                                    "sampled gauge that saw no request, a run too short for its sampling) cannot "
+                                    "be compared", value=a or 0, value_2=b or 0))
     gain = a / b if b else float("inf")  # the claimed way: more running at the shorter length
     iv = verdicts.ratio_interval(long, short, "peak_running")  # short ÷ long, with its interval
     want = verdicts.number(long, "cfg_max_model_len") / verdicts.number(short, "cfg_max_model_len")
@@ -202,10 +206,11 @@ def smaller_len_more_running(short, long) -> verdicts.Claim:
                    number_6=verdicts.number(long, 'output_throughput'),
                    number_7=verdicts.number(short, 'max_concurrency'),
                    number_8=verdicts.number(long, 'max_concurrency')))
-    rule = (f"held: ×{want:g} more short requests run at once at the shorter length (as the reported figure "
-            "says), the ratio's interval past ×1; partly: more, short of that; the same peak (peaks apart by no "
-            f"more than the preemptions counted, or an interval holding ×1 but not ×{want:g}) or fewer beyond "
-            f"noise: did not hold, the count stayed put; an interval holding both ×1 and ×{want:g}: cannot tell")
+    rule = (tr("held: ×{want:g} more short requests run at once at the shorter length (as the reported figure "
+               "says), the ratio's interval past ×1; partly: more, short of that; the same peak (peaks apart by no "
+               "more than the preemptions counted, or an interval holding ×1 but not ×{want:g}) or fewer beyond "
+               "noise: did not hold, the count stayed put; an interval holding both ×1 and ×{want:g}: cannot tell",
+               want=want))
     text = "2.2 A smaller max_model_len lets more short requests run at once"
     # as exercise 2 reads the same rows (same_or_half): peaks within the preemptions counted are the same count
     if within_preemptions(short, long):
@@ -253,8 +258,8 @@ def formula(per_token: dict) -> verdicts.Claim:
             article=article,
             engine_2=engine / article,
         ),
-        rule="held: the full formula within 5 % of the engine (its GiB figure is rounded), "
-        "the article's off by more than ×2",
+        rule=tr("held: the full formula within 5 % of the engine (its GiB figure is rounded), the article's off by "
+                "more than ×2"),
     )
 
 
@@ -273,13 +278,14 @@ def queueing(fill) -> verdicts.Claim:
         preemptions=fill["preemptions"],
     )
     rule = (
-        f"held: peak KV usage of {NEAR_CEILING:.0f} % or more with requests waiting; did not hold: that usage and "
-        "none waiting; usage below it: cannot be judged (any waiting was for the token budget, not memory)"
+        tr("held: peak KV usage of {near_ceiling:.0f} % or more with requests waiting; did not hold: that usage "
+           "and none waiting; usage below it: cannot be judged (any waiting was for the token budget, not memory)",
+           near_ceiling=NEAR_CEILING)
     )
     if few := rows.too_few_samples(fill):
         return verdicts.untested(text, f"{evidence}; {few}", rule)
     if usage < NEAR_CEILING:
-        return verdicts.untested(text, f"{evidence}: the cache never came near its ceiling", rule)
+        return verdicts.untested(text, tr("{evidence}: the cache never came near its ceiling", evidence=evidence), rule)
     # The peaks can come from different moments (requests wait for the token budget in the first steps too):
     # where the row keeps its /metrics samples, only a sample with both at once counts.
     samples = fill.get("timeseries") if hasattr(fill, "get") else None
@@ -319,7 +325,7 @@ def block_size(blocks) -> verdicts.Claim:
         if iv is None:
             return verdicts.untested(
                 "2.3 block_size barely matters for short requests (throughput and time per token)",
-                f"{name}: a figure is missing or zero",
+                tr("{name}: a figure is missing or zero", name=name),
             )
         parts.append(f"{name} highest ÷ lowest {iv.text()}")
         inside = inside and iv.hi <= 1 + BARELY + 1e-9
@@ -332,8 +338,8 @@ def block_size(blocks) -> verdicts.Claim:
         + "; ".join(parts)
         + tr("; P99 ITL {itl} ms, for reference (one run's P99 is noisy)", itl=itl),
         cannot_tell=not inside and not outside,
-        rule=f"held: both ratios' 95 % intervals inside ×÷{1 + BARELY:g} (the claim's \"barely\"); "
-        "one wholly outside it: did not hold; an interval across the band's edge: cannot tell",
+        rule=tr("held: both ratios' 95 % intervals inside ×÷{value:g} (the claim's \"barely\"); one wholly outside "
+                "it: did not hold; an interval across the band's edge: cannot tell", value=1 + BARELY),
     )
 
 

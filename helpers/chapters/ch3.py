@@ -223,34 +223,65 @@ def blocks_only_claim(tiny, admitted: int | None, sent: int | None = None) -> Cl
     0.32 never leaves it unset: EngineArgs picks a default (128 for a CPU API server).
     `admitted`: what the blocks admit at once (`blocks_admit`); `sent`: the requests of the flood."""
     text = "3.3 Without max_num_seqs set, concurrency comes entirely from the KV blocks"
-    rule = ("held: the blocks capped concurrency and no seat cap existed; did not hold: more ran than the blocks "
-            "admit, or vLLM set a seat cap of its own (EngineArgs._set_default_max_num_seqs_and_batched_tokens_args), "
-            "so concurrency does not come *entirely* from the blocks even where they capped it")
+    rule = (tr("held: the blocks capped concurrency and no seat cap existed; did not hold: more ran than the "
+               "blocks admit, or vLLM set a seat cap of its own "
+               "(EngineArgs._set_default_max_num_seqs_and_batched_tokens_args), so concurrency does not come "
+               "*entirely* from the blocks even where they capped it"))
     peak, seats = verdicts.number(tiny, "peak_running"), verdicts.number(tiny, "engine_max_num_seqs")
     if not peak or admitted is None:
-        return verdicts.untested(text, "cannot be judged here: the row has no " + (
-            "peak of running requests (or a peak of 0: the gauge saw no request)" if not peak else "block count"),
-            rule)
+        return verdicts.untested(
+            text,
+            tr("cannot be judged here: the row has no ")
+            + (
+                tr("peak of running requests (or a peak of 0: the gauge saw no request)")
+                if not peak
+                else tr("block count")
+            ),
+            rule,
+        )
     if seats is None:
-        return verdicts.untested(text, "cannot be judged here: the row does not say which max_num_seqs the engine "
-                                       "used", rule)
+        return verdicts.untested(
+            text, tr("cannot be judged here: the row does not say which max_num_seqs the engine used"), rule
+        )
     if sent is not None and sent <= admitted:
-        return verdicts.untested(text, f"cannot be judged here: {sent} requests were sent, no more than the "
-                                       f"{admitted} the blocks admit, so the blocks never had to hold one back", rule)
+        return verdicts.untested(
+            text,
+            tr(
+                "cannot be judged here: {sent} requests were sent, no more than the "
+                "{admitted} the blocks admit, so the blocks never had to hold one back",
+                sent=sent,
+                admitted=admitted,
+            ),
+            rule,
+        )
     if seats and seats <= admitted:
-        return verdicts.untested(text, f"cannot be judged here: max_num_seqs={seats:.0f} stops requests before the "
-                                       f"blocks do (they admit {admitted})", rule)
+        return verdicts.untested(
+            text,
+            tr(
+                "cannot be judged here: max_num_seqs={seats:.0f} stops requests before "
+                "the blocks do (they admit {admitted})",
+                seats=seats,
+                admitted=admitted,
+            ),
+            rule,
+        )
     if peak == admitted:
         ran = f"at most {peak:.0f} ran at once, what the blocks admit ({admitted})"
     elif peak < admitted:
-        ran = (f"at most {peak:.0f} ran at once, fewer than the {admitted} the blocks admit (the running count is "
-               "sampled, and preemption can lower it between two reads)")
+        ran = (
+            f"at most {peak:.0f} ran at once, fewer than the {admitted} the blocks admit (the running count is "
+            "sampled, and preemption can lower it between two reads)"
+        )
     else:
         ran = f"{peak:.0f} ran at once, more than the {admitted} the blocks admit, so the blocks did not set the limit"
     capped = peak <= admitted
     if seats:
-        evidence = (tr("max_num_seqs left unset: {ran}; yet the engine set max_num_seqs={seats:.0f} itself, a seat "
-                       "cap that binds whenever the cache has room for more", ran=ran, seats=seats))
+        evidence = tr(
+            "max_num_seqs left unset: {ran}; yet the engine set max_num_seqs={seats:.0f} itself, a seat "
+            "cap that binds whenever the cache has room for more",
+            ran=ran,
+            seats=seats,
+        )
     else:
         evidence = tr("no seat cap: {ran}", ran=ran)
     return verdicts.judge(text, capped and not seats, evidence, rule=rule)
@@ -291,9 +322,11 @@ def queue_claim(capped, waited) -> Claim:
             p99_ttft_ms_2=waited["p99_ttft_ms"],
         ),
         partly=refused and not later,
-        rule="held: some requests were refused and the accepted ones' P99 TTFT fell "
-        "beyond noise; partly: refused, and their P99 TTFT not higher beyond "
-        "noise; did not hold: none refused, or the accepted ones waited longer",
+        rule=tr(
+            "held: some requests were refused and the accepted ones' P99 TTFT fell beyond noise; partly: "
+            "refused, and their P99 TTFT not higher beyond noise; did not hold: none refused, or the accepted "
+            "ones waited longer"
+        ),
     )
 
 
@@ -316,9 +349,11 @@ def seqs_claim(seqs: pd.DataFrame) -> Claim:
             engine_max_num_seqs=base.engine_max_num_seqs,
         ),
         cannot_tell=queued and not beyond,
-        rule="held: requests waited and throughput fell by more than the noise; cannot tell: they waited, "
-        "throughput within noise; did not hold: the small cap was as fast or faster beyond noise (waiting "
-        "alone, which the design forces, does not show that more seats were wanted)",
+        rule=tr(
+            "held: requests waited and throughput fell by more than the noise; cannot tell: they waited, "
+            "throughput within noise; did not hold: the small cap was as fast or faster beyond noise (waiting "
+            "alone, which the design forces, does not show that more seats were wanted)"
+        ),
     )
 
 
@@ -335,16 +370,17 @@ def block_claims(tiny, flood_requests: int) -> list[Claim]:
     )
     few = rows.too_few_samples(tiny)
     out = [
-        verdicts.untested(cap_text, seen + ": a peak of 0 running is a gauge that sampled no request", cap_rule)
+        verdicts.untested(cap_text, seen + tr(": a peak of 0 running is a gauge that sampled no request"), cap_rule)
         if not tiny["peak_running"]
         else verdicts.untested(cap_text, f"{seen}; {few}", cap_rule)
         if few
         else verdicts.judge(cap_text, capped, seen, rule=cap_rule)
     ]
     text = "3.3 When the cache runs out, running sequences are preempted (and recomputed later)"
-    rule = (
-        f"held: the engine counted a preemption; not measured: KV usage stayed under "
-        f"{FULL_CACHE_PCT:.0f} %; else did not hold"
+    rule = tr(
+        "held: the engine counted a preemption; not measured: KV usage stayed under {full_cache_pct:.0f} %; "
+        "else did not hold",
+        full_cache_pct=FULL_CACHE_PCT,
     )
     evidence = tr(
         "{preemptions:.0f} preemption(s), peak KV usage {peak_kv_cache_usage_pct:.0f} %, up to "
@@ -356,7 +392,7 @@ def block_claims(tiny, flood_requests: int) -> list[Claim]:
     if tiny["preemptions"] > 0:
         out.append(verdicts.judge(text, True, evidence, rule=rule))
     elif tiny["peak_kv_cache_usage_pct"] < FULL_CACHE_PCT:
-        out.append(verdicts.untested(text, f"the cache never ran out ({evidence})", rule=rule))
+        out.append(verdicts.untested(text, tr("the cache never ran out ({evidence})", evidence=evidence), rule=rule))
     else:
         out.append(
             verdicts.judge(text, False, evidence + tr(": the cache filled, yet nothing was preempted"), rule=rule)
@@ -491,8 +527,10 @@ def inside_the_runs(by_name: dict[str, dict], names: tuple[str, str]) -> str:
         long = [t for t, k in zip(ttfts, kinds) if k == "long"]
         seen[name] = (statistics.median(short), max(short), statistics.median(long), len(short))
     (a, (ga, worst_a, ta, n)), (b, (gb, worst_b, tb, _)) = seen.items()
-    (froze, froze_kind), (waited, waited_kind) = (_way(gb, ga, verdicts.TAIL_NOISE, tr("longer"), tr("shorter")),
-                                                  _way(ta, tb, verdicts.TTFT_NOISE, tr("longer"), tr("shorter")))
+    (froze, froze_kind), (waited, waited_kind) = (
+        _way(gb, ga, verdicts.TAIL_NOISE, tr("longer"), tr("shorter")),
+        _way(ta, tb, verdicts.TTFT_NOISE, tr("longer"), tr("shorter")),
+    )
     return (
         tr(
             "Each of the {n} short requests' own longest gap between two tokens: median **{gb:.0f} ms** with "
@@ -540,8 +578,11 @@ def _way(x: float, y: float, noise: float, more: str, less: str) -> tuple[str, s
     language, so `_reading` reads the kind, not the words)."""
     r = x / y if y else math.inf
     if 1 / (1 + noise) <= r <= 1 + noise:
-        return tr("about the same (×{value:.2f}, within the ×÷{value_2:.1f} floor between two starts)",
-                  value=r, value_2=1 + noise), "about"
+        return tr(
+            "about the same (×{value:.2f}, within the ×÷{value_2:.1f} floor between two starts)",
+            value=r,
+            value_2=1 + noise,
+        ), "about"
     return (f"{more} (×{r:.2f})", "more") if r > 1 else (f"{less} (×{r:.2f})", "less")
 
 

@@ -204,10 +204,10 @@ def sample_claims(samples: pd.DataFrame) -> list[Claim]:
                completed=many.completed / max(four.completed, 1), ivs=ivs),
             partly="inside" in (thr, lat) and "outside" not in (thr, lat),
             cannot_tell="outside" not in (thr, lat) and "inside" not in (thr, lat),
-            rule=f"held: the 95 % intervals of the throughput and mean request latency ratios both inside "
-                 f"×÷{1 + CLOSE:g} (the claim's \"about\", past the ×÷1.3 floor between starts); partly: one "
-                 "inside and the other across the band's edge; did not hold: one wholly outside it; both across: "
-                 "cannot tell"),
+            rule=tr("held: the 95 % intervals of the throughput and mean request latency ratios both inside "
+                    "×÷{value:g} (the claim's \"about\", past the ×÷1.3 floor between starts); partly: one inside "
+                    "and the other across the band's edge; did not hold: one wholly outside it; both across: "
+                    "cannot tell", value=1 + CLOSE)),
     ]
 
 
@@ -222,8 +222,9 @@ def beam_claim(beam: dict) -> Claim:
            "(×{slower:.1f}); greedy {mean_seconds_3:.2f} s", width=width, mean_seconds=searched['mean_seconds'],
            mean_seconds_2=sampled['mean_seconds'], slower=slower, mean_seconds_3=beam['greedy']['mean_seconds']),
         cannot_tell=1 / floor <= slower <= floor,
-        rule=f"held: slower than the same number of sampled answers by more than ×{floor:.1f} (chapter 0's floor: "
-             "one timing each); within ×÷ that of each other: cannot tell; faster beyond it: did not hold")
+        rule=tr("held: slower than the same number of sampled answers by more than ×{floor:.1f} (chapter 0's "
+                "floor: one timing each); within ×÷ that of each other: cannot tell; faster beyond it: did not hold",
+                floor=floor))
 
 
 def prefix_claims(prefix: pd.DataFrame) -> list[Claim]:
@@ -242,14 +243,14 @@ def prefix_claims(prefix: pd.DataFrame) -> list[Claim]:
                         median_ttft_ms=off.median_ttft_ms, median_ttft_ms_2=fixed.median_ttft_ms,
                         value=100 * (1 - fixed.median_ttft_ms / off.median_ttft_ms), value_2=100 * share,
                         value_3=100 * fixed.prefix_cache_hit_rate),
-            rule="held: median TTFT at least 30 % lower than with caching off (×1.43)"),
+            rule=tr("held: median TTFT at least 30 % lower than with caching off (×1.43)")),
         churn_claim(churn, fixed),
         verdicts.judge(
             "4.2 A prefix shorter than one KV block is never reused", short.prefix_cache_hits == 0,
             tr("{load_prefix_len:.0f}-token prefix, {block_size:.0f}-token blocks: {prefix_cache_hits:.0f} tokens "
                "hit", load_prefix_len=short.load_prefix_len, block_size=short.block_size,
                prefix_cache_hits=short.prefix_cache_hits),
-            rule="held: no hits at all (only full blocks are cached)"),
+            rule=tr("held: no hits at all (only full blocks are cached)")),
     ]
 
 
@@ -269,59 +270,96 @@ def churn_claim(churn, fixed) -> Claim:
     times, so the claim can be tested both ways: the cache must find the repeats (at most k−1 of k
     requests of a template) and nothing more, and the saving must fall below the fixed prefix's."""
     text = "4.2 With a churning template the saving shrinks: only a template's repeats find it"
-    rule = ("held: the hits at most what the repeats allow ((requests − templates) × the template's full-block "
-            "tokens), at least half of it, and below the fixed prefix's; partly: below the fixed prefix's but the "
-            "repeats found less than half (evicted, or the template ended mid-block); did not hold: more hits than the "
-            "repeats allow, or not below the fixed prefix's")
+    rule = (tr("held: the hits at most what the repeats allow ((requests − templates) × the template's full-block "
+               "tokens), at least half of it, and below the fixed prefix's; partly: below the fixed prefix's but "
+               "the repeats found less than half (evicted, or the template ended mid-block); did not hold: more "
+               "hits than the repeats allow, or not below the fixed prefix's"))
     allowed, hits = repeat_hits(churn), verdicts.number(churn, "prefix_cache_hits")
     if allowed is None or hits is None:
-        return verdicts.untested(text, "cannot be judged here: the row lacks the load's shape or the hit count", rule)
+        return verdicts.untested(
+            text, tr("cannot be judged here: the row lacks the load's shape or the hit count"), rule
+        )
     fewer = hits < (verdicts.number(fixed, "prefix_cache_hits") or 0)
     g = lambda k: verdicts.number(churn, k) or 0  # noqa: E731
-    evidence = (tr("{g:.0f} templates for {g_2:.0f} requests: {hits:,.0f} tokens found (the repeats allow "
-                   "{allowed:,.0f}; the fixed prefix found {value:,.0f}), hit rate {value_2:.0f} %",
-                   g=g('load_num_prefixes'), g_2=g('load_num_prompts'), hits=hits, allowed=allowed,
-                   value=verdicts.number(fixed, 'prefix_cache_hits') or 0, value_2=100 * g('prefix_cache_hit_rate')))
-    return verdicts.judge(text, fewer and 0.5 * allowed <= hits <= allowed, evidence,
-                          partly=fewer and hits <= allowed, rule=rule)
+    evidence = tr(
+        "{g:.0f} templates for {g_2:.0f} requests: {hits:,.0f} tokens found (the repeats allow "
+        "{allowed:,.0f}; the fixed prefix found {value:,.0f}), hit rate {value_2:.0f} %",
+        g=g("load_num_prefixes"),
+        g_2=g("load_num_prompts"),
+        hits=hits,
+        allowed=allowed,
+        value=verdicts.number(fixed, "prefix_cache_hits") or 0,
+        value_2=100 * g("prefix_cache_hit_rate"),
+    )
+    return verdicts.judge(
+        text, fewer and 0.5 * allowed <= hits <= allowed, evidence, partly=fewer and hits <= allowed, rule=rule
+    )
 
 
 def one_token_claim(hits: dict, block: int) -> Claim:
     late, early, again = hits[LATE], hits[EARLY], hits[AGAIN]
     whole = late == 0 and early == 0
     if again == 0:  # the unchanged prompt found nothing either: the cache was not working, the claim not tested
-        return verdicts.untested("4.2 One changed character invalidates the cached prefix entirely",
-                                 f"the original prompt again found 0 tokens (changed late {late:,}, early {early:,}): "
-                                 "the cache kept nothing to test the change against")
+        return verdicts.untested(
+            "4.2 One changed character invalidates the cached prefix entirely",
+            tr(
+                "the original prompt again found 0 tokens (changed late {late:,}, early "
+                "{early:,}): the cache kept nothing to test the change against",
+                late=late,
+                early=early,
+            ),
+        )
     return verdicts.judge(
-        "4.2 One changed character invalidates the cached prefix entirely", whole and again > 0,
-        tr("one token changed in the last full block: {late:,} tokens still came from the cache ({late_2} blocks); "
-           "changed in the first block: {early:,}; the original again: {again:,}", late=late, late_2=late // block,
-           early=early, again=again),
-        rule="held: a change anywhere leaves nothing to reuse (and the unchanged prompt does hit). Chained block "
-             "hashes predict: the blocks before the change are still found")
+        "4.2 One changed character invalidates the cached prefix entirely",
+        whole and again > 0,
+        tr(
+            "one token changed in the last full block: {late:,} tokens still came from the cache ({late_2} blocks); "
+            "changed in the first block: {early:,}; the original again: {again:,}",
+            late=late,
+            late_2=late // block,
+            early=early,
+            again=again,
+        ),
+        rule=tr(
+            "held: a change anywhere leaves nothing to reuse (and the unchanged prompt does hit). Chained "
+            "block hashes predict: the blocks before the change are still found"
+        ),
+    )
 
 
 def eviction_claim(hits: dict, predicted: int, block: int) -> Claim:
     found = hits[FIRST_AGAIN]
     if found == 0:  # nothing found: head-first eviction and a cache that kept nothing look alike from here
-        return verdicts.cannot_tell("4.2 A cached prefix is evicted from its tail: its start survives longest",
-                                    f"prompt A found 0 tokens the second time (tail-first eviction predicts "
-                                    f"{predicted:,}): head-first eviction, or a cache that kept nothing, would both "
-                                    "read 0")
+        return verdicts.cannot_tell(
+            "4.2 A cached prefix is evicted from its tail: its start survives longest",
+            tr(
+                "prompt A found 0 tokens the second time (tail-first eviction predicts "
+                "{predicted:,}): head-first eviction, or a cache that kept nothing, would "
+                "both read 0",
+                predicted=predicted,
+            ),
+        )
     return verdicts.judge(
-        "4.2 A cached prefix is evicted from its tail: its start survives longest", found == predicted,
-        tr("prompt A found {found:,} tokens ({found_2} blocks) the second time, after prompt B needed blocks; "
-           "tail-first eviction predicts {predicted:,}, head-first 0", found=found, found_2=found // block,
-           predicted=predicted),
-        rule="held: exactly the blocks before the evicted tail were found (the rule of BlockPool.free_blocks)")
+        "4.2 A cached prefix is evicted from its tail: its start survives longest",
+        found == predicted,
+        tr(
+            "prompt A found {found:,} tokens ({found_2} blocks) the second time, after prompt B needed blocks; "
+            "tail-first eviction predicts {predicted:,}, head-first 0",
+            found=found,
+            found_2=found // block,
+            predicted=predicted,
+        ),
+        rule=tr("held: exactly the blocks before the evicted tail were found (the rule of BlockPool.free_blocks)"),
+    )
 
 
-STALE_RULE = ("held: with caching on, output throughput fell (or the run took longer) beyond noise, and a count "
-              "shows the space taken (at least two fewer running, or two more preempted: two runs of one engine can "
-              "differ by one); a smaller fall with such a count: cannot tell here; a fall with no such count, or "
-              "none: did not hold. Cannot be judged: no request needed the space (none waited while the cache had "
-              "too few free blocks for its prompt, in the same /metrics sample, and none was preempted)")
+STALE_RULE = (
+    "held: with caching on, output throughput fell (or the run took longer) beyond noise, and a count "
+    "shows the space taken (at least two fewer running, or two more preempted: two runs of one engine can "
+    "differ by one); a smaller fall with such a count: cannot tell here; a fall with no such count, or "
+    "none: did not hold. Cannot be judged: no request needed the space (none waited while the cache had "
+    "too few free blocks for its prompt, in the same /metrics sample, and none was preempted)"
+)
 
 
 def stale_claim(stale: pd.DataFrame) -> Claim:
@@ -339,11 +377,14 @@ def stale_claim(stale: pd.DataFrame) -> Claim:
     metric = "output_throughput" if g(on, "output_throughput") and g(off, "output_throughput") else "duration"
     x, y = g(off, metric), g(on, metric)
     if x is None or y is None:
-        return verdicts.untested(text, "cannot be judged here: a row has neither output throughput nor duration",
-                                 STALE_RULE)
-    counts = (f"peak running {g(on, 'peak_running') or 0:.0f} vs {g(off, 'peak_running') or 0:.0f}, preemptions "
-              f"{g(on, 'preemptions') or 0:.0f} vs {g(off, 'preemptions') or 0:.0f}, peak waiting "
-              f"{g(on, 'peak_waiting') or 0:.0f} vs {g(off, 'peak_waiting') or 0:.0f}")
+        return verdicts.untested(
+            text, tr("cannot be judged here: a row has neither output throughput nor duration"), STALE_RULE
+        )
+    counts = (
+        f"peak running {g(on, 'peak_running') or 0:.0f} vs {g(off, 'peak_running') or 0:.0f}, preemptions "
+        f"{g(on, 'preemptions') or 0:.0f} vs {g(off, 'preemptions') or 0:.0f}, peak waiting "
+        f"{g(on, 'peak_waiting') or 0:.0f} vs {g(off, 'peak_waiting') or 0:.0f}"
+    )
     usable = max((g(on, "num_blocks") or 1) - 1, 0)  # one of them is vLLM's null block
     size = f"{usable:.0f}-block cache (usable blocks), churning prefixes"
     # The premise: a request needed the space. It waited while the cache held too few free blocks for
@@ -357,24 +398,43 @@ def stale_claim(stale: pd.DataFrame) -> Claim:
     both = [rows.full_while_waiting(r, full_pct) for r in (on, off)]
     if any(b is not None for b in both):
         needed = preempted or any(b for b in both if b)
-        why = tr("no /metrics sample had a request waiting while the cache was {full_pct:.0f} % full or more",
-                 full_pct=full_pct)
+        why = tr(
+            "no /metrics sample had a request waiting while the cache was {full_pct:.0f} % full or more",
+            full_pct=full_pct,
+        )
     else:
         needed = preempted or (waited and bool(usage) and max(usage) >= full_pct)
         why = tr("the peak KV usage stayed under {full_pct:.0f} % or nobody waited", full_pct=full_pct)
     if not needed:
         return verdicts.untested(
-            text, f"cannot be judged here: in the {size} {why} (peak KV usage {max(usage) if usage else 0:.0f} %), "
-                  f"and nothing was preempted, so no request needed the space ({counts})", STALE_RULE)
+            text,
+            tr(
+                "cannot be judged here: in the {size} {why} (peak KV usage {value:.0f} %), and nothing was "
+                "preempted, so no request needed the space ({counts})",
+                size=size,
+                why=why,
+                value=max(usage) if usage else 0,
+                counts=counts,
+            ),
+            STALE_RULE,
+        )
     unit = "tokens/s" if metric == "output_throughput" else "s"
-    evidence = (tr("{size}: {replace} {y:,.1f} vs {value:,.1f} {unit} (caching on ÷ off {change_text}); {counts}",
-                   size=size, replace=metric.replace('_', ' '), y=y, value=x, unit=unit,
-                   change_text=verdicts.change_text(off, on, metric), counts=counts))
+    evidence = tr(
+        "{size}: {replace} {y:,.1f} vs {value:,.1f} {unit} (caching on ÷ off {change_text}); {counts}",
+        size=size,
+        replace=metric.replace("_", " "),
+        y=y,
+        value=x,
+        unit=unit,
+        change_text=verdicts.change_text(off, on, metric),
+        counts=counts,
+    )
     worse = (y < x) if metric == "output_throughput" else (y > x)
     beyond = worse and not verdicts.within_noise(off, on, metric)
     # a count leans the claim's way only by more than one: two runs of one engine can differ by one
-    lean = ((g(off, "peak_running") or 0) - (g(on, "peak_running") or 0) >= 2
-            or (g(on, "preemptions") or 0) - (g(off, "preemptions") or 0) >= 2)
+    lean = (g(off, "peak_running") or 0) - (g(on, "peak_running") or 0) >= 2 or (g(on, "preemptions") or 0) - (
+        g(off, "preemptions") or 0
+    ) >= 2
     if beyond and lean:
         return verdicts.judge(text, True, evidence, rule=STALE_RULE)
     if beyond:  # slower, but no count shows space taken: the claim is about space, so it did not hold here
@@ -431,9 +491,11 @@ def inside_the_prefixes(rows: dict[str, dict], names: tuple[str, str] = (FIXED, 
     ratio = wb / wa if wa else float("inf")
     floor = 1 + verdicts.TTFT_NOISE  # a TTFT's start-to-start floor (chapter 0)
     if 1 / floor <= ratio <= floor:
-        way = (
-            tr("about the same (×{ratio:.2f}, within the ×÷{floor:.1f} that chapter 0 allows a TTFT): the page's "
-               "reading is not shown by this run", ratio=ratio, floor=floor)
+        way = tr(
+            "about the same (×{ratio:.2f}, within the ×÷{floor:.1f} that chapter 0 allows a TTFT): the page's "
+            "reading is not shown by this run",
+            ratio=ratio,
+            floor=floor,
         )
     else:
         way = (

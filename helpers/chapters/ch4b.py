@@ -120,27 +120,27 @@ def streaming_claim() -> Claim:
     into the payload), but the guide's loads do not send it, so no row ran without it."""
     return verdicts.untested(
         "4.3 Streaming and skip_special_tokens (the article's output advice)",
-        "cannot be judged here, because no row runs without them: vLLM's benchmark client, which sends every load "
-        "in this guide, streams (async_request_openai_completions sets stream=True; turned off through --extra-body, "
-        "it reads no chunk and fails every request); skip_special_tokens is "
-        "True by default (SamplingParams, CompletionRequest), and although --extra-body could turn it off per "
-        "request, none of the guide's loads does",
-        rule="would be judged on one load sent with and without streaming, and with skip_special_tokens on and off, "
-             "on the same engine")
+        tr("cannot be judged here, because no row runs without them: vLLM's benchmark client, which sends every "
+           "load in this guide, streams (async_request_openai_completions sets stream=True; turned off through "
+           "--extra-body, it reads no chunk and fails every request); skip_special_tokens is True by default "
+           "(SamplingParams, CompletionRequest), and although --extra-body could turn it off per request, none of "
+           "the guide's loads does"),
+        rule=tr("would be judged on one load sent with and without streaming, and with skip_special_tokens on and "
+                "off, on the same engine"))
 
 
 def compile_claims(compiled: pd.DataFrame, device: str = "cpu", modes: dict | None = None) -> list[Claim]:
     eager, comp = compiled.loc["eager"], compiled.loc["compiled"]
     conc = f"{eager.load_max_concurrency:.0f} request(s) in flight"
-    what = "torch.compile" if device == "cpu" else "torch.compile and CUDA graphs"
+    what = "torch.compile" if device == "cpu" else tr("torch.compile and CUDA graphs")
     start_text = f"4.3 {what} make{'s' if device == 'cpu' else ''} the engine start slower"
     cache = comp.get("compile_cache")
     evidence = (tr("start {start_seconds:.0f} s eager vs {start_seconds_2:.0f} s compiled",
                    start_seconds=eager.start_seconds, start_seconds_2=comp.start_seconds)
                 + (tr("; compile cache: {cache}", cache=cache) if cache else ""))
     if cache == "loaded":  # the compiled engine read its graphs from the cache: it skipped the compiling
-        start = verdicts.untested(start_text, evidence + ": that start skipped compiling, so it cannot show what "
-                                  "compiling costs (a fresh cache folder would)")
+        start = verdicts.untested(start_text, evidence + tr(": that start skipped compiling, so it cannot show "
+                                                            "what compiling costs (a fresh cache folder would)"))
     else:
         # the claim gives no size: slower beyond the noise holds, and the factor is in the evidence
         start = verdicts.judge_change(start_text, eager, comp, "start_seconds", better="higher", held_at=1.0,
@@ -167,12 +167,12 @@ def graphs_claim(device: str = "cpu", modes: dict | None = None) -> Claim:
     missing (the mode did not run)."""
     rule = verdicts.change_rule("lower", 1.0, verdicts.default_noise("mean_tpot_ms"))  # the rule judge_change uses
     if device == "cpu":
-        return verdicts.untested(GRAPHS, "no CUDA GPU here: the CPU backend has no CUDA graphs (vllm/platforms/cpu.py "
-                                         "empties the capture sizes)", rule)
+        return verdicts.untested(GRAPHS, tr("no CUDA GPU here: the CPU backend has no CUDA graphs "
+                                            "(vllm/platforms/cpu.py empties the capture sizes)"), rule)
     none, graphs = (modes or {}).get("cudagraph_mode=NONE"), (modes or {}).get("default (vLLM's)")
     if none is None or graphs is None:
-        return verdicts.untested(GRAPHS, "the compiled engine without CUDA graphs (cudagraph_mode=NONE) did not run "
-                                         "here", rule)
+        return verdicts.untested(GRAPHS, tr("the compiled engine without CUDA graphs (cudagraph_mode=NONE) did not "
+                                            "run here"), rule)
     return verdicts.judge_change(GRAPHS, none, graphs, "mean_tpot_ms", better="lower", held_at=1.0, rule=rule,
                                  evidence=tr("mean TPOT at one in flight: {mean_tpot_ms:.2f} ms compiled without "
                                              "graphs vs {mean_tpot_ms_2:.2f} ms with them (vLLM's default)",

@@ -69,8 +69,9 @@ def weight_claims(weights: pd.DataFrame) -> list[Claim]:
 
     return [
         _memory_claim(weights, quant, each, more_kv),
-        verdicts.untested("5.1 …and decode faster", f"a step time ({roofline.metric_name(m)}) of 0 or none: "
-                                                    "the tokens arrived in one chunk, no pace seen") if not paced else
+        verdicts.untested("5.1 …and decode faster", tr("a step time ({metric_name}) of 0 or none: the tokens "
+                                                       "arrived in one chunk, no pace seen",
+                                                       metric_name=roofline.metric_name(m))) if not paced else
         verdicts.judge(
             "5.1 …and decode faster", all(faster[n] > 1 and beyond[n] for n in quant),
             tr("{metric_name} (a decode step's time) {ref:.1f} ms in bf16; ", metric_name=roofline.metric_name(m),
@@ -81,9 +82,9 @@ def weight_claims(weights: pd.DataFrame) -> list[Claim]:
             partly=any(faster[n] > 1 and beyond[n] for n in quant) and not any(faster[n] < 1 and beyond[n]
                                                                                for n in quant),
             cannot_tell=not any(beyond.values()),
-            rule="held: every quantized model's decode step (median gap between tokens) shorter beyond noise; "
-                 "partly: one of them, and none slower beyond noise; did not hold: one slower beyond noise, or "
-                 "none faster while one is slower; none beyond noise: cannot tell"),
+            rule=tr("held: every quantized model's decode step (median gap between tokens) shorter beyond noise; "
+                    "partly: one of them, and none slower beyond noise; did not hold: one slower beyond noise, or "
+                    "none faster while one is slower; none beyond noise: cannot tell")),
         verdicts.judge(
             "5.1 …at the cost of a little accuracy", all(c <= LITTLE for c in cost.values()),
             tr("perplexity of the reference text {perplexity:.2f} in bf16 (itself dequantized from the package's "
@@ -97,15 +98,15 @@ def weight_claims(weights: pd.DataFrame) -> list[Claim]:
                + tr(" (a perplexity at or below bf16's: rounding noise in a short text)")
                if any(c <= 0 for c in cost.values()) else ""),
             partly=any(c <= LITTLE for c in cost.values()),
-            rule=f"held: every quantized model's perplexity at most {100 * LITTLE:.0f} % above bf16's "
-                 "(a cost, but a little, or none seen); partly: one of them"),
+            rule=tr("held: every quantized model's perplexity at most {value:.0f} % above bf16's (a cost, but a "
+                    "little, or none seen); partly: one of them", value=100 * LITTLE)),
         verdicts.untested(
             "5.1 INT4 hurts math and code more than prose",
-            "cannot be judged here, because the chapter's greedy answers (correctness.PROMPTS) hold one arithmetic "
-            "question and no code prompt, and its perplexity is of an English paragraph: agreement by task type would "
-            "rest on a single answer",
-            rule="would be held: INT4's greedy agreement with bf16 lower on math and code prompts than on prose, "
-                 "over several prompts of each kind"),
+            tr("cannot be judged here, because the chapter's greedy answers (correctness.PROMPTS) hold one "
+               "arithmetic question and no code prompt, and its perplexity is of an English paragraph: agreement "
+               "by task type would rest on a single answer"),
+            rule=tr("would be held: INT4's greedy agreement with bf16 lower on math and code prompts than on "
+                    "prose, over several prompts of each kind")),
     ]
 
 
@@ -127,8 +128,8 @@ def _memory_claim(weights: pd.DataFrame, quant: list[str], each, more_kv: dict) 
         return verdicts.judge(text, all(v >= 1.5 for v in smaller.values()),
                               checkpoints + kv_line + tr(" (the engine's non-KV memory is not reported here)"),
                               partly=any(v > 1 for v in smaller.values()),
-                              rule="held: every quantized checkpoint at least 1.5× smaller; partly: one of them "
-                                   "smaller (judged on the checkpoints: the engine reported no non-KV memory)")
+                              rule=tr("held: every quantized checkpoint at least 1.5× smaller; partly: one of them "
+                                      "smaller (judged on the checkpoints: the engine reported no non-KV memory)"))
     saved = {n: held_mem[BF16] - held_mem[n] for n in quant}
     expected = {n: ref.checkpoint_gib - weights.loc[n].checkpoint_gib for n in quant}
     ok = {n: expected[n] > 0 and saved[n] >= 0.5 * expected[n] for n in quant}
@@ -137,8 +138,8 @@ def _memory_claim(weights: pd.DataFrame, quant: list[str], each, more_kv: dict) 
         tr("the engine's {what} {held_mem:.2f} GiB in bf16; ", what=what, held_mem=held_mem[BF16]) + each(
             {n: held_mem[n] for n in quant}, lambda v: f"{v:.2f} GiB") + "; " + checkpoints + kv_line,
         partly=any(saved[n] > 0 for n in quant),
-        rule=f"held: each quantized engine's {what} (as its start-up log reports it) lower than bf16's by at least "
-             "half of what its checkpoint saves; partly: one of them lower at all")
+        rule=tr("held: each quantized engine's {what} (as its start-up log reports it) lower than bf16's by at "
+                "least half of what its checkpoint saves; partly: one of them lower at all", what=what))
 
 
 def kv_claims(kv: pd.DataFrame, drift: pd.DataFrame) -> list[Claim]:
@@ -160,8 +161,9 @@ def kv_claims(kv: pd.DataFrame, drift: pd.DataFrame) -> list[Claim]:
                "{max_concurrency:.1f} → {max_concurrency_2:.1f}", kv_cache_tokens=auto.kv_cache_tokens,
                kv_cache_tokens_2=fp8.kv_cache_tokens, memory=memory, gain=gain, want=want,
                max_concurrency=auto.max_concurrency, max_concurrency_2=fp8.max_concurrency),
-            partly=gain > 1.2, rule="held: the KV tokens at equal KV memory grow by the ratio of bytes per number "
-                                    "(×2 from a 16-bit cache, ×4 from float32), within 10 %; partly: over ×1.2"),
+            partly=gain > 1.2, rule=tr("held: the KV tokens at equal KV memory grow by the ratio of bytes per "
+                                       "number (×2 from a 16-bit cache, ×4 from float32), within 10 %; partly: "
+                                       "over ×1.2")),
         verdicts.untested("5.2 …so more requests run at once when the cache is the limit", few)
         if (few := rows.too_few_samples(auto, fp8)) else verdicts.judge_change(
             "5.2 …so more requests run at once when the cache is the limit", auto, fp8, "peak_running",
@@ -195,25 +197,27 @@ def drift_claim(drift: pd.DataFrame) -> Claim:
     kind = drift["kv"] if "kv" in drift else pd.Series(FP8, index=drift.index)
     fp8, control = drift[kind == FP8], drift[kind == AUTO]
     if fp8.empty or control.empty:
-        return verdicts.untested(text, "cannot be judged here: the drift rows have no " + (
-            "fp8 answers" if fp8.empty else "control (auto) answers, so the engine's own differences cannot be told "
-            "apart from the dtype's"), DRIFT_RULE)
+        return verdicts.untested(text, tr("cannot be judged here: the drift rows have no ") + (
+            "fp8 answers" if fp8.empty else tr("control (auto) answers, so the engine's own differences cannot be "
+                                               "told apart from the dtype's")), DRIFT_RULE)
     firsts = fp8.first_divergence.dropna()
-    ev = (f"{int(fp8.first_divergence.notna().sum())} of {len(fp8)} fp8 answers left the bf16 reference"
-          + (f" (first at token {int(firsts.min())})" if len(firsts) else "")
-          + f", {int(control.first_divergence.notna().sum())} of {len(control)} of the control's")
+    ev = (tr("{notna_sum} of {n_fp8} fp8 answers left the bf16 reference",
+             notna_sum=int(fp8.first_divergence.notna().sum()), n_fp8=len(fp8))
+          + (tr(" (first at token {firsts_min})", firsts_min=int(firsts.min())) if len(firsts) else "")
+          + tr(", {notna_sum} of {n_control} of the control's", notna_sum=int(control.first_divergence.notna().sum()),
+               n_control=len(control)))
     clean = set(control[control.first_divergence.isna()].prompt)
     if not clean:
-        return verdicts.untested(text, f"{ev}: the control left the reference on every prompt, so what fp8 did "
-                                       "cannot be told apart from the engine's own differences", DRIFT_RULE)
+        return verdicts.untested(text, tr("{ev}: the control left the reference on every prompt, so what fp8 did "
+                                          "cannot be told apart from the engine's own differences", ev=ev), DRIFT_RULE)
     on_clean = fp8[fp8.prompt.isin(clean)]
     left = int(on_clean.first_divergence.notna().sum())
     gap, control_gap = on_clean.mean_logprob_gap.mean(), control[control.prompt.isin(clean)].mean_logprob_gap.mean()
     ev += (f"; on the {len(clean)} prompt(s) the control kept, fp8 left on {left}; mean log-probability gap "
            f"{gap:.3f} with fp8, {control_gap:.3f} in the control")
     if not left and (pd.isna(gap) or pd.isna(control_gap)):
-        return verdicts.untested(text, f"{ev}: no log-probability gap to compare, so whether fp8 moved them more "
-                                       "cannot be judged", DRIFT_RULE)
+        return verdicts.untested(text, tr("{ev}: no log-probability gap to compare, so whether fp8 moved them more "
+                                          "cannot be judged", ev=ev), DRIFT_RULE)
     moved = bool(gap >= GAP_FACTOR * control_gap and gap - control_gap >= GAP_MIN_NATS)
     if not left and not moved:
         # "may drift" cannot be refuted by answers that did not: say what was looked at, not "did not hold"
@@ -229,65 +233,118 @@ def offload_claim(offload: dict | None, device: str = "cpu", why: str | None = N
     """5.3's offload claim on a CUDA GPU: the same load with and without part of the weights in host
     memory; held when the offloaded engine ran and its mean TPOT was longer beyond the noise."""
     text = "5.3 CPU offload lets a model run but slows decoding"
-    rule = ("held: the offloaded engine served the load, at a mean TPOT longer beyond noise (the claim gives no "
-            "size; the factor is in the evidence); the model here fits without offload, so only 'slows decoding' "
-            "is judged, not that offload lets a model run that would not; cannot be judged: no CUDA GPU, or no "
-            "offload rows")
+    rule = (tr("held: the offloaded engine served the load, at a mean TPOT longer beyond noise (the claim gives no "
+               "size; the factor is in the evidence); the model here fits without offload, so only 'slows "
+               "decoding' is judged, not that offload lets a model run that would not; cannot be judged: no CUDA "
+               "GPU, or no offload rows"))
     if device == "cpu":
-        return verdicts.untested(text, "no CUDA GPU here: cpu_offload_gb moves GPU weights into host memory; on the "
-                                       "CPU backend they are in host memory already", rule)
+        return verdicts.untested(text, tr("no CUDA GPU here: cpu_offload_gb moves GPU weights into host memory; on "
+                                          "the CPU backend they are in host memory already"), rule)
     rows = offload or {}
     before, after = rows.get(NO_OFFLOAD), rows.get(OFFLOADED)
     if before is None or after is None:
-        return verdicts.untested(text, f"cannot be judged here: {why or 'the offload rows were not measured'}", rule)
+        return verdicts.untested(text, tr("cannot be judged here: {value}",
+                                          value=why or 'the offload rows were not measured'), rule)
     moved = verdicts.number(after, "engine_cpu_offload_gb")
     if moved == 0:
-        return verdicts.untested(text, "cannot be judged here: the engine reported no offloaded weights", rule)
+        return verdicts.untested(text, tr("cannot be judged here: the engine reported no offloaded weights"), rule)
     x, y = verdicts.number(before, "mean_tpot_ms"), verdicts.number(after, "mean_tpot_ms")
     if x is None or y is None:
-        return verdicts.untested(text, "cannot be judged here: a row has no mean TPOT (did every request fail?)", rule)
+        return verdicts.untested(
+            text, tr("cannot be judged here: a row has no mean TPOT (did every request fail?)"), rule
+        )
     return verdicts.judge_change(
-        text, before, after, "mean_tpot_ms", better="higher", held_at=SLOWER, rule=rule,
-        evidence=tr("mean TPOT {value:.1f} ms without offload, {y:.1f} ms with {value_2} GiB of weights in host "
-                    "memory (×{y_2:.2f})", value=x, y=y, value_2=moved if moved is not None else 'some', y_2=y / x))
+        text,
+        before,
+        after,
+        "mean_tpot_ms",
+        better="higher",
+        held_at=SLOWER,
+        rule=rule,
+        evidence=tr(
+            "mean TPOT {value:.1f} ms without offload, {y:.1f} ms with {value_2} GiB of weights in host "
+            "memory (×{y_2:.2f})",
+            value=x,
+            y=y,
+            value_2=moved if moved is not None else "some",
+            y_2=y / x,
+        ),
+    )
 
 
-def parallel_claims(parallel: pd.DataFrame, device: str = "cpu", offload: dict | None = None,
-                    offload_why: str | None = None, tp2_why: str | None = None) -> list[Claim]:
+def parallel_claims(
+    parallel: pd.DataFrame,
+    device: str = "cpu",
+    offload: dict | None = None,
+    offload_why: str | None = None,
+    tp2_why: str | None = None,
+) -> list[Claim]:
     split_text = "5.3 Tensor parallelism splits one model over ranks"
     slower_text = "5.3 …but adds communication, so more ranks are not always faster"
     out = [offload_claim(offload, device, offload_why)]
     if TP1 not in parallel.index or TP2 not in parallel.index:
-        why = tr("cannot be judged here: {value}", value=tp2_why or 'the TP=2 engine was not measured')
+        why = tr("cannot be judged here: {value}", value=tp2_why or "the TP=2 engine was not measured")
         return out + [verdicts.untested(split_text, why), verdicts.untested(slower_text, why)]
     one, two = parallel.loc[TP1], parallel.loc[TP2]
     p1, p2 = rows.paced(one), rows.paced(two)  # the median TPOT over the streams that showed a pace
     if p1 is None or p2 is None:
-        return out + [_split_claim(split_text, one, two),
-                      verdicts.cannot_tell(slower_text, "over a quarter of a split's streams reached the client in one "
-                                                        "chunk (the server fell behind), so its pace was not seen")]
+        return out + [
+            _split_claim(split_text, one, two),
+            verdicts.cannot_tell(
+                slower_text,
+                tr(
+                    "over a quarter of a split's streams reached the client "
+                    "in one chunk (the server fell behind), so its pace was "
+                    "not seen"
+                ),
+            ),
+        ]
     t1, t2, noisy = p1[SPEED], p2[SPEED], verdicts.within_noise(p1, p2, SPEED)
     if not (t1 > 0 and t2 > 0):  # NaN fails this too: a figure not measured
-        why = (tr("over half the streams reached the client in one chunk (the server fell behind), so their pace "
-                  "was not seen") if t1 == 0 or t2 == 0 else tr("a row has no median TPOT"))
-        return out + [_split_claim(split_text, one, two),
-                      verdicts.untested(slower_text, f"median TPOT {t1:.1f} and {t2:.1f} ms: {why}")]
+        why = (
+            tr(
+                "over half the streams reached the client in one chunk (the server fell behind), so their pace "
+                "was not seen"
+            )
+            if t1 == 0 or t2 == 0
+            else tr("a row has no median TPOT")
+        )
+        return out + [
+            _split_claim(split_text, one, two),
+            verdicts.untested(slower_text, f"median TPOT {t1:.1f} and {t2:.1f} ms: {why}"),
+        ]
     out += [
         _split_claim(split_text, one, two),
-        verdicts.cannot_tell(slower_text, f"two ranks were faster per token here (median TPOT {t1:.1f} → {t2:.1f} "
-                                          "ms): one machine where they win cannot show that more ranks are *not "
-                                          "always* faster")
-        if t2 < t1 and not noisy else
-        verdicts.judge(
-            slower_text, t2 > t1 and not noisy,
-            tr("median TPOT {t1:.1f} ms with one rank, {t2:.1f} ms with two; {output_throughput:.0f} vs "
-               "{output_throughput_2:.0f} output tokens/s; {rstrip} (the run shows that more ranks were not "
-               "faster, not that communication was the cause: the cores each layout computes on differ too)", t1=t1,
-               t2=t2, output_throughput=one.output_throughput, output_throughput_2=two.output_throughput,
-               rstrip=cores_sentence({TP1: one, TP2: two}).rstrip('.。')),
+        verdicts.cannot_tell(
+            slower_text,
+            tr(
+                "two ranks were faster per token here (median TPOT {t1:.1f} → "
+                "{t2:.1f} ms): one machine where they win cannot show that more ranks "
+                "are *not always* faster",
+                t1=t1,
+                t2=t2,
+            ),
+        )
+        if t2 < t1 and not noisy
+        else verdicts.judge(
+            slower_text,
+            t2 > t1 and not noisy,
+            tr(
+                "median TPOT {t1:.1f} ms with one rank, {t2:.1f} ms with two; {output_throughput:.0f} vs "
+                "{output_throughput_2:.0f} output tokens/s; {rstrip} (the run shows that more ranks were not "
+                "faster, not that communication was the cause: the cores each layout computes on differ too)",
+                t1=t1,
+                t2=t2,
+                output_throughput=one.output_throughput,
+                output_throughput_2=two.output_throughput,
+                rstrip=cores_sentence({TP1: one, TP2: two}).rstrip(".。"),
+            ),
             cannot_tell=noisy,
-            rule="held: two ranks slower per token than one (median TPOT), beyond noise (here, more ranks did not "
-                 "help); within noise of each other: cannot tell"),
+            rule=tr(
+                "held: two ranks slower per token than one (median TPOT), beyond noise (here, more ranks did "
+                "not help); within noise of each other: cannot tell"
+            ),
+        ),
     ]
     return out
 
@@ -296,26 +353,51 @@ def _split_claim(text: str, one, two) -> Claim:
     """Judged on what a split divides: each rank holds half of the KV heads, so a token's KV bytes per
     rank halve (the engine's own report: its KV GiB over its KV tokens, per rank). The same greedy
     tokens are a correctness note: a random-weight model can agree by chance."""
-    a, b = (verdicts.number(r, "kv_cache_gib") and verdicts.number(r, "kv_cache_tokens") and rows.kv_bytes_per_token(r)
-            for r in (one, two))
+    a, b = (
+        verdicts.number(r, "kv_cache_gib") and verdicts.number(r, "kv_cache_tokens") and rows.kv_bytes_per_token(r)
+        for r in (one, two)
+    )
     same = f"; greedy tokens {'the same as' if two.same_tokens else 'different from'} TP=1's (a correctness note)"
-    rule = "held: a token's KV bytes per rank with TP=2 half of TP=1's, within 5 %; partly: fewer at all"
+    rule = tr("held: a token's KV bytes per rank with TP=2 half of TP=1's, within 5 %; partly: fewer at all")
     if not a or not b:
-        return verdicts.untested(text, "cannot be judged here: a row lacks the KV memory or tokens" + same, rule)
-    return verdicts.judge(text, abs(b / a - 0.5) <= 0.025,
-                          tr("KV bytes per token per rank {a:,.0f} with TP=1, {b:,.0f} with TP=2 (×{b_2:.2f}); KV "
-                             "tokens {kv_cache_tokens:,.0f} → {kv_cache_tokens_2:,.0f}", a=a, b=b, b_2=b / a,
-                             kv_cache_tokens=one.kv_cache_tokens, kv_cache_tokens_2=two.kv_cache_tokens) + same,
-                          partly=b < a, rule=rule)
+        return verdicts.untested(text, tr("cannot be judged here: a row lacks the KV memory or tokens") + same, rule)
+    return verdicts.judge(
+        text,
+        abs(b / a - 0.5) <= 0.025,
+        tr(
+            "KV bytes per token per rank {a:,.0f} with TP=1, {b:,.0f} with TP=2 (×{b_2:.2f}); KV "
+            "tokens {kv_cache_tokens:,.0f} → {kv_cache_tokens_2:,.0f}",
+            a=a,
+            b=b,
+            b_2=b / a,
+            kv_cache_tokens=one.kv_cache_tokens,
+            kv_cache_tokens_2=two.kv_cache_tokens,
+        )
+        + same,
+        partly=b < a,
+        rule=rule,
+    )
 
 
-def claims(weights, kv, drift, parallel, device: str = "cpu", offload: dict | None = None,
-           offload_why: str | None = None, tp2_why: str | None = None) -> list[Claim]:
-    return [*weight_claims(weights), *kv_claims(kv, drift),
-            *parallel_claims(parallel, device, offload, offload_why, tp2_why)]
+def claims(
+    weights,
+    kv,
+    drift,
+    parallel,
+    device: str = "cpu",
+    offload: dict | None = None,
+    offload_why: str | None = None,
+    tp2_why: str | None = None,
+) -> list[Claim]:
+    return [
+        *weight_claims(weights),
+        *kv_claims(kv, drift),
+        *parallel_claims(parallel, device, offload, offload_why, tp2_why),
+    ]
 
 
 # -- exercise 2 and the cores each split computed on ---------------------------------------------
+
 
 def tokens_per_mib_saved(weights: pd.DataFrame, small: str, key: str | None = None) -> float | None:
     """Exercise 2: the KV tokens the `small` engine gained over bf16 per MiB of non-KV memory it saved
@@ -351,13 +433,16 @@ def cores_sentence(rows: dict) -> str:
     for name, row in rows.items():
         n, kept = cores_computing(row), row.get("cores_kept_free") or []
         if n is not None:
-            said.append(tr("{name} computed on {n} core(s)", name=name, n=n)
-                        + (tr(" and kept core(s) {kept} free", kept=', '.join(kept)) if kept else ""))
+            said.append(
+                tr("{name} computed on {n} core(s)", name=name, n=n)
+                + (tr(" and kept core(s) {kept} free", kept=", ".join(kept)) if kept else "")
+            )
     if not said:
         if any(row.get("device_kind") == "GPU" for row in rows.values()):
             return tr("GPU: no CPU thread binding (OMPProcessManager runs only on the CPU backend).")
-        return tr("These rows carry no binding lines (rows stored before they were kept), so the cores are not "
-                  "known here.")
+        return tr(
+            "These rows carry no binding lines (rows stored before they were kept), so the cores are not known here."
+        )
     return "; ".join(said) + "."
 
 
@@ -386,9 +471,11 @@ def faster_split_why(parallel: pd.DataFrame) -> str:
     one, two = rows.paced(parallel.loc[TP1]), rows.paced(parallel.loc[TP2])
     if one is None or two is None:
         return tr("over a quarter of a split's streams reached the client in one chunk, so its pace was not seen")
-    return (tr("median TPOT over the streams that showed a pace {one:.1f} vs {two:.1f} ms; TP=2 ÷ TP=1 ",
-               one=one[SPEED], two=two[SPEED])
-            + verdicts.change_text(one, two, SPEED))
+    return tr(
+        "median TPOT over the streams that showed a pace {one:.1f} vs {two:.1f} ms; TP=2 ÷ TP=1 ",
+        one=one[SPEED],
+        two=two[SPEED],
+    ) + verdicts.change_text(one, two, SPEED)
 
 
 def time_against_bytes(time_ratio: float, bytes_ratio: float) -> str:
@@ -396,8 +483,10 @@ def time_against_bytes(time_ratio: float, bytes_ratio: float) -> str:
     step against bf16's. Three cases: the time rose although the bytes fell (dequantizing costs more
     than the bytes saved), it fell less than the bytes, or at least as much."""
     if time_ratio > 1 + verdicts.DEFAULT_NOISE and bytes_ratio <= 1:  # past the floor the verdict uses (×÷)
-        return (tr("the time rose although the bytes fell: the quantized path's own work (quantizing every "
-                   "activation for INT8, unpacking the weights for INT4) cost more than reading fewer bytes saved."))
+        return tr(
+            "the time rose although the bytes fell: the quantized path's own work (quantizing every "
+            "activation for INT8, unpacking the weights for INT4) cost more than reading fewer bytes saved."
+        )
     if time_ratio >= 1 / (1 + verdicts.DEFAULT_NOISE) and bytes_ratio <= 1:
         return tr("the time stayed within the noise of bf16's although the bytes fell.")
     if time_ratio > bytes_ratio:
@@ -405,23 +494,54 @@ def time_against_bytes(time_ratio: float, bytes_ratio: float) -> str:
     return tr("the time fell at least as much as the bytes.")
 
 
-def kv_dtype_and_weights_panel(base: EngineConfig, weight_models: dict[str, str], reference_trace: dict,
-                         drift_tokens: int, tag: str = "ch5-panel") -> Callable[..., dict]:
+def kv_dtype_and_weights_panel(
+    base: EngineConfig, weight_models: dict[str, str], reference_trace: dict, drift_tokens: int, tag: str = "ch5-panel"
+) -> Callable[..., dict]:
     """Chapter 5: one engine per (KV dtype, weights): its KV capacity, then its long greedy
     answers against the reference's (the share of tokens matched before the first difference)."""
+
     def run(kv_cache_dtype="auto", weights="bf16", force=False, progress=True) -> dict:
         cfg = base.replace(kv_cache_dtype=kv_cache_dtype, model=weight_models[weights])
         row = experiment.capacity(cfg, force=force, progress=progress, tag=tag)
         d = correctness.drift(reference_trace, correctness.greedy_trace(cfg, max_tokens=drift_tokens, force=force))
-        return {**row, "config_label": f"{weights} weights, kv={kv_cache_dtype}",
-                "token_agreement": d.token_agreement.mean()}
+        return {
+            **row,
+            "config_label": f"{weights} weights, kv={kv_cache_dtype}",
+            "token_agreement": d.token_agreement.mean(),
+        }
+
     return run
 
 
 # The template every home follows (helpers/chapters/__init__.py says what each part is).
-DESIGNS = ("BF16", "INT8", "INT4", "AUTO", "FP8", "TP1", "TP2", "LITTLE", "NO_OFFLOAD", "OFFLOADED",
-           "bytes_per_step", "tokens_per_mib_saved", "cores_computing")
+DESIGNS = (
+    "BF16",
+    "INT8",
+    "INT4",
+    "AUTO",
+    "FP8",
+    "TP1",
+    "TP2",
+    "LITTLE",
+    "NO_OFFLOAD",
+    "OFFLOADED",
+    "bytes_per_step",
+    "tokens_per_mib_saved",
+    "cores_computing",
+)
 PANELS = ("kv_dtype_and_weights_panel",)
 CHECKS = ("faster_split_why", "TOO_CLOSE", "SPEED", "faster_split")
-CLAIMS = ("SLOWER", "time_against_bytes", "weight_claims", "kv_claims", "GAP_FACTOR", "GAP_MIN_NATS", "DRIFT_RULE",
-          "drift_claim", "offload_claim", "parallel_claims", "claims", "cores_sentence")
+CLAIMS = (
+    "SLOWER",
+    "time_against_bytes",
+    "weight_claims",
+    "kv_claims",
+    "GAP_FACTOR",
+    "GAP_MIN_NATS",
+    "DRIFT_RULE",
+    "drift_claim",
+    "offload_claim",
+    "parallel_claims",
+    "claims",
+    "cores_sentence",
+)

@@ -91,21 +91,23 @@ def tight_cache_claim(roomy, tight) -> Claim:
     running requests and had hits; the tight one cannot hold them all."""
     text = "6.3a (demonstration) Prefix caching loses its hits when the cache is short of room"
     a, b = verdicts.number(roomy, "prefix_cache_hit_rate") or 0, verdicts.number(tight, "prefix_cache_hit_rate") or 0
-    ev = (f"hit rate {100 * a:.0f} % with room, {100 * b:.0f} % in the tight cache; median TTFT "
-          f"{verdicts.number(roomy, 'median_ttft_ms') or 0:,.0f} → "
-          f"{verdicts.number(tight, 'median_ttft_ms') or 0:,.0f} ms")
+    ev = (tr("hit rate {value:.0f} % with room, {value_2:.0f} % in the tight cache; median TTFT {value_3:,.0f} → "
+             "{value_4:,.0f} ms", value=100 * a, value_2=100 * b,
+             value_3=verdicts.number(roomy, 'median_ttft_ms') or 0,
+             value_4=verdicts.number(tight, 'median_ttft_ms') or 0))
     room, short = prefix_space(roomy), prefix_space(tight)
     if room is None or short is None:
-        return verdicts.untested(text, f"{ev}; the rows lack the cache or load figures that say how much room there "
-                                 "was",
+        return verdicts.untested(text, tr("{ev}; the rows lack the cache or load figures that say how much room "
+                                          "there was", ev=ev),
                                  TIGHT_RULE)
     ev += (f"; blocks left beside the running requests: {room[0]} roomy, {short[0]} tight, for {short[1]} blocks of "
            "distinct prefixes")
     if a == 0 or room[0] < room[1]:
-        return verdicts.untested(text, f"{ev}: the roomy cache " + ("had no hits to lose" if a == 0 else
-                                                                   "was short of room too"), TIGHT_RULE)
+        return verdicts.untested(text, tr("{ev}: the roomy cache ", ev=ev) + (tr("had no hits to lose") if a == 0 else
+                                                                   tr("was short of room too")), TIGHT_RULE)
     if short[0] >= short[1]:
-        return verdicts.untested(text, f"{ev}: the tight cache had room for every prefix, so it was not short",
+        return verdicts.untested(text, tr("{ev}: the tight cache had room for every prefix, so it was not short",
+                                          ev=ev),
                                  TIGHT_RULE)
     return hit_drop(text, roomy, tight, ev, TIGHT_RULE)
 
@@ -131,39 +133,73 @@ def claims(rows: dict, high_why: str | None = None) -> list[Claim]:
         # the room was taken only if the cache shrank; then the hit rate is judged as the demonstration's is
         shrank = (verdicts.number(high, "kv_cache_tokens") or 0) < (verdicts.number(roomy, "kv_cache_tokens") or 0)
         text = "6.3a …and a high memory fraction is what takes the room"
-        ev = (f"hit rate {100 * a:.0f} % at the default fraction, {100 * b:.0f} % at "
-              f"{verdicts.number(high, 'cfg_gpu_memory_utilization') or 0:g}; KV tokens "
-              f"{verdicts.number(roomy, 'kv_cache_tokens') or 0:,.0f} → "
-              f"{verdicts.number(high, 'kv_cache_tokens') or 0:,.0f}")
+        ev = (tr("hit rate {value:.0f} % at the default fraction, {value_2:.0f} % at {value_3:g}; KV tokens "
+                 "{value_4:,.0f} → {value_5:,.0f}", value=100 * a, value_2=100 * b,
+                 value_3=verdicts.number(high, 'cfg_gpu_memory_utilization') or 0,
+                 value_4=verdicts.number(roomy, 'kv_cache_tokens') or 0,
+                 value_5=verdicts.number(high, 'kv_cache_tokens') or 0))
         out.append(hit_drop(text, roomy, high, ev, HIGH_RULE) if shrank else
                    verdicts.judge(text, False, ev + tr(": the higher fraction's cache did not shrink"), rule=HIGH_RULE))
     elif roomy is not None:
-        out.append(verdicts.untested("6.3a …and a high memory fraction is what takes the room",
-                                     f"the engine did not start at the high fraction: {high_why}" if high_why else
-                                     "runs at full size (GUIDE_SIZE=full)"))
+        out.append(
+            verdicts.untested(
+                "6.3a …and a high memory fraction is what takes the room",
+                tr("the engine did not start at the high fraction: {high_why}", high_why=high_why)
+                if high_why
+                else tr("runs at full size (GUIDE_SIZE=full)"),
+            )
+        )
     if (many := rows.get(SEATS_HIGH)) is not None and (few := rows.get(SEATS_DEFAULT)) is not None:
         text = "6.3b A very high max_num_seqs with a flood of short requests lowers throughput"
         seats = verdicts.number(few, "engine_max_num_seqs") or 0
         ran = verdicts.number(many, "peak_running") or 0
-        evidence = (tr("max_num_seqs {seats:.0f} (default) vs {value:.0f}: {number:.2f} vs {number_2:.2f} "
-                       "requests/s; peak running {value_2:.0f} vs {ran:.0f}", seats=seats,
-                       value=verdicts.number(many, 'engine_max_num_seqs') or 0,
-                       number=verdicts.number(few, 'request_throughput'),
-                       number_2=verdicts.number(many, 'request_throughput'),
-                       value_2=verdicts.number(few, 'peak_running') or 0, ran=ran))
+        evidence = tr(
+            "max_num_seqs {seats:.0f} (default) vs {value:.0f}: {number:.2f} vs {number_2:.2f} "
+            "requests/s; peak running {value_2:.0f} vs {ran:.0f}",
+            seats=seats,
+            value=verdicts.number(many, "engine_max_num_seqs") or 0,
+            number=verdicts.number(few, "request_throughput"),
+            number_2=verdicts.number(many, "request_throughput"),
+            value_2=verdicts.number(few, "peak_running") or 0,
+            ran=ran,
+        )
         if ran <= seats:
-            out.append(verdicts.untested(text, f"{evidence}: the flood never ran more at once than the default allows"))
+            out.append(
+                verdicts.untested(
+                    text, tr("{evidence}: the flood never ran more at once than the default allows", evidence=evidence)
+                )
+            )
         elif ran < 2 * seats:  # "very high" means many times the default: a batch a quarter larger cannot show it
-            out.append(verdicts.untested(text, f"{evidence}: the high cap ran only ×{ran / seats:.2f} the default's "
-                                               "sequences at once, far from the thousands of seats the claim is about "
-                                               "(the full size sends a flood for 1,024 seats or more)"))
+            out.append(
+                verdicts.untested(
+                    text,
+                    tr(
+                        "{evidence}: the high cap ran only ×{ran:.2f} the default's "
+                        "sequences at once, far from the thousands of seats the claim is "
+                        "about (the full size sends a flood for 1,024 seats or more)",
+                        evidence=evidence,
+                        ran=ran / seats,
+                    ),
+                )
+            )
         else:
-            out.append(verdicts.judge_change(text, few, many, "request_throughput", better="lower", held_at=1.1,
-                                           unit="req/s", evidence=evidence))
+            out.append(
+                verdicts.judge_change(
+                    text, few, many, "request_throughput", better="lower", held_at=1.1, unit="req/s", evidence=evidence
+                )
+            )
     if (budget := rows.get(BUDGET)) is not None and (tiny := rows.get(TINY)) is not None:
-        out.append(verdicts.judge_change(
-            "6.3c A tiny prefill chunk with many long prompts raises TTFT", budget, tiny, "median_ttft_ms",
-            better="higher", held_at=1.1, unit="ms"))
+        out.append(
+            verdicts.judge_change(
+                "6.3c A tiny prefill chunk with many long prompts raises TTFT",
+                budget,
+                tiny,
+                "median_ttft_ms",
+                better="higher",
+                held_at=1.1,
+                unit="ms",
+            )
+        )
     return out
 
 
@@ -179,8 +215,18 @@ def raised_by_a_tenth(budget: dict, tiny: dict) -> str | None:
 
 
 # The template every home follows (helpers/chapters/__init__.py says what each part is).
-DESIGNS = ("ROOMY", "TIGHT", "HIGH_FRACTION", "SEATS_HIGH", "SEATS_DEFAULT", "BUDGET", "TINY", "very_many_seats",
-           "BackfireLoads", "backfire_loads")
+DESIGNS = (
+    "ROOMY",
+    "TIGHT",
+    "HIGH_FRACTION",
+    "SEATS_HIGH",
+    "SEATS_DEFAULT",
+    "BUDGET",
+    "TINY",
+    "very_many_seats",
+    "BackfireLoads",
+    "backfire_loads",
+)
 PANELS = ()
 CHECKS = ("raised_by_a_tenth",)
 CLAIMS = ("hit_drop", "HIGH_RULE", "HIT_DROP", "prefix_space", "TIGHT_RULE", "tight_cache_claim", "claims")

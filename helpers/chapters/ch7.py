@@ -42,11 +42,20 @@ def probe_claim(roof: dict, one: dict | None = None) -> Claim:
     the memory; every kernel of both methods is shown in the table, so that is visible."""
     r = roof.get("methods_ratio")
     if r is None:  # a GPU's roof: one method
-        return verdicts.untested("7.1 Two ways of measuring bandwidth agree", "a GPU's roof is measured one way here "
-                               "(torch on the device)", rule=PROBE_RULE)
+        return verdicts.untested(
+            "7.1 Two ways of measuring bandwidth agree",
+            tr("a GPU's roof is measured one way here (torch on the device)"),
+            rule=PROBE_RULE,
+        )
     reads = {m: roof[m]["read"]["best_gbs"] for m in ("numpy", "torch")}
-    if one is not None and one is not roof and one.get("numpy") and roof["threads"] > one["threads"] \
-            and reads["numpy"] < reads["torch"] and abs(r - 1) > AGREE:  # a cap holds numpy down, below torch
+    if (
+        one is not None
+        and one is not roof
+        and one.get("numpy")
+        and roof["threads"] > one["threads"]
+        and reads["numpy"] < reads["torch"]
+        and abs(r - 1) > AGREE
+    ):  # a cap holds numpy down, below torch
         # numpy's read is one Python thread per core, each as fast as its reduction loop: where it grew nearly in
         # step with the threads (at least 0.8 of linear) and more than torch's read did (which one core cannot
         # saturate either: ×1.34 from one thread to two on a 2-core EPYC), each thread's loop holds it down, so
@@ -56,43 +65,78 @@ def probe_claim(roof: dict, one: dict | None = None) -> Claim:
         if grew >= 0.8 * roof["threads"] / one["threads"] and grew > torch_grew:
             return verdicts.cannot_tell(
                 "7.1 Two ways of measuring bandwidth agree",
-                f"numpy's read still grew ×{grew:.2f} from {one['threads']} to {roof['threads']} thread(s) "
-                f"({reads['numpy']:.1f} GB/s against torch's {reads['torch']:.1f}): each thread's sum caps it, so on "
-                "this few cores it measures its kernel, not the memory", rule=PROBE_RULE)
+                tr(
+                    "numpy's read still grew ×{grew:.2f} from {threads} to {threads_2} thread(s) ({numpy:.1f} GB/s "
+                    "against torch's {torch:.1f}): each thread's sum caps it, so on this few cores it measures its "
+                    "kernel, not the memory",
+                    grew=grew,
+                    threads=one["threads"],
+                    threads_2=roof["threads"],
+                    numpy=reads["numpy"],
+                    torch=reads["torch"],
+                ),
+                rule=PROBE_RULE,
+            )
     return verdicts.judge(
-        "7.1 Two ways of measuring bandwidth agree", abs(r - 1) <= AGREE,
-        tr("the read kernel of each at {threads} thread(s): numpy {numpy:.1f} GB/s, torch {torch:.1f} GB/s "
-           "(×{value:.2f}); the roof ({value_2}) ran from {bandwidth_min_gbs:.1f} to {bandwidth_gbs:.1f} GB/s",
-           threads=roof['threads'], numpy=reads['numpy'], torch=reads['torch'], value=r,
-           value_2=roof.get('bandwidth_kernel'), bandwidth_min_gbs=roof['bandwidth_min_gbs'],
-           bandwidth_gbs=roof['bandwidth_gbs']),
-        partly=abs(r - 1) <= 2 * AGREE, rule=PROBE_RULE)
+        "7.1 Two ways of measuring bandwidth agree",
+        abs(r - 1) <= AGREE,
+        tr(
+            "the read kernel of each at {threads} thread(s): numpy {numpy:.1f} GB/s, torch {torch:.1f} GB/s "
+            "(×{value:.2f}); the roof ({value_2}) ran from {bandwidth_min_gbs:.1f} to {bandwidth_gbs:.1f} GB/s",
+            threads=roof["threads"],
+            numpy=reads["numpy"],
+            torch=reads["torch"],
+            value=r,
+            value_2=roof.get("bandwidth_kernel"),
+            bandwidth_min_gbs=roof["bandwidth_min_gbs"],
+            bandwidth_gbs=roof["bandwidth_gbs"],
+        ),
+        partly=abs(r - 1) <= 2 * AGREE,
+        rule=PROBE_RULE,
+    )
 
 
-PROBE_RULE = (f"held: the two reads within {AGREE:.0%} of each other; partly: within {2 * AGREE:.0%}; cannot tell "
-              "where numpy's read, below torch's, still grew nearly in step with the threads and more than torch's (it "
-              "measures its kernel: the roof then rests on torch's read alone); not measured on a GPU (one method)")
+PROBE_RULE = (
+    f"held: the two reads within {AGREE:.0%} of each other; partly: within {2 * AGREE:.0%}; cannot tell "
+    "where numpy's read, below torch's, still grew nearly in step with the threads and more than torch's (it "
+    "measures its kernel: the roof then rests on torch's read alone); not measured on a GPU (one method)"
+)
 
 
 def methods_sentence(roof_all: dict, roof_one: dict, claim: Claim) -> str:
     """7.1's sentence under the probe: the two methods' reads, and the mixed-traffic figure beside the
     roof. A GPU's roof has one method and no thread counts."""
     kind = "copy" if str(roof_all.get("mixed_kernel", "")).endswith("copy") else "triad"
-    mixed = (f" The best {kind} (reads and writes together, {roof_all.get('mixed_kernel')}) ran at "
-             f"{roof_all['mixed_gbs']:.1f} GB/s: the machine's figure for mixed traffic, not decode's roof."
-             if roof_all.get("mixed_gbs") else "")
+    mixed = (
+        f" The best {kind} (reads and writes together, {roof_all.get('mixed_kernel')}) ran at "
+        f"{roof_all['mixed_gbs']:.1f} GB/s: the machine's figure for mixed traffic, not decode's roof."
+        if roof_all.get("mixed_gbs")
+        else ""
+    )
     if roof_all.get("methods_ratio") is None:
         return f"*{claim.verdict}*: {claim.evidence}.{mixed}"
     one = ""
     if roof_one is not roof_all and roof_one.get("methods_ratio") is not None:
-        one = (f" With one thread, numpy's read ran at ×{roof_one['methods_ratio']:.2f} of torch's: on the same "
-               "thread numpy's sum (a pairwise reduction) runs at its own loop's speed, so it says more about the "
-               "kernel than about the memory.")
-    why = (claim.evidence if claim.verdict in (verdicts.UNTESTED, verdicts.CANNOT_TELL)  # not judged: its reason
-           else f"rule: {claim.rule}")
-    return (tr("numpy's read ran at ×{methods_ratio:.2f} of torch's with {threads} thread(s): *{verdict}* for the "
-               "claim that the two methods agree ({why}).{one}{mixed}", methods_ratio=roof_all['methods_ratio'],
-               threads=roof_all['threads'], verdict=claim.verdict, why=why, one=one, mixed=mixed))
+        one = (
+            f" With one thread, numpy's read ran at ×{roof_one['methods_ratio']:.2f} of torch's: on the same "
+            "thread numpy's sum (a pairwise reduction) runs at its own loop's speed, so it says more about the "
+            "kernel than about the memory."
+        )
+    why = (
+        claim.evidence
+        if claim.verdict in (verdicts.UNTESTED, verdicts.CANNOT_TELL)  # not judged: its reason
+        else f"rule: {claim.rule}"
+    )
+    return tr(
+        "numpy's read ran at ×{methods_ratio:.2f} of torch's with {threads} thread(s): *{verdict}* for the "
+        "claim that the two methods agree ({why}).{one}{mixed}",
+        methods_ratio=roof_all["methods_ratio"],
+        threads=roof_all["threads"],
+        verdict=claim.verdict,
+        why=why,
+        one=one,
+        mixed=mixed,
+    )
 
 
 def floors(folder, dtype, kv_per_token: float, roof: dict, batches=(1, 8), context: float = 144) -> pd.DataFrame:
@@ -101,9 +145,12 @@ def floors(folder, dtype, kv_per_token: float, roof: dict, batches=(1, 8), conte
     rows = {}
     for b in batches:
         nbytes = roofline.step_bytes(weights, b, context, kv_per_token)
-        rows[b] = {"weights read (MB)": weights / 1e6, "KV read (MB)": (nbytes - weights) / 1e6,
-                   "bytes per step (MB)": nbytes / 1e6,
-                   "floor TPOT (ms)": roofline.floor_ms(nbytes, roof["bandwidth_gbs"])}
+        rows[b] = {
+            "weights read (MB)": weights / 1e6,
+            "KV read (MB)": (nbytes - weights) / 1e6,
+            "bytes per step (MB)": nbytes / 1e6,
+            "floor TPOT (ms)": roofline.floor_ms(nbytes, roof["bandwidth_gbs"]),
+        }
     return pd.DataFrame(rows).T.rename_axis("sequences in a step")
 
 
@@ -111,18 +158,28 @@ def flops_per_token(folder, context: float) -> float:
     """Multiply-adds ×2 per sequence per step: the linear layers (output layer included) and the
     attention over `context` tokens (q·k and p·v)."""
     cfg = json.loads((Path(folder) / "config.json").read_text())
-    attention = 4 * context * cfg["num_hidden_layers"] * cfg["num_attention_heads"] * (
-        cfg.get("head_dim") or cfg["hidden_size"] // cfg["num_attention_heads"])
+    attention = (
+        4
+        * context
+        * cfg["num_hidden_layers"]
+        * cfg["num_attention_heads"]
+        * (cfg.get("head_dim") or cfg["hidden_size"] // cfg["num_attention_heads"])
+    )
     return 2 * roofline.linear_params(folder) + attention
 
 
-def crossover(folder, dtype, kv_per_token: float, roof: dict, context: float, flops: float | None = None
-              ) -> float | None:
+def crossover(
+    folder, dtype, kv_per_token: float, roof: dict, context: float, flops: float | None = None
+) -> float | None:
     """The batch past which this machine's decode would be compute-bound (None: never). `flops`: another
     count of operations per token (lab 5's named mistakes)."""
-    return roofline.crossover_batch(roofline.weight_bytes(folder, dtype),
-                                    flops if flops is not None else flops_per_token(folder, context),
-                                    context * kv_per_token, roof["bandwidth_gbs"], roof["compute_gflops"])
+    return roofline.crossover_batch(
+        roofline.weight_bytes(folder, dtype),
+        flops if flops is not None else flops_per_token(folder, context),
+        context * kv_per_token,
+        roof["bandwidth_gbs"],
+        roof["compute_gflops"],
+    )
 
 
 def crossover_mistakes(folder, dtype, kv_per_token: float, roof: dict, context: float) -> dict:
@@ -134,14 +191,20 @@ def crossover_mistakes(folder, dtype, kv_per_token: float, roof: dict, context: 
     kv_heads = 4 * context * cfg["num_hidden_layers"] * cfg["num_key_value_heads"] * head_dim
     q_heads = 4 * context * cfg["num_hidden_layers"] * cfg["num_attention_heads"] * head_dim
     never = float("inf")
-    return {N_("you left out each sequence's KV read (memory time grows with B too)"):
-            lambda: crossover(folder, dtype, 0, roof, context) or never,
-            N_("you left out the attention over the context (q·k and p·v, 4 × context × layers × heads × head_dim)"):
-            lambda: crossover(folder, dtype, kv_per_token, roof, context, flops=linear) or never,
-            N_("you counted the attention with the KV heads; every query head attends"):
-            lambda: crossover(folder, dtype, kv_per_token, roof, context, flops=linear + kv_heads) or never,
-            N_("you counted q·k only; p·v (the weighted sum of the values) costs as much again"):
-            lambda: crossover(folder, dtype, kv_per_token, roof, context, flops=linear + q_heads / 2) or never}
+    return {
+        N_("you left out each sequence's KV read (memory time grows with B too)"): lambda: (
+            crossover(folder, dtype, 0, roof, context) or never
+        ),
+        N_(
+            "you left out the attention over the context (q·k and p·v, 4 × context × layers × heads × head_dim)"
+        ): lambda: crossover(folder, dtype, kv_per_token, roof, context, flops=linear) or never,
+        N_("you counted the attention with the KV heads; every query head attends"): lambda: (
+            crossover(folder, dtype, kv_per_token, roof, context, flops=linear + kv_heads) or never
+        ),
+        N_("you counted q·k only; p·v (the weighted sum of the values) costs as much again"): lambda: (
+            crossover(folder, dtype, kv_per_token, roof, context, flops=linear + q_heads / 2) or never
+        ),
+    }
 
 
 def sweep_frame(rows: dict, roof: dict, folder) -> pd.DataFrame:
@@ -152,8 +215,11 @@ def sweep_frame(rows: dict, roof: dict, folder) -> pd.DataFrame:
     for c, r in rows.items():
         batch = roofline.decode_batch(r)
         compute = batch * flops_per_token(folder, roofline.decode_context(r)) / (roof["compute_gflops"] * 1e9) * 1e3
-        for line, ms in (("measured mean TPOT", r["mean_tpot_ms"]), ("bandwidth floor", r["roofline_tpot_ms"]),
-                         ("compute floor", compute)):
+        for line, ms in (
+            ("measured mean TPOT", r["mean_tpot_ms"]),
+            ("bandwidth floor", r["roofline_tpot_ms"]),
+            ("compute floor", compute),
+        ):
             out.append({"requests in flight": c, "sequences in a step": batch, "line": line, "ms per token": ms})
     return pd.DataFrame(out)
 
@@ -172,37 +238,75 @@ def batches_apart(base: dict, int8: dict, level: float) -> str | None:
     (each extra sequence in a step adds time of its own, 7.2), beyond the noise allowance."""
     b0, b1 = roofline.decode_batch(base), roofline.decode_batch(int8)
     if b0 and b1 and abs(b1 / b0 - 1) > level:
-        return (tr("the two engines ran different batches ({b0:.2f} → {b1:.2f} sequences a step, beyond the noise "
-                   "±{value:.0f} %), and each extra sequence adds time of its own (7.2), so the bytes alone cannot "
-                   "be read from the step times", b0=b0, b1=b1, value=100 * level))
+        return tr(
+            "the two engines ran different batches ({b0:.2f} → {b1:.2f} sequences a step, beyond the noise "
+            "±{value:.0f} %), and each extra sequence adds time of its own (7.2), so the bytes alone cannot "
+            "be read from the step times",
+            b0=b0,
+            b1=b1,
+            value=100 * level,
+        )
     return None
 
 
 def near_floor_claim(one: dict) -> Claim:
     title = "7.2 With one request in flight, decode runs near the bandwidth floor"
     gpu = not one.get("roof_threads")  # a GPU's roof has no thread count (`probes.cuda_probe`)
-    evidence = (tr("floor {roofline_tpot_ms:.1f} ms (reading {bytes_per_step_mb:.0f} MB at "
-                   "{roof_bandwidth_gbs:.1f} GB/s, ", roofline_tpot_ms=one['roofline_tpot_ms'],
-                   bytes_per_step_mb=one['bytes_per_step_mb'], roof_bandwidth_gbs=one['roof_bandwidth_gbs'])
-                + (tr("on the GPU") if gpu else f"{one['roof_threads']} thread(s)") + "), measured "
-                f"{one['mean_tpot_ms']:.1f} ms: MBU {one['mbu']:.2f}"
-                + ("" if gpu else tr(" (against the worker's {worker_threads} thread(s): {worker_mbu:.2f})",
-                                     worker_threads=one['worker_threads'], worker_mbu=one['worker_mbu'])))
+    evidence = (
+        tr(
+            "floor {roofline_tpot_ms:.1f} ms (reading {bytes_per_step_mb:.0f} MB at {roof_bandwidth_gbs:.1f} GB/s, ",
+            roofline_tpot_ms=one["roofline_tpot_ms"],
+            bytes_per_step_mb=one["bytes_per_step_mb"],
+            roof_bandwidth_gbs=one["roof_bandwidth_gbs"],
+        )
+        + (tr("on the GPU") if gpu else f"{one['roof_threads']} thread(s)")
+        + "), measured "
+        f"{one['mean_tpot_ms']:.1f} ms: MBU {one['mbu']:.2f}"
+        + (
+            ""
+            if gpu
+            else tr(
+                " (against the worker's {worker_threads} thread(s): {worker_mbu:.2f})",
+                worker_threads=one["worker_threads"],
+                worker_mbu=one["worker_mbu"],
+            )
+        )
+    )
     if one["mbu"] > 1 or (verdicts.number(one, "worker_mbu") or 0) > 1:
-        return verdicts.cannot_tell(title, f"{evidence}: faster than the floor, so the roof measured low (a busy "
-                                        "neighbour during the probe?) or the weights fit in the CPU's caches "
-                                        "(compare weights_read_mb with the L3): probe again with force=True",
-                                 rule=f"held: MBU ≥ {NEAR_FLOOR} × the most the worker's cores allow; MBU > 1 cannot "
-                                      "be judged")
+        return verdicts.cannot_tell(
+            title,
+            tr(
+                "{evidence}: faster than the floor, so the roof measured low (a busy "
+                "neighbour during the probe?) or the weights fit in the CPU's caches "
+                "(compare weights_read_mb with the L3): probe again with force=True",
+                evidence=evidence,
+            ),
+            rule=tr(
+                "held: MBU ≥ {near_floor} × the most the worker's cores allow; MBU > 1 cannot be judged",
+                near_floor=NEAR_FLOOR,
+            ),
+        )
     # The machine's MBU cannot pass what the worker's cores can read (vLLM's layout on few cores keeps one
     # free): the threshold is scaled by that ceiling, so a layout is not failed for the cores it was given.
     ceiling = allowed_mbu(one)
     need = NEAR_FLOOR * ceiling
-    evidence += (f"; this layout's worker can read at most ×{ceiling:.2f} of the machine's roof, so the threshold "
-                 f"is {NEAR_FLOOR} × {ceiling:.2f} = {need:.2f}" if ceiling < 1 else "")
-    return verdicts.judge(title, one["mbu"] >= need, evidence, partly=one["mbu"] >= 0.75 * need,
-                          rule=f"held: MBU ≥ {NEAR_FLOOR} × the most the worker's cores allow (their roof ÷ the "
-                               f"machine's, at most 1); partly: three quarters of that; MBU > 1 cannot be judged")
+    evidence += (
+        f"; this layout's worker can read at most ×{ceiling:.2f} of the machine's roof, so the threshold "
+        f"is {NEAR_FLOOR} × {ceiling:.2f} = {need:.2f}"
+        if ceiling < 1
+        else ""
+    )
+    return verdicts.judge(
+        title,
+        one["mbu"] >= need,
+        evidence,
+        partly=one["mbu"] >= 0.75 * need,
+        rule=tr(
+            "held: MBU ≥ {near_floor} × the most the worker's cores allow (their roof ÷ the "
+            "machine's, at most 1); partly: three quarters of that; MBU > 1 cannot be judged",
+            near_floor=NEAR_FLOOR,
+        ),
+    )
 
 
 def allowed_mbu(row: dict) -> float:
@@ -225,9 +329,11 @@ def batching_claim(sweep: dict, cross: float | None) -> Claim:
         )
         return verdicts.cannot_tell(
             title,
-            f"no row ran at least 1.5× the sequences of the first while memory-bound ({where})",
-            rule="held: each extra sequence adds at most 0.25 of a solo step; "
-            "partly: 0.5; needs a row with 1.5× the sequences below the crossover",
+            tr("no row ran at least 1.5× the sequences of the first while memory-bound ({where})", where=where),
+            rule=tr(
+                "held: each extra sequence adds at most 0.25 of a solo step; partly: 0.5; needs a row with "
+                "1.5× the sequences below the crossover"
+            ),
         )
     b = roofline.decode_batch(many) / roofline.decode_batch(one)
     # A step's time is the median gap between tokens: mean TPOT also carries other requests' prefill steps.
@@ -304,9 +410,12 @@ def batching_claim(sweep: dict, cross: float | None) -> Claim:
         ),
         partly=share <= 0.5,
         cannot_tell=low <= 0.25 < high and not costly,
-        rule="held: each extra sequence adds at most 0.25 of a solo step, at the largest row below the crossover and "
-        "at no smaller row beyond the noise; partly: 0.5, or held on average only; cannot tell here where the "
-        "noise on the two step times puts the share on both sides of 0.25; rows past the crossover are left out",
+        rule=tr(
+            "held: each extra sequence adds at most 0.25 of a solo step, at the largest row below the "
+            "crossover and at no smaller row beyond the noise; partly: 0.5, or held on average only; cannot "
+            "tell here where the noise on the two step times puts the share on both sides of 0.25; rows past "
+            "the crossover are left out"
+        ),
     )
 
 
@@ -532,26 +641,32 @@ def stays_claim(base: dict, int8: dict, level: float) -> Claim:
     if t1 > max(per_step, per_byte) + allowed:  # the test's premise (the same work apart from the bytes) failed
         return verdicts.cannot_tell(
             STAYS,
-            evidence + "; slower than both beyond the noise: the INT8 path brought "
-            "work of its own, so this run cannot tell a per-step cost from a "
-            "per-byte one",
+            evidence
+            + tr(
+                "; slower than both beyond the noise: the INT8 path brought work of its own, so this run "
+                "cannot tell a per-step cost from a per-byte one"
+            ),
             STAYS_RULE,
         )
     if t1 < per_byte - allowed:  # faster than even a step paid wholly per byte: the INT8 kernels' own speed
         return verdicts.cannot_tell(
             STAYS,
-            evidence + "; faster than both beyond the noise: the INT8 path saved more "
-            "than its bytes (its kernels' own speed), so this run cannot tell a "
-            "per-step cost from a per-byte one",
+            evidence
+            + tr(
+                "; faster than both beyond the noise: the INT8 path saved more than its bytes (its "
+                "kernels' own speed), so this run cannot tell a per-step cost from a per-byte one"
+            ),
             STAYS_RULE,
         )
     if abs(per_step - per_byte) <= allowed:
         return verdicts.cannot_tell(
             STAYS,
-            f"{evidence}: the two predictions lie within the noise of each other "
-            "(the allowance is wider than the gap between them, base step × (1 − "
-            "bytes ratio) × (1 − the floor's share of the base step)), so this run "
-            "cannot tell them apart",
+            tr(
+                "{evidence}: the two predictions lie within the noise of each other (the allowance is wider than "
+                "the gap between them, base step × (1 − bytes ratio) × (1 − the floor's share of the base step)), "
+                "so this run cannot tell them apart",
+                evidence=evidence,
+            ),
             STAYS_RULE,
         )
     nearer_step = abs(t1 - per_step) < abs(t1 - per_byte)
@@ -728,9 +843,9 @@ def gpu_claim(device: str, rows: dict | None = None) -> Claim:
     if device == "cpu" or not rows:
         return verdicts.untested(
             GRAPHS,
-            "no CUDA GPU here: the CPU backend has no CUDA graphs (capture sizes emptied in vllm/platforms/cpu.py)"
+            tr("no CUDA GPU here: the CPU backend has no CUDA graphs (capture sizes emptied in vllm/platforms/cpu.py)")
             if device == "cpu"
-            else "no rows measured",
+            else tr("no rows measured"),
             rule=GRAPHS_RULE,
         )
     off, on = rows["no graphs"], rows["CUDA graphs"]

@@ -77,6 +77,46 @@ def _prose(node) -> bool:
     return isinstance(node, ast.Constant) and isinstance(node.value, str) and " " in node.value
 
 
+PROSE = re.compile(r"[A-Za-z]{2,}[,:;]? [a-z(]{2,}")  # two words: a sentence, not a column name
+SHOWN = ("print", "Markdown")
+
+
+def untranslated(source: str) -> list[str]:
+    """The prose a code cell prints or shows as Markdown without `H.tr()`: a literal or f-string with two
+    words or more, passed to print() or Markdown() directly or through `+`, a conditional or `or`. A cell
+    shows its sentences through the catalog, so the Chinese notebook prints them in Chinese."""
+    try:
+        tree = ast.parse(source)
+    except SyntaxError:
+        return []
+    found = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call) and getattr(node.func, "id", getattr(node.func, "attr", "")) in SHOWN:
+            for arg in node.args:
+                found += [_text(leaf) for leaf in _leaves(arg) if PROSE.search(_text(leaf))]
+    return found
+
+
+def _leaves(node):
+    if isinstance(node, (ast.Constant, ast.JoinedStr)):
+        yield node
+    elif isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add):
+        yield from _leaves(node.left)
+        yield from _leaves(node.right)
+    elif isinstance(node, ast.IfExp):
+        yield from _leaves(node.body)
+        yield from _leaves(node.orelse)
+    elif isinstance(node, ast.BoolOp):
+        for v in node.values:
+            yield from _leaves(v)
+
+
+def _text(node) -> str:
+    if isinstance(node, ast.JoinedStr):
+        return "".join(v.value if isinstance(v, ast.Constant) else "{…}" for v in node.values)
+    return node.value if isinstance(node.value, str) else ""
+
+
 def notebook_strings(nb: dict) -> list[str]:
     """exercise_strings over a notebook's code cells, in order, each once."""
     found: list[str] = []
@@ -86,4 +126,4 @@ def notebook_strings(nb: dict) -> list[str]:
     return list(dict.fromkeys(found))
 
 
-__all__ = ["CLAIM", "claim_strings", "exercise_strings", "notebook_strings"]
+__all__ = ["CLAIM", "claim_strings", "exercise_strings", "notebook_strings", "untranslated"]

@@ -285,7 +285,9 @@ class Engine:
             "generation_tokens",
         ):
             value = self.counters["preemptions" if counter == "num_preemptions" else counter]
-            lines += [f"# TYPE vllm:{counter} counter", f"vllm:{counter}_total{{{name}}} {float(value)}"]
+            # the TYPE line names the sample with its _total, as vLLM writes it (tests/data/metrics_idle.txt):
+            # without it Prometheus's parser puts the sample in a family of its own and the guide reads 0
+            lines += [f"# TYPE vllm:{counter}_total counter", f"vllm:{counter}_total{{{name}}} {float(value)}"]
         lines += ["# TYPE vllm:time_to_first_token_seconds histogram",
                   f'vllm:time_to_first_token_seconds_bucket{{{name},le="+Inf"}} {float(self.counters["first_tokens"])}',
                   f"vllm:time_to_first_token_seconds_count{{{name}}} {float(self.counters['first_tokens'])}",

@@ -58,6 +58,9 @@ def test_it_starts_in_cuda_wording_and_serves_a_stream(tmp_path):
         with urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=5) as r:
             metrics = r.read().decode()
         assert "vllm:generation_tokens_total" in metrics and "vllm:cache_config_info" in metrics
+        from helpers.load.metrics import parse
+        read = parse(metrics)  # the counters read as the guide reads a real engine's (the 5-s settle needs them)
+        assert read["generation_tokens"] == 5 and read["prefix_cache_queries"] == read["prompt_tokens"] > 0
     finally:
         proc.kill()
         proc.wait()

@@ -88,8 +88,9 @@ def startup_claims(checks: list[dict], share: float, loaded: dict, non_kv_share:
     if not any(c["figure"] in FROM_MEMORY for c in checks):
         # a server's /metrics or /server_info gives block counts only, and vLLM computes its capacity
         # figures from those: agreeing with each other shows nothing about the memory
-        return [verdicts.untested(CAPACITY_CLAIM, f"{len(checks)} figure(s) checked, none of them from a memory "
-                                  "figure (a server started elsewhere reports no start-up lines)",
+        return [verdicts.untested(CAPACITY_CLAIM, tr("{n_checks} figure(s) checked, none of them from a memory "
+                                                     "figure (a server started elsewhere reports no start-up lines)",
+                                                     n_checks=len(checks)),
                                   rule=CAPACITY_RULE), band_claim(share, non_kv_share, loaded)]
     return [
         verdicts.judge(CAPACITY_CLAIM, not off,
@@ -112,29 +113,31 @@ def band_claim(share: float | None, non_kv_share: float | None, loaded: dict) ->
     peak = verdicts.number(loaded, "peak_kv_cache_usage_pct") or 0
     preempted = verdicts.number(loaded, "preemptions") or 0
     short = peak >= FULL_PCT or preempted > 0
-    ev = (f"KV cache {100 * share:.0f} % of the device's memory, non-KV memory {100 * non_kv_share:.0f} %; under the "
-          f"service load the cache peaked at {peak:.1f} % with {preempted:.0f} preemption(s)")
+    ev = (tr("KV cache {value:.0f} % of the device's memory, non-KV memory {value_2:.0f} %; under the service load "
+             "the cache peaked at {peak:.1f} % with {preempted:.0f} preemption(s)", value=100 * share,
+             value_2=100 * non_kv_share, peak=peak, preempted=preempted))
     upper = 0.40 <= share < 0.60 or share >= 0.70
     if upper and peak < 50 and not preempted:  # the upper bands promise room under load
         return verdicts.cannot_tell("6.1 The article's upper bands of the KV share (room for concurrency)",
-                                    f"{ev}: the load used under half of the cache, so it could not show a cache too "
-                                 "small for it")
+                                    tr("{ev}: the load used under half of the cache, so it could not show a cache "
+                                       "too small for it", ev=ev))
     if share < 0.20:
         return verdicts.judge("6.1 A KV share under a fifth means the weights crowd the cache out",
                               non_kv_share > share, ev,
-                              rule="held: the non-KV memory (weights, runtime) is larger than the cache; it does "
-                                   "not say which of the two: on a CPU with a small model the runtime is most of it, "
-                                   "and the guide's fraction sets the band more than either")
+                              rule=tr("held: the non-KV memory (weights, runtime) is larger than the cache; it "
+                                      "does not say which of the two: on a CPU with a small model the runtime is "
+                                      "most of it, and the guide's fraction sets the band more than either"))
     if 0.40 <= share < 0.60:
         return verdicts.judge("6.1 A KV share of two to three fifths is a sound configuration", not short, ev,
-                            rule=f"held: the service load never filled the cache (peak under {FULL_PCT:.0f} %, "
-                                 "no preemption)")
+                            rule=tr("held: the service load never filled the cache (peak under {full_pct:.0f} %, "
+                                    "no preemption)", full_pct=FULL_PCT))
     if share >= 0.70:
         return verdicts.judge("6.1 A KV share above seven tenths leaves plenty of room for concurrency", not short, ev,
-                            rule=f"held: the service load never filled the cache (peak under {FULL_PCT:.0f} %, "
-                                 "no preemption)")
+                            rule=tr("held: the service load never filled the cache (peak under {full_pct:.0f} %, "
+                                    "no preemption)", full_pct=FULL_PCT))
     return verdicts.untested("6.1 The article's bands of the KV share (under a fifth, two to three fifths, over seven "
-                           "tenths)", f"{ev}: {100 * share:.0f} % lies between the bands, which say nothing about it")
+                           "tenths)", tr("{ev}: {value:.0f} % lies between the bands, which say nothing about it",
+                                         ev=ev, value=100 * share))
 
 
 GOODPUT_RULE = ("held: goodput at the target higher beyond noise and the share of requests within the target not "
@@ -152,7 +155,8 @@ def _goodput_claim(text: str, before: dict, after: dict, slo: SLO, evidence: str
     """A claim that `after` raised goodput at the target over `before` (tuning.effect: goodput and
     the share of requests within the target), with both figures in the evidence."""
     if before is after or (before.get("run_id") is not None and before.get("run_id") == after.get("run_id")):
-        return verdicts.untested(text, f"{evidence}: both sides are the same run, so there is nothing to compare",
+        return verdicts.untested(text, tr("{evidence}: both sides are the same run, so there is nothing to compare",
+                                          evidence=evidence),
                                  rule)
     try:
         judged, ratio = tuning.effect(before, after, slo)
@@ -161,11 +165,12 @@ def _goodput_claim(text: str, before: dict, after: dict, slo: SLO, evidence: str
     g0, g1 = slo.goodput(before) or 0, slo.goodput(after) or 0
     s0, s1 = slo.met_share(before) or 0, slo.met_share(after) or 0
     times = tuning.ratio_text(before, after, slo, ratio)
-    ev = (f"{evidence.rstrip('.。')}: goodput {g0:.2f} → {g1:.2f} req/s ({times}); within the target "
-          f"{100 * s0:.0f} % → {100 * s1:.0f} % of requests (the target asks {100 * slo.share:.0f} %)")
+    ev = (tr("{rstrip}: goodput {g0:.2f} → {g1:.2f} req/s ({times}); within the target {value:.0f} % → "
+             "{value_2:.0f} % of requests (the target asks {value_3:.0f} %)", rstrip=evidence.rstrip('.。'), g0=g0,
+             g1=g1, times=times, value=100 * s0, value_2=100 * s1, value_3=100 * slo.share))
     if g0 == 0 and g1 == 0:
-        return verdicts.cannot_tell(text, f"{ev}: no request met the target on either side, so goodput cannot tell "
-                                          "them apart", rule)
+        return verdicts.cannot_tell(text, tr("{ev}: no request met the target on either side, so goodput cannot "
+                                             "tell them apart", ev=ev), rule)
     ceiling = tuning.pace_ceiling(before, after) if tuning.judged_on_pace(before, after, slo) else None
     if judged == tuning.NOTHING and ceiling is not None and ceiling <= 1 + verdicts.DEFAULT_NOISE and \
             tuning.count_cannot_decide(before, slo):
@@ -173,9 +178,10 @@ def _goodput_claim(text: str, before: dict, after: dict, slo: SLO, evidence: str
                 "show a gain here" if (slo.met_share(before) or 0) < slo.share else
                 f"the reference already meets the target, with fewer than {tuning.MIN_COUNT_CHANGE} of its "
                 "requests left to meet it: no step could show a gain at this rate")
-        return verdicts.cannot_tell(text, f"{ev}: judged on the pace, and an engine no faster per request than these "
-                                          f"two could not have finished this load more than ×{ceiling:.2f} sooner, "
-                                          f"inside the noise allowance, and {left}", rule)
+        return verdicts.cannot_tell(text, tr("{ev}: judged on the pace, and an engine no faster per request than "
+                                             "these two could not have finished this load more than ×{ceiling:.2f} "
+                                             "sooner, inside the noise allowance, and {left}", ev=ev, ceiling=ceiling,
+                                             left=left), rule)
     return Claim(text, _GOODPUT_VERDICT[judged], ev, rule)
 
 
@@ -205,24 +211,45 @@ def tuning_claims(records: list[dict], advised: dict, advice_text: str, mixed: d
                     "crossing it could show a gain" if (slo.met_share(base["row"]) or 0) < slo.share else
                     f"the baseline already meets the target, with fewer than {tuning.MIN_COUNT_CHANGE} of its "
                     "requests left to meet it: no step could show a gain at this rate")
-            return [verdicts.cannot_tell(path_text, path_evidence + f": every step was judged on the pace, and an "
-                                         "engine no faster per request than the rows compared could not have "
-                                         f"finished this load more than ×{max(ceilings):.2f} sooner (the arrival "
-                                         f"schedule and the last request's own time), inside the noise allowance, "
-                                         f"and {left}", rule),
-                    *_other_tuning_claims(advised, advice_text, mixed, slo, rule)]
+            return [
+                verdicts.cannot_tell(
+                    path_text,
+                    path_evidence
+                    + tr(
+                        ": every step was judged on the pace, and "
+                        "an engine no faster per request than the "
+                        "rows compared could not have finished this "
+                        "load more than ×{ceilings:.2f} sooner (the "
+                        "arrival schedule and the last request's "
+                        "own time), inside the noise allowance, and "
+                        "{left}",
+                        ceilings=max(ceilings),
+                        left=left,
+                    ),
+                    rule,
+                ),
+                *_other_tuning_claims(advised, advice_text, mixed, slo, rule),
+            ]
         # cannot tell only where every attempt was within noise: a step that hurt beyond the noise was told
         # apart, so the path did find something, and it was worse
         # a step that hurt was dropped, as the method drops it: whether a gain was there to find is as undecided
         # as where none hurt, so the path reads cannot tell either way, the hurt steps named
-        path_claim = Claim(path_text, verdicts.CANNOT_TELL,
-                           path_evidence + (tr(": no step raised goodput at the target ({hurt} lowered it beyond "
-                                               "the noise and was dropped), so the path ended at the baseline",
-                                               hurt=hurt) if hurt else
-                                            tr(": no step moved goodput at the target beyond the noise, so the "
-                                               "path ended at the baseline")),
-                           "no step kept: cannot tell (a step that hurt is dropped, as the method says, and leaves "
-                           "the path at the baseline); otherwise held / did not hold as for one change: " + rule)
+        path_claim = Claim(
+            path_text,
+            verdicts.CANNOT_TELL,
+            path_evidence
+            + (
+                tr(
+                    ": no step raised goodput at the target ({hurt} lowered it beyond "
+                    "the noise and was dropped), so the path ended at the baseline",
+                    hurt=hurt,
+                )
+                if hurt
+                else tr(": no step moved goodput at the target beyond the noise, so the path ended at the baseline")
+            ),
+            "no step kept: cannot tell (a step that hurt is dropped, as the method says, and leaves "
+            "the path at the baseline); otherwise held / did not hold as for one change: " + rule,
+        )
     else:
         path_claim = _goodput_claim(path_text, before, judged_row, slo, path_evidence, rule)
     return [path_claim, *_other_tuning_claims(advised, advice_text, mixed, slo, rule)]
@@ -232,12 +259,22 @@ CONTROLS = ("prefix caching off",)  # tuning_steps' controls: a default switched
 
 
 def _other_tuning_claims(advised: dict, advice_text: str, mixed: dict, slo: SLO, rule: str) -> list[Claim]:
-    out = [_goodput_claim("6.2 The advisor's first advice raises goodput", advised["baseline"], advised["row"], slo,
-                          advice_text, rule)]
+    out = [
+        _goodput_claim(
+            "6.2 The advisor's first advice raises goodput", advised["baseline"], advised["row"], slo, advice_text, rule
+        )
+    ]
     if mixed:
-        out.append(_goodput_claim("6.2 The tuned configuration still wins on a mixed load", mixed["baseline"],
-                                  mixed["tuned"], slo, "final run, long and short prompts together (goodput counts "
-                                  "every request of it, the long prompts too)", rule))
+        out.append(
+            _goodput_claim(
+                "6.2 The tuned configuration still wins on a mixed load",
+                mixed["baseline"],
+                mixed["tuned"],
+                slo,
+                "final run, long and short prompts together (goodput counts every request of it, the long prompts too)",
+                rule,
+            )
+        )
     return out
 
 
@@ -246,54 +283,93 @@ def order_claim(forward: list[dict], reverse: list[dict] | None, slo: SLO) -> Cl
     in the opposite order (quantization first), on the same load: each path's kept configuration."""
     text = "6.2 The order matters: quantize last, or a faster kernel hides a scheduling problem"
     if not reverse:
-        return verdicts.untested(text, "the opposite order costs one engine start per step; it runs at full size "
-                                     "(GUIDE_SIZE=full)")
+        return verdicts.untested(
+            text, tr("the opposite order costs one engine start per step; it runs at full size (GUIDE_SIZE=full)")
+        )
     best = lambda path: next((r for r in reversed(path) if r["kept"]), path[0])  # noqa: E731
     a, b = best(forward), best(reverse)
     kept = lambda path: ", ".join(r["step"] for r in path[1:] if r["kept"]) or "none"  # noqa: E731
     same = (a.get("config") is not None and a.get("config") == b.get("config")) or a["row"] is b["row"]
-    tested = ("tested only where the article's order kept a scheduling step and quantization first kept a "
-              "quantization step")
+    tested = (
+        "tested only where the article's order kept a scheduling step and quantization first kept a quantization step"
+    )
     kept_keys = lambda path, keys: {k for r in path[1:] if r["kept"] for k in (r.get("change") or {}) if k in keys}  # noqa: E731
     fwd_sched = kept_keys(forward, SCHEDULING)
     if not fwd_sched:
-        return verdicts.untested(text, f"the article's order kept no scheduling step (it kept {kept(forward)}), so "
-                                       "there was no scheduling problem for a faster kernel to hide", tested)
+        return verdicts.untested(
+            text,
+            tr(
+                "the article's order kept no scheduling step (it kept {kept}), so there "
+                "was no scheduling problem for a faster kernel to hide",
+                kept=kept(forward),
+            ),
+            tested,
+        )
     if not kept_keys(reverse, QUANTIZING):
-        return verdicts.untested(text, f"quantization first kept no quantization step (it kept {kept(reverse)}), so "
-                                       "no faster kernel was there to hide anything", tested)
+        return verdicts.untested(
+            text,
+            tr(
+                "quantization first kept no quantization step (it kept {kept}), so no "
+                "faster kernel was there to hide anything",
+                kept=kept(reverse),
+            ),
+            tested,
+        )
     if fwd_sched <= kept_keys(reverse, SCHEDULING):
-        return Claim(text, verdicts.NOT_HELD, tr("quantization first kept the scheduling step(s) the article's "
-                                                 "order kept too (the article's order kept {kept}; quantization "
-                                                 "first kept {kept_2}): the faster kernel hid nothing",
-                                                 kept=kept(forward), kept_2=kept(reverse)),
-                     "did not hold: quantizing first still kept the scheduling step, so it hid nothing")
+        return Claim(
+            text,
+            verdicts.NOT_HELD,
+            tr(
+                "quantization first kept the scheduling step(s) the article's "
+                "order kept too (the article's order kept {kept}; quantization "
+                "first kept {kept_2}): the faster kernel hid nothing",
+                kept=kept(forward),
+                kept_2=kept(reverse),
+            ),
+            "did not hold: quantizing first still kept the scheduling step, so it hid nothing",
+        )
     if same and (slo.goodput(a["row"]) or 0) > 0:
-        return Claim(text, verdicts.NOT_HELD, tr("both orders ended at the same configuration (the article's order "
-                                                 "kept {kept}; quantization first kept {kept_2}): quantizing first "
-                                                 "did not hide the scheduling step", kept=kept(forward),
-                                                 kept_2=kept(reverse)),
-                     "did not hold: both orders ended at one configuration, so quantizing first hid nothing")
-    return _goodput_claim(text, b["row"], a["row"], slo,
-                          f"the article's order kept {kept(forward)}; quantization first kept {kept(reverse)}; "
-                          "the opposite order's kept configuration against the article's",
-                          "held: the article's order ends with a higher goodput than the opposite order beyond "
-                          "noise, and no smaller share within the target; cannot tell: the two orders' goodputs within "
-                          "noise of each other; cannot be judged: no request met the target on either path")
+        return Claim(
+            text,
+            verdicts.NOT_HELD,
+            tr(
+                "both orders ended at the same configuration (the article's order "
+                "kept {kept}; quantization first kept {kept_2}): quantizing first "
+                "did not hide the scheduling step",
+                kept=kept(forward),
+                kept_2=kept(reverse),
+            ),
+            "did not hold: both orders ended at one configuration, so quantizing first hid nothing",
+        )
+    return _goodput_claim(
+        text,
+        b["row"],
+        a["row"],
+        slo,
+        f"the article's order kept {kept(forward)}; quantization first kept {kept(reverse)}; "
+        "the opposite order's kept configuration against the article's",
+        "held: the article's order ends with a higher goodput than the opposite order beyond "
+        "noise, and no smaller share within the target; cannot tell: the two orders' goodputs within "
+        "noise of each other; cannot be judged: no request met the target on either path",
+    )
 
 
 # -- 6.1: each figure of the report, cross-checked ----------------------------------------------
 # The article's reading of the KV cache's share of the engine's memory (its own rule of thumb,
 # from load tests): (upper bound of the band, what it says). Chapter 6 tests it on this machine.
-KV_SHARE_BANDS = ((0.20, "low: the weights take most of the memory; quantize, or add devices"),
-                  (0.40, "between the article's bands"),
-                  (0.60, "reasonable: tune max_model_len and the concurrency cap next"),
-                  (0.70, "between the article's bands"),
-                  (1.01, "high: plenty of concurrency; watch long sequences for overflow"))
+KV_SHARE_BANDS = (
+    (0.20, "low: the weights take most of the memory; quantize, or add devices"),
+    (0.40, "between the article's bands"),
+    (0.60, "reasonable: tune max_model_len and the concurrency cap next"),
+    (0.70, "between the article's bands"),
+    (1.01, "high: plenty of concurrency; watch long sequences for overflow"),
+)
 
 
-NO_SHARES = ("the start-up report gives no non-KV memory (the CPU's \"Auto set\" line does, a GPU's log does not), "
-             "so the shares of the device's memory are not known here")
+NO_SHARES = (
+    "the start-up report gives no non-KV memory (the CPU's \"Auto set\" line does, a GPU's log does not), "
+    "so the shares of the device's memory are not known here"
+)
 
 
 def kv_shares(cap: dict, fraction: float) -> tuple[float | None, float | None]:
@@ -304,8 +380,9 @@ def kv_shares(cap: dict, fraction: float) -> tuple[float | None, float | None]:
     kv, non_kv = verdicts.number(cap, "kv_cache_gib"), verdicts.number(cap, "non_kv_gib")
     if kv is None or non_kv is None or not fraction:
         return None, None
-    device = verdicts.number(cap, "node_memory_gib") or (verdicts.number(cap, "memory_budget_gib") or kv + non_kv) \
-        / fraction
+    device = (
+        verdicts.number(cap, "node_memory_gib") or (verdicts.number(cap, "memory_budget_gib") or kv + non_kv) / fraction
+    )
     return kv / device, non_kv / device
 
 
@@ -313,9 +390,14 @@ def share_text(kv_share: float | None, non_kv_share: float | None, fraction: flo
     """One sentence on the shares and the article's reading of them, or why they are not known."""
     if kv_share is None or non_kv_share is None:
         return tr("KV share of the device's memory: not known, {no_shares}.", no_shares=NO_SHARES)
-    return (tr("KV cache {value:.0f} % of the device's memory (non-KV memory {value_2:.0f} %, the budget "
-               "{value_3:.0f} %); the article's reading: {kv_share_band}.", value=100 * kv_share,
-               value_2=100 * non_kv_share, value_3=100 * fraction, kv_share_band=kv_share_band(kv_share)))
+    return tr(
+        "KV cache {value:.0f} % of the device's memory (non-KV memory {value_2:.0f} %, the budget "
+        "{value_3:.0f} %); the article's reading: {kv_share_band}.",
+        value=100 * kv_share,
+        value_2=100 * non_kv_share,
+        value_3=100 * fraction,
+        kv_share_band=kv_share_band(kv_share),
+    )
 
 
 def kv_share_band(share: float) -> str:
@@ -343,20 +425,42 @@ def explain(row: dict, shape: dict, bytes_per_number: int, max_model_len: int, f
     per_request = -(-max_model_len // size)
     if g("kv_cache_gib") is not None:
         blocks = int(g("kv_cache_gib") * 2**30 // (per_token * size))
-        add("KV cache tokens", g("kv_cache_tokens"), int(blocks / per_request * max_model_len),
+        add(
+            "KV cache tokens",
+            g("kv_cache_tokens"),
+            int(blocks / per_request * max_model_len),
             f"KV GiB ÷ {per_token:,} bytes per token in whole blocks, ÷ the blocks of one {max_model_len}-token "
-            "request, × max_model_len", tolerance=0.01)
+            "request, × max_model_len",
+            tolerance=0.01,
+        )
     if g("num_blocks") and g("block_size"):
-        add("KV cache tokens (blocks)", g("kv_cache_tokens"), int(g("num_blocks") / per_request * max_model_len),
-            "blocks ÷ the blocks of one full-length request × max_model_len", 0.001)
-        add("max concurrency", g("max_concurrency"), g("num_blocks") / per_request,
-            f"blocks ÷ cdiv(max_model_len ({max_model_len}), block size)")
+        add(
+            "KV cache tokens (blocks)",
+            g("kv_cache_tokens"),
+            int(g("num_blocks") / per_request * max_model_len),
+            "blocks ÷ the blocks of one full-length request × max_model_len",
+            0.001,
+        )
+        add(
+            "max concurrency",
+            g("max_concurrency"),
+            g("num_blocks") / per_request,
+            f"blocks ÷ cdiv(max_model_len ({max_model_len}), block size)",
+        )
     elif g("kv_cache_tokens"):
-        add("max concurrency", g("max_concurrency"), g("kv_cache_tokens") / max_model_len,
-            f"KV tokens ÷ max_model_len ({max_model_len})")
+        add(
+            "max concurrency",
+            g("max_concurrency"),
+            g("kv_cache_tokens") / max_model_len,
+            f"KV tokens ÷ max_model_len ({max_model_len})",
+        )
     if g("node_memory_gib") is not None:
-        add("memory budget (GiB)", g("memory_budget_gib"), fraction * g("node_memory_gib"),
-            f"gpu_memory_utilization ({fraction}) × the node's memory")
+        add(
+            "memory budget (GiB)",
+            g("memory_budget_gib"),
+            fraction * g("node_memory_gib"),
+            f"gpu_memory_utilization ({fraction}) × the node's memory",
+        )
     if g("memory_budget_gib") is not None and g("non_kv_gib") is not None:
         add("KV cache (GiB)", g("kv_cache_gib"), g("memory_budget_gib") - g("non_kv_gib"), "budget − non-KV memory")
     return checks

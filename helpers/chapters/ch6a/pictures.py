@@ -70,8 +70,8 @@ def front_sentence(rows: dict[str, dict], tuned: str, tpot_limit_ms: float) -> s
     x, y = points["tokens/s per user"], points["total output tokens/s"]
     better = points.loc[(x >= p["tokens/s per user"]) & (y >= p["total output tokens/s"])
                         & ((x > p["tokens/s per user"]) | (y > p["total output tokens/s"])), "config"]
-    chose = ("goodput, which chose it" if not tuned.startswith("baseline") else
-             "goodput, which no step beat from it")
+    chose = (tr("goodput, which chose it") if not tuned.startswith("baseline") else
+             tr("goodput, which no step beat from it"))
     where = (tr("on the front: no other point is at least as good on both axes and better on one") if p["on the front"]
              else tr("inside the front: {better} did at least as well on both axes and better on one ({chose}, "
                      "counts requests within both targets, TTFT's too, which neither axis shows)",
