@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 
 from helpers import hardware
 from helpers.config import EngineConfig
-from helpers.i18n import tr
+from helpers.i18n import N_, tr
 from helpers.results import roofline, rows
 
 KV_FULL_PCT = 90.0  # peak KV-cache usage (%) that counts as full
@@ -47,8 +47,11 @@ class Advice:
         return config.replace(**self.change)
 
     def text(self) -> str:
-        change = ", ".join(f"{k}={v!r}" for k, v in self.change.items()) or "no setting to change"
-        return f"{self.limit}: {self.evidence}. Try {change}: {self.why} (chapter {self.chapter})."
+        """The advice in the learner's language (its limit is a fixed name, matched in English elsewhere, so it
+        is translated here, where it is shown)."""
+        change = ", ".join(f"{k}={v!r}" for k, v in self.change.items()) or tr("no setting to change")
+        return tr("{limit}: {evidence}. Try {change}: {why} (chapter {chapter}).", limit=tr(self.limit),
+                  evidence=self.evidence, change=change, why=self.why, chapter=self.chapter)
 
 
 def _num(row: dict, key: str, default: float = 0.0) -> float:
@@ -76,19 +79,19 @@ def _kv_full(row: dict, config: EngineConfig) -> Advice | None:
     evidence = tr("KV cache usage peaked at {usage:.0f} %, {preempted:.0f} preemption(s)", usage=usage,
                   preempted=preempted)
     if config.num_gpu_blocks_override is not None or config.kv_cache_memory_bytes is not None:
-        return Advice("KV cache full", evidence + " on a cache fixed in size",
+        return Advice(tr("KV cache full"), evidence + tr(" on a cache fixed in size"),
                       {"num_gpu_blocks_override": None, "kv_cache_memory_bytes": None},
-                      "size the cache from the memory fraction instead of a fixed number of blocks or bytes", 2)
+                      tr("size the cache from the memory fraction instead of a fixed number of blocks or bytes"), 2)
     fraction = config.memory_fraction
     if config.device == "cpu" and (more := round(min(_cpu_fraction_ceiling(row), fraction * 1.5), 2)) > fraction:
-        return Advice("KV cache full", evidence,
+        return Advice(N_("KV cache full"), evidence,
                       {"gpu_memory_utilization": more},
-                      "a larger memory fraction leaves more room for KV blocks, so fewer requests are preempted", 2)
+                      tr("a larger memory fraction leaves more room for KV blocks, so fewer requests are preempted"), 2)
     if config.kv_cache_dtype == "auto" and config.runs_here("kv_cache_dtype", ["fp8"]):
-        return Advice("KV cache full", evidence, {"kv_cache_dtype": "fp8"},
-                      "an fp8 cache holds about twice the tokens in the same memory", 5)
-    return Advice("KV cache full", evidence, {"max_num_seqs": max(1, int(_num(row, "peak_running", 2)) // 2)},
-                  "no more memory to give: fewer sequences at once avoids recomputing preempted ones", 3)
+        return Advice(N_("KV cache full"), evidence, {"kv_cache_dtype": "fp8"},
+                      tr("an fp8 cache holds about twice the tokens in the same memory"), 5)
+    return Advice(N_("KV cache full"), evidence, {"max_num_seqs": max(1, int(_num(row, "peak_running", 2)) // 2)},
+                  tr("no more memory to give: fewer sequences at once avoids recomputing preempted ones"), 3)
 
 
 def _queueing(row: dict, config: EngineConfig) -> Advice | None:
@@ -96,9 +99,10 @@ def _queueing(row: dict, config: EngineConfig) -> Advice | None:
     running, waiting = _num(row, "peak_running"), _num(row, "peak_waiting")
     if not seats or running < seats or waiting == 0 or _num(row, "peak_kv_cache_usage_pct") >= KV_FULL_PCT:
         return None  # a full cache is the other rule's: more seats would only wait for blocks
-    return Advice("Requests queue for a seat", f"{running:.0f} running = max_num_seqs, up to {waiting:.0f} waiting, "
-                  f"KV cache at most {_num(row, 'peak_kv_cache_usage_pct'):.0f} % full",
-                  {"max_num_seqs": int(seats * 2)}, "the cache has room for more sequences than the cap lets in", 3)
+    return Advice(N_("Requests queue for a seat"), tr("{running:.0f} running = max_num_seqs, up to {waiting:.0f} "
+                                                  "waiting, KV cache at most {num:.0f} % full", running=running,
+                                                  waiting=waiting, num=_num(row, 'peak_kv_cache_usage_pct')),
+                  {"max_num_seqs": int(seats * 2)}, tr("the cache has room for more sequences than the cap lets in"), 3)
 
 
 def _stalls(row: dict, config: EngineConfig) -> Advice | None:
@@ -110,17 +114,17 @@ def _stalls(row: dict, config: EngineConfig) -> Advice | None:
                   worst=worst, typical=typical)
     budget = config.max_num_batched_tokens
     if config.enable_chunked_prefill is False:
-        return Advice("Long prefills stall decoding", evidence, {"enable_chunked_prefill": True},
-                      "with chunking on, a long prompt is cut into pieces that share steps with running decodes", 3)
+        return Advice(N_("Long prefills stall decoding"), evidence, {"enable_chunked_prefill": True},
+                      tr("with chunking on, a long prompt is cut into pieces that share steps with running decodes"), 3)
     seats = rows.setting(row, "max_num_seqs") or config.effective("max_num_seqs") or 0  # as the engine ran it
     # not below the seats the engine ran: a smaller budget would lower them too (vLLM does for an unset cap)
     small = max(SMALL_BUDGET, int(seats))
     if budget is None or budget > small:
-        return Advice("Long prefills stall decoding", evidence, {"max_num_batched_tokens": small},
-                      "a smaller token budget per step caps how much prefill rides along with each decode step", 3)
+        return Advice(N_("Long prefills stall decoding"), evidence, {"max_num_batched_tokens": small},
+                      tr("a smaller token budget per step caps how much prefill rides along with each decode step"), 3)
     if config.long_prefill_token_threshold is None:
-        return Advice("Long prefills stall decoding", evidence, {"long_prefill_token_threshold": SMALL_BUDGET // 2},
-                      "caps the prompt tokens one request may take per step while others run", 3)
+        return Advice(N_("Long prefills stall decoding"), evidence, {"long_prefill_token_threshold": SMALL_BUDGET // 2},
+                      tr("caps the prompt tokens one request may take per step while others run"), 3)
     return None
 
 
@@ -133,19 +137,19 @@ def _prefix(row: dict, config: EngineConfig) -> Advice | None:
     evidence = (tr("{num:.0f} requests share {num_2:.0f} prompt start(s), yet the hit rate was {value:.0f} %",
                    num=_num(row, 'load_num_prompts'), num_2=_num(row, 'load_num_prefixes'), value=100 * rate))
     if row.get("engine_enable_prefix_caching") is False or config.enable_prefix_caching is False:
-        return Advice("A repeated prefix is computed again", evidence, {"enable_prefix_caching": True},
-                      "the cache reuses the KV blocks of a prompt start that an earlier request computed", 4)
+        return Advice(N_("A repeated prefix is computed again"), evidence, {"enable_prefix_caching": True},
+                      tr("the cache reuses the KV blocks of a prompt start that an earlier request computed"), 4)
     block, prefix = _num(row, "block_size", 128), _num(row, "load_prefix_len")
     if prefix < block:
         said = evidence + tr(" ({prefix:.0f}-token prefix, {block:.0f}-token blocks)", prefix=prefix, block=block)
         smallest = 32 if config.device == "cpu" else 16  # the CPU kernel works in 32-token tiles
         fits = 1 << (int(prefix).bit_length() - 1) if prefix >= 1 else 0  # largest power of two <= prefix
         if fits < smallest:
-            return Advice("A repeated prefix is shorter than one KV block", said, {},
-                          "only whole blocks are cached, and no block size is that small: "
-                          "lengthen the shared prefix", 4)
-        return Advice("A repeated prefix is shorter than one KV block", said, {"block_size": fits},
-                      "only whole blocks are cached; with smaller blocks the prefix fills at least one", 4)
+            return Advice(N_("A repeated prefix is shorter than one KV block"), said, {},
+                          tr("only whole blocks are cached, and no block size is that small: lengthen the shared "
+                             "prefix"), 4)
+        return Advice(N_("A repeated prefix is shorter than one KV block"), said, {"block_size": fits},
+                      tr("only whole blocks are cached; with smaller blocks the prefix fills at least one"), 4)
     return None
 
 
@@ -155,38 +159,80 @@ def _crowded(row: dict, config: EngineConfig) -> Advice | None:
     running = _num(row, "peak_running")
     if running < 4:
         return None
-    return Advice("Many requests share each decode step", f"up to {running:.0f} requests ran at once, "
-                  f"median TPOT {_num(row, 'median_tpot_ms'):.1f} ms", {"max_num_seqs": max(2, int(running) // 2)},
-                  "each step carries one token per running request, so fewer seats make a step, and the time per "
-                  "token, shorter; the requests held back wait longer for their first token", 3)
+    return Advice(
+        N_("Many requests share each decode step"),
+        tr(
+            "up to {running:.0f} requests ran at once, median TPOT {num:.1f} ms",
+            running=running,
+            num=_num(row, "median_tpot_ms"),
+        ),
+        {"max_num_seqs": max(2, int(running) // 2)},
+        tr(
+            "each step carries one token per running request, so fewer seats make a step, and the time "
+            "per token, shorter; the requests held back wait longer for their first token"
+        ),
+        3,
+    )
 
 
 def _step_cost(row: dict, config: EngineConfig) -> Advice:
     """Chapter 7's MBU, where the row has it, picks the lever: near the bandwidth floor only fewer
     bytes help; far from it the time goes to per-step overhead, which compiling cuts."""
-    evidence = (tr("no seat limit hit (peak running {num:.0f}, peak waiting {num_2:.0f}), KV cache at most "
-                   "{num_3:.0f} % full, mean TPOT {num_4:.1f} ms", num=_num(row, 'peak_running'),
-                   num_2=_num(row, 'peak_waiting'), num_3=_num(row, 'peak_kv_cache_usage_pct'),
-                   num_4=_num(row, 'mean_tpot_ms')))
+    evidence = tr(
+        "no seat limit hit (peak running {num:.0f}, peak waiting {num_2:.0f}), KV cache at most "
+        "{num_3:.0f} % full, mean TPOT {num_4:.1f} ms",
+        num=_num(row, "peak_running"),
+        num_2=_num(row, "peak_waiting"),
+        num_3=_num(row, "peak_kv_cache_usage_pct"),
+        num_4=_num(row, "mean_tpot_ms"),
+    )
     mbu = row.get("mbu")
     if mbu is not None:
-        evidence += f" against a bandwidth floor of {_num(row, 'roofline_tpot_ms'):.1f} ms (MBU {mbu:.2f})"
+        evidence += tr(
+            " against a bandwidth floor of {num:.1f} ms (MBU {mbu:.2f})", num=_num(row, "roofline_tpot_ms"), mbu=mbu
+        )
         if mbu >= roofline.NEAR_FLOOR and config.model == "embedded":
-            return Advice("Each decode step costs the time", evidence, {"model": "embedded-int8"},
-                          "the step runs near the floor its bytes set (chapter 7), so only fewer bytes make it "
-                          "shorter: INT8 weights read fewer (the lm_head stays unquantized)", 5)
+            return Advice(
+                N_("Each decode step costs the time"),
+                evidence,
+                {"model": "embedded-int8"},
+                tr(
+                    "the step runs near the floor its bytes set (chapter 7), so only fewer bytes make it "
+                    "shorter: INT8 weights read fewer (the lm_head stays unquantized)"
+                ),
+                5,
+            )
     if config.enforce_eager:
-        return Advice("Each decode step costs the time", evidence, {"enforce_eager": False},
-                      "compiling (torch.compile; CUDA graphs on a GPU) fuses operators and removes per-operator "
-                      "overhead, so each step is cheaper, for a longer start", 4)
+        return Advice(
+            N_("Each decode step costs the time"),
+            evidence,
+            {"enforce_eager": False},
+            tr(
+                "compiling (torch.compile; CUDA graphs on a GPU) fuses operators and removes per-operator "
+                "overhead, so each step is cheaper, for a longer start"
+            ),
+            4,
+        )
     if config.model == "embedded":
-        return Advice("Each decode step costs the time", evidence, {"model": "embedded-int8"},
-                      "a decode step reads every weight once for few tokens, so it is bound by the bytes it reads "
-                      "more than by arithmetic; INT8 weights are half the bytes (measure it: on this small model the "
-                      "unquantized lm_head stays, in the compute dtype, and the CPU's INT8 path also quantizes every "
-                      "activation)", 5)
-    return Advice("Each decode step costs the time", evidence, {},
-                  "the engine is doing all it can with these cores: a smaller model or more hardware is next", 5)
+        return Advice(
+            N_("Each decode step costs the time"),
+            evidence,
+            {"model": "embedded-int8"},
+            tr(
+                "a decode step reads every weight once for few tokens, so it is bound by the bytes it "
+                "reads more than by arithmetic; INT8 weights are half the bytes (measure it: on this "
+                "small model the unquantized lm_head stays, in the compute dtype, and the CPU's INT8 path "
+                "also quantizes every activation)"
+            ),
+            5,
+        )
+    return Advice(
+        N_("Each decode step costs the time"),
+        evidence,
+        {},
+        tr("the engine is doing all it can with these cores: a smaller model or more hardware is next"),
+        5,
+    )
 
 
 RULES = (_kv_full, _queueing, _stalls, _prefix)
@@ -225,20 +271,33 @@ def diagnose(row: dict, config: EngineConfig, slo=None) -> list[Advice]:
     if half is None:
         found = [a for rule in RULES if (a := rule(row, config)) is not None]
         if slo is not None and not found:
-            return [Advice("The target was met", f"{100 * (slo.met_share(row) or 0):.0f} % of the requests met "
-                           f"{slo.label()}", {},
-                           "nothing to fix at this rate: offer more load to find where it stops", 6)]
+            return [
+                Advice(
+                    N_("The target was met"),
+                    tr(
+                        "{value:.0f} % of the requests met {label}",
+                        value=100 * (slo.met_share(row) or 0),
+                        label=slo.label(),
+                    ),
+                    {},
+                    tr("nothing to fix at this rate: offer more load to find where it stops"),
+                    6,
+                )
+            ]
         return found or [_step_cost(row, config)]
-    rules = [r for r in (_kv_full, _queueing, _stalls, _prefix, _crowded)
-             if any(r in HELPS[h] for h in half.split(" and ")) and not (r is _crowded and "TTFT" in half)]
+    rules = [
+        r
+        for r in (_kv_full, _queueing, _stalls, _prefix, _crowded)
+        if any(r in HELPS[h] for h in half.split(" and ")) and not (r is _crowded and "TTFT" in half)
+    ]
     found = [a for rule in rules if (a := rule(row, config)) is not None]
     if "TPOT" in half and not any(a.limit == "Each decode step costs the time" for a in found):
         found.append(_step_cost(row, config))
     for a in found:
-        a.limit = f"{half} missed · {a.limit}"
+        a.limit = tr("{half} missed · {limit}", half=half, limit=tr(a.limit))
     if not found:  # TTFT alone missed and nothing above explains it: the steps themselves are slow
         found = [_step_cost(row, config)]
-        found[0].limit = f"{half} missed · {found[0].limit}"
+        found[0].limit = tr("{half} missed · {limit}", half=half, limit=tr(found[0].limit))
     return found
 
 

@@ -260,7 +260,7 @@ def requests(row: dict, max_ttft_ms: float, max_tpot_ms: float, chart_title: str
     ttft = alt.Chart(pd.DataFrame({"x": [max_ttft_ms]})).mark_rule(strokeDash=[4, 4]).encode(x="x:Q")
     tpot = alt.Chart(pd.DataFrame({"y": [max_tpot_ms]})).mark_rule(strokeDash=[4, 4]).encode(y="y:Q")
     repeats = len(row.get("runs") or [row])
-    where = tr(" (first repeat of ") + str(repeats) + ")" if repeats > 1 else ""
+    where = tr(" (first repeat of {repeats})", repeats=repeats) if repeats > 1 else ""
     return (points + ttft + tpot).properties(
         title=(tr(chart_title) or tr("Each request against the latency targets (dashed)")) + where)
 
@@ -296,7 +296,7 @@ def room(r: pd.DataFrame, metric: str, chart_title: str | None = None) -> alt.Fa
     and yours is the large ringed one."""
     r = r.assign(who=r["you"].map({True: "you", False: "the room"}))
     y = alt.Y("config_label:N", title=None, sort=None, axis=alt.Axis(labelLimit=260))
-    x_title = f"{title(metric)} ÷ the same machine's baseline"
+    x_title = tr("{title} ÷ the same machine's baseline", title=title(metric))
     rng = alt.Chart().mark_rule(color="#bbbbbb", strokeWidth=8, opacity=0.7).encode(
         y=y, x=alt.X("min(ratio):Q", title=x_title, scale=alt.Scale(zero=False)), x2="max(ratio):Q")
     median = alt.Chart().mark_tick(color="black", thickness=2, size=18).encode(y=y, x="median(ratio):Q")
@@ -393,7 +393,7 @@ def timeline(row: dict, chart_title: str = "") -> alt.VConcatChart:
                       else tr("time since the first request was sent (s)"))
     brush = alt.selection_interval(encodings=["x"]) if not server.empty else None
     repeats = len(row.get("runs") or [row])
-    first = f" (the first of {repeats} repeats)" if repeats > 1 else ""
+    first = tr(" (the first of {repeats} repeats)", repeats=repeats) if repeats > 1 else ""
     top = _request_bars(bars, t_axis, brush, (tr(chart_title) or tr("Each request: waiting for its first token, "
                                                                      "then decoding")) + first)
     if brush is None:  # no /metrics samples (an imported file): zoom the bars by scrolling instead

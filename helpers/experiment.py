@@ -48,7 +48,8 @@ def try_start(config: EngineConfig, *, force: bool = False, tag: str = "",
                              store=store)
     if taken["started"]:
         return None
-    read_back = (f"\n(read back from this machine's attempt of {taken['time']}; force=True starts it again)"
+    read_back = (tr("\n(read back from this machine's attempt of {time}; force=True starts it again)",
+                    time=taken['time'])
                  if taken["reused"] else "")
     return EngineStartError(f"{taken['start_error']}{read_back}", taken.get("engine_line"),
                             taken.get("start_setting"), Path(taken.get("start_log") or "."))

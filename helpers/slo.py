@@ -190,9 +190,9 @@ class Knee:
     def _found(self, slo: SLO) -> str:
         if self.best_rate is None:
             odd = (
-                " The lowest rate missed while a higher one came closer, so the sweep does not fall with the "
-                "rate as a knee would: slow first requests at the lowest rate (a cold engine, a busy machine) can "
-                "do that; read it with care, or sweep again."
+                tr(" The lowest rate missed while a higher one came closer, so the sweep does not fall with the "
+                   "rate as a knee would: slow first requests at the lowest rate (a cold engine, a busy machine) "
+                   "can do that; read it with care, or sweep again.")
                 if self.lowest_rate is not None
                 and self.closest_rate is not None
                 and self.closest_rate > self.lowest_rate

@@ -176,10 +176,10 @@ def ratio_text(before: dict, after: dict, slo: SLO, ratio: float) -> str:
     g0, g1 = slo.goodput(before) or 0, slo.goodput(after) or 0
     text = f"×{g1 / g0:.2f}" if g0 else "from none"
     if judged_on_pace(before, after, slo):
-        text += f"; judged on the pace: the same load finished ×{ratio:.2f} as fast"
+        text += tr("; judged on the pace: the same load finished ×{ratio:.2f} as fast", ratio=ratio)
         if ceiling := pace_ceiling(before, after):
-            text += (f" (about ×{ceiling:.2f} at most for an engine no faster per request than these two: at an "
-                     "offered rate the last request is sent on schedule and takes its own time)")
+            text += (tr(" (about ×{ceiling:.2f} at most for an engine no faster per request than these two: at an "
+                        "offered rate the last request is sent on schedule and takes its own time)", ceiling=ceiling))
     return text
 
 

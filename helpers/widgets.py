@@ -25,7 +25,7 @@ class Panel:
         self.title, self.controls, self.run_fn, self.chart_fn, self.summary_fn = title, controls, run, chart, summary
         self.rows: list[dict] = rows if rows is not None else []
         self.button = W.Button(description=tr("Run"), button_style="primary", icon="play",
-                               tooltip="Start (or reuse) an engine with these settings and measure")
+                               tooltip=tr("Start (or reuse) an engine with these settings and measure"))
         self.force = W.Checkbox(value=False, description=tr("force re-run (ignore stored results)"), indent=False)
         self.status = W.HTML(self._status_html("ready", f"{len(self.rows)} run(s) shown"))
         self.progress = W.IntProgress(value=0, min=0, max=7, layout=W.Layout(width="260px", visibility="hidden"))
@@ -90,7 +90,7 @@ class Panel:
             self._redraw()
             self._say("done", f"{how}: {row.get('config_label')} — {len(self.rows)} run(s) shown")
         except ConfigError as e:  # a choice this machine or build cannot run: the reason, not a traceback
-            self._say("refused", f"<b>cannot run here</b> ({e.setting}): see the reason below")
+            self._say("refused", tr("<b>cannot run here</b> ({setting}): see the reason below", setting=e.setting))
             self.out.append_stdout(str(e) + "\n")
         except Exception as e:  # noqa: BLE001 - shown to the learner, kernel keeps going
             self._say("error", f"<b>failed:</b> {type(e).__name__}")

@@ -337,8 +337,8 @@ def chain_throughput(small, large, need_tokens: float) -> verdicts.Claim:
     if claim.verdict in (verdicts.NOISE, verdicts.CANNOT_TELL) and large["peak_running"] > small["peak_running"]:
         # Chapter 0's ?: a claim of no size cannot be told from no change, but the learner should see why.
         claim.evidence += (
-            "; more sequences ran, but throughput showed no change beyond noise: the steps got "
-            "slower by about as much, so compute as well as memory limited throughput here"
+            tr("; more sequences ran, but throughput showed no change beyond noise: the steps got slower by about "
+               "as much, so compute as well as memory limited throughput here")
         )
     return claim
 

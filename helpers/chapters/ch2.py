@@ -294,15 +294,18 @@ def queueing(fill) -> verdicts.Claim:
             x for x in samples if (x.get("kv_cache_usage_pct") or 0) >= NEAR_CEILING and (x.get("waiting") or 0) > 0
         ]
         evidence += (
-            f"; {len(both)} of {len(samples)} /metrics samples had both at once"
+            tr("; {n_both} of {n_samples} /metrics samples had both at once", n_both=len(both), n_samples=len(samples))
             if both
-            else f"; no /metrics sample had usage of {NEAR_CEILING:.0f} % or more and a request waiting at once"
+            else tr("; no /metrics sample had usage of {near_ceiling:.0f} % or more and a request waiting at once",
+                    near_ceiling=NEAR_CEILING)
         )
         return verdicts.judge(
             text,
             bool(both),
             evidence,
-            rule=rule.replace("with requests waiting", "with requests waiting in the same sample"),
+            rule=tr("held: peak KV usage of {near_ceiling:.0f} % or more with requests waiting in the same sample; did "
+                    "not hold: that usage and none waiting; usage below it: cannot be judged (any waiting was for the "
+                    "token budget, not memory)", near_ceiling=NEAR_CEILING),
         )
     return verdicts.judge(text, waiting > 0, evidence, rule=rule)
 
@@ -527,19 +530,30 @@ def inside_the_fill(row: dict) -> str:
     early = [w for s, w in zip(starts, ttfts) if s + w / 1000 < first_done]
     late = [w for s, w in zip(starts, ttfts) if s + w / 1000 >= first_done]
     said = (
-        tr("Of the {n_starts} requests, {n_early} had their first token before any request finished (a median "
-           "{statistics_median:.0f} ms after being sent)", n_starts=len(starts), n_early=len(early),
-           statistics_median=statistics.median(early))
+        tr(
+            "Of the {n_starts} requests, {n_early} had their first token before any request finished (a median "
+            "{statistics_median:.0f} ms after being sent)",
+            n_starts=len(starts),
+            n_early=len(early),
+            statistics_median=statistics.median(early),
+        )
         if early
         else tr("None of the {n_starts} requests had its first token before a request finished", n_starts=len(starts))
     )
     sent_early = all(s < first_done for s, w in zip(starts, ttfts) if s + w / 1000 >= first_done)
-    blocks = " when blocks came back" if sent_early and (rows.full_while_waiting(row, NEAR_CEILING) or 0) > 0 else ""
+    blocks = (
+        tr(" when blocks came back") if sent_early and (rows.full_while_waiting(row, NEAR_CEILING) or 0) > 0 else ""
+    )
     said += (
-        f"; the other {len(late)} had theirs only after the first request finished,{blocks} "
-        f"(a median {statistics.median(late):.0f} ms after being sent)"
+        tr(
+            "; the other {n_late} had theirs only after the first request finished,{blocks} (a median "
+            "{statistics_median:.0f} ms after being sent)",
+            n_late=len(late),
+            blocks=blocks,
+            statistics_median=statistics.median(late),
+        )
         if late
-        else "; none had to wait for a request to finish: the cache held them all at once"
+        else tr("; none had to wait for a request to finish: the cache held them all at once")
     )
     return said + tr(". /metrics counted {value:.0f} preemption(s) in this run.", value=run.get("preemptions") or 0)
 

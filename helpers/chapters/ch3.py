@@ -155,8 +155,9 @@ def chunking_claims(chunked: pd.DataFrame) -> list[Claim]:
     article's claim holds (a small budget) and where it does not (a large one)."""
     small_name = smallest_budget(chunked)
     small, default, off = chunked.loc[small_name], chunked.loc[DEFAULT], chunked.loc[OFF]
-    gaps = (f"{{}}: short requests' P99 token gap {{:.0f}} ms vs {off[GAP]:.0f} ms "
-            f"with chunking off (budget {_budget(off)})")
+    def gaps(name: str, gap: float) -> str:
+        return tr("{name}: short requests' P99 token gap {gap:.0f} ms vs {off:.0f} ms with chunking off (budget "
+                  "{budget})", name=name, gap=gap, off=off[GAP], budget=_budget(off))
     at_default = tr("3.2 Chunked prefill at vLLM's default budget ({budget}) keeps short requests moving").format(
         budget=_budget(default))
     same = never_cuts(default) or rows.no_collision(off, default)
@@ -166,10 +167,10 @@ def chunking_claims(chunked: pd.DataFrame) -> list[Claim]:
     return [
         verdicts.untested(small_text, apart) if apart else verdicts.judge_change(
             small_text, off, small, GAP, better="lower", held_at=1.0,
-            evidence=gaps.format(f"budget {_budget(small)}", small[GAP])),
+            evidence=gaps(f"budget {_budget(small)}", small[GAP])),
         verdicts.untested(at_default, same) if same else verdicts.judge_change(
             at_default, off, default, GAP, better="lower", held_at=1.0,
-            evidence=gaps.format(f"budget {_budget(default)}", default[GAP])),
+            evidence=gaps(f"budget {_budget(default)}", default[GAP])),
         verdicts.judge_change(
             "3.2 Too small a chunk delays the long prompts' first token", default, small, "long_mean_ttft_ms",
             better="higher", held_at=1.0,
@@ -266,14 +267,15 @@ def blocks_only_claim(tiny, admitted: int | None, sent: int | None = None) -> Cl
             rule,
         )
     if peak == admitted:
-        ran = f"at most {peak:.0f} ran at once, what the blocks admit ({admitted})"
+        ran = tr("at most {peak:.0f} ran at once, what the blocks admit ({admitted})", peak=peak, admitted=admitted)
     elif peak < admitted:
         ran = (
-            f"at most {peak:.0f} ran at once, fewer than the {admitted} the blocks admit (the running count is "
-            "sampled, and preemption can lower it between two reads)"
+            tr("at most {peak:.0f} ran at once, fewer than the {admitted} the blocks admit (the running count is "
+               "sampled, and preemption can lower it between two reads)", peak=peak, admitted=admitted)
         )
     else:
-        ran = f"{peak:.0f} ran at once, more than the {admitted} the blocks admit, so the blocks did not set the limit"
+        ran = tr("{peak:.0f} ran at once, more than the {admitted} the blocks admit, so the blocks did not set the "
+                 "limit", peak=peak, admitted=admitted)
     capped = peak <= admitted
     if seats:
         evidence = tr(
@@ -365,8 +367,9 @@ def block_claims(tiny, flood_requests: int) -> list[Claim]:
         "held: fewer ran at once than were sent, and some waited",
     )
     seen = (
-        f"{cache}: at most {tiny['peak_running']:.0f} of {flood_requests} ran at once, "
-        f"up to {tiny['peak_waiting']:.0f} waited"
+        tr("{cache}: at most {peak_running:.0f} of {flood_requests} ran at once, up to {peak_waiting:.0f} waited",
+           cache=cache, peak_running=tiny['peak_running'], flood_requests=flood_requests,
+           peak_waiting=tiny['peak_waiting'])
     )
     few = rows.too_few_samples(tiny)
     out = [

@@ -162,8 +162,8 @@ def junction_note(load, block: int, row) -> str:
     note = (tr("measured: {measured:.3f} of the prompt tokens came from the cache; the load's shape allows "
                "{shape:.3f}", measured=measured, shape=shape))
     if lost >= 0.5:
-        note += (f" (about {lost:.0f} block(s) fewer: where the tokenizer merged a prefix's last token with the text "
-                 "after it, that request's last prefix block differs and is computed again)")
+        note += (tr(" (about {lost:.0f} block(s) fewer: where the tokenizer merged a prefix's last token with the "
+                    "text after it, that request's last prefix block differs and is computed again)", lost=lost))
     return note
 
 

@@ -116,13 +116,14 @@ def _memory_claim(weights: pd.DataFrame, quant: list[str], each, more_kv: dict) 
     sizes are shown beside it. A GPU's log prints no non-KV figure but the memory the loaded weights took
     ("Model loading took", `weights_gib`): judged on that there. Without either: the checkpoints."""
     ref, text = weights.loc[BF16], "5.1 Quantized weights take less memory"
-    checkpoints = f"checkpoint {ref.checkpoint_gib:.2f} GiB in bf16; " + each(
+    checkpoints = tr("checkpoint {checkpoint_gib:.2f} GiB in bf16; ", checkpoint_gib=ref.checkpoint_gib) + each(
         {n: weights.loc[n].checkpoint_gib for n in quant}, lambda v: f"{v:.2f} GiB")
-    kv_line = "; KV tokens at the same memory fraction: " + each(more_kv, lambda v: f"×{v:.2f}")
+    kv_line = tr("; KV tokens at the same memory fraction: ") + each(more_kv, lambda v: f"×{v:.2f}")
     held_mem = {n: verdicts.number(weights.loc[n], "non_kv_gib") for n in [BF16, *quant]}
     what = tr("non-KV memory")
     if any(v is None for v in held_mem.values()):  # a GPU: its log's "Model loading took X GiB" is the weights'
-        held_mem, what = {n: verdicts.number(weights.loc[n], "weights_gib") for n in [BF16, *quant]}, "weights memory"
+        held_mem = {n: verdicts.number(weights.loc[n], "weights_gib") for n in [BF16, *quant]}
+        what = tr("weights memory")
     if any(v is None for v in held_mem.values()):
         smaller = {n: ref.checkpoint_gib / weights.loc[n].checkpoint_gib for n in quant}
         return verdicts.judge(text, all(v >= 1.5 for v in smaller.values()),
@@ -198,7 +199,7 @@ def drift_claim(drift: pd.DataFrame) -> Claim:
     fp8, control = drift[kind == FP8], drift[kind == AUTO]
     if fp8.empty or control.empty:
         return verdicts.untested(text, tr("cannot be judged here: the drift rows have no ") + (
-            "fp8 answers" if fp8.empty else tr("control (auto) answers, so the engine's own differences cannot be "
+            tr("fp8 answers") if fp8.empty else tr("control (auto) answers, so the engine's own differences cannot be "
                                                "told apart from the dtype's")), DRIFT_RULE)
     firsts = fp8.first_divergence.dropna()
     ev = (tr("{notna_sum} of {n_fp8} fp8 answers left the bf16 reference",
@@ -213,8 +214,9 @@ def drift_claim(drift: pd.DataFrame) -> Claim:
     on_clean = fp8[fp8.prompt.isin(clean)]
     left = int(on_clean.first_divergence.notna().sum())
     gap, control_gap = on_clean.mean_logprob_gap.mean(), control[control.prompt.isin(clean)].mean_logprob_gap.mean()
-    ev += (f"; on the {len(clean)} prompt(s) the control kept, fp8 left on {left}; mean log-probability gap "
-           f"{gap:.3f} with fp8, {control_gap:.3f} in the control")
+    ev += (tr("; on the {n_clean} prompt(s) the control kept, fp8 left on {left}; mean log-probability gap "
+              "{gap:.3f} with fp8, {control_gap:.3f} in the control", n_clean=len(clean), left=left, gap=gap,
+              control_gap=control_gap))
     if not left and (pd.isna(gap) or pd.isna(control_gap)):
         return verdicts.untested(text, tr("{ev}: no log-probability gap to compare, so whether fp8 moved them more "
                                           "cannot be judged", ev=ev), DRIFT_RULE)

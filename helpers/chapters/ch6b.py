@@ -100,8 +100,8 @@ def tight_cache_claim(roomy, tight) -> Claim:
         return verdicts.untested(text, tr("{ev}; the rows lack the cache or load figures that say how much room "
                                           "there was", ev=ev),
                                  TIGHT_RULE)
-    ev += (f"; blocks left beside the running requests: {room[0]} roomy, {short[0]} tight, for {short[1]} blocks of "
-           "distinct prefixes")
+    ev += (tr("; blocks left beside the running requests: {room_first} roomy, {short_first} tight, for {short} "
+              "blocks of distinct prefixes", room_first=room[0], short_first=short[0], short=short[1]))
     if a == 0 or room[0] < room[1]:
         return verdicts.untested(text, tr("{ev}: the roomy cache ", ev=ev) + (tr("had no hits to lose") if a == 0 else
                                                                    tr("was short of room too")), TIGHT_RULE)

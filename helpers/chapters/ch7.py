@@ -108,8 +108,9 @@ def methods_sentence(roof_all: dict, roof_one: dict, claim: Claim) -> str:
     roof. A GPU's roof has one method and no thread counts."""
     kind = "copy" if str(roof_all.get("mixed_kernel", "")).endswith("copy") else "triad"
     mixed = (
-        f" The best {kind} (reads and writes together, {roof_all.get('mixed_kernel')}) ran at "
-        f"{roof_all['mixed_gbs']:.1f} GB/s: the machine's figure for mixed traffic, not decode's roof."
+        tr(" The best {kind} (reads and writes together, {value}) ran at {mixed_gbs:.1f} GB/s: the machine's "
+           "figure for mixed traffic, not decode's roof.", kind=kind, value=roof_all.get('mixed_kernel'),
+           mixed_gbs=roof_all['mixed_gbs'])
         if roof_all.get("mixed_gbs")
         else ""
     )
@@ -118,9 +119,9 @@ def methods_sentence(roof_all: dict, roof_one: dict, claim: Claim) -> str:
     one = ""
     if roof_one is not roof_all and roof_one.get("methods_ratio") is not None:
         one = (
-            f" With one thread, numpy's read ran at ×{roof_one['methods_ratio']:.2f} of torch's: on the same "
-            "thread numpy's sum (a pairwise reduction) runs at its own loop's speed, so it says more about the "
-            "kernel than about the memory."
+            tr(" With one thread, numpy's read ran at ×{methods_ratio:.2f} of torch's: on the same thread numpy's "
+               "sum (a pairwise reduction) runs at its own loop's speed, so it says more about the kernel than "
+               "about the memory.", methods_ratio=roof_one['methods_ratio'])
         )
     why = (
         claim.evidence
@@ -291,8 +292,8 @@ def near_floor_claim(one: dict) -> Claim:
     ceiling = allowed_mbu(one)
     need = NEAR_FLOOR * ceiling
     evidence += (
-        f"; this layout's worker can read at most ×{ceiling:.2f} of the machine's roof, so the threshold "
-        f"is {NEAR_FLOOR} × {ceiling:.2f} = {need:.2f}"
+        tr("; this layout's worker can read at most ×{ceiling:.2f} of the machine's roof, so the threshold is "
+           "{near_floor} × {ceiling:.2f} = {need:.2f}", ceiling=ceiling, near_floor=NEAR_FLOOR, need=need)
         if ceiling < 1
         else ""
     )
@@ -345,9 +346,9 @@ def batching_claim(sweep: dict, cross: float | None) -> Claim:
     # in the same unit as `share` (a fraction of the measured solo step): the floor's growth per sequence
     by_bytes = (f2 - f1) / (b - 1) / one[metric] if f1 and f2 else None
     predicted = (
-        f"; the bytes alone predict {by_bytes:.3f} of a solo step (the floor {f1:.2f} → {f2:.2f} ms): the "
-        f"other {share - by_bytes:.2f} is work each added sequence brings (arithmetic, sampling, "
-        "bookkeeping), and what the batch shares is the rest of the solo step"
+        tr("; the bytes alone predict {by_bytes:.3f} of a solo step (the floor {f1:.2f} → {f2:.2f} ms): the other "
+           "{share:.2f} is work each added sequence brings (arithmetic, sampling, bookkeeping), and what the batch "
+           "shares is the rest of the solo step", by_bytes=by_bytes, f1=f1, f2=f2, share=share - by_bytes)
         if by_bytes is not None
         else ""
     )
@@ -454,7 +455,7 @@ def bytes_sentence(base: dict, int8: dict, isa: str, device: str = "cpu") -> str
     iv = verdicts.ratio_interval(base, int8, m)  # INT8 ÷ the base, with its interval
     if iv is None:
         return said + tr("One of the step times is 0 or missing, so the two cannot be compared.")
-    said += f"That time ratio with its interval: {iv.text()}. "
+    said += tr("That time ratio with its interval: {text_value}. ", text_value=iv.text())
     if iv.includes(1.0):
         threshold = 1 - 0.75 * floor_saved / base[m]  # three quarters of the predicted saving: the claim's line
         if not iv.includes(threshold):
@@ -493,10 +494,10 @@ def bytes_sentence(base: dict, int8: dict, isa: str, device: str = "cpu") -> str
         )
     if saved >= 0.75 * floor_saved:  # the claim's own threshold: about what the bytes predict, or more
         tail = {
-            verdicts.HELD: " and the rest of the step stayed.",
+            verdicts.HELD: tr(" and the rest of the step stayed."),
             verdicts.NOT_HELD: (
-                ": the time above the floor shrank too, so part of it is paid per byte (reading "
-                "more slowly than the probe), not a fixed cost per step."
+                tr(": the time above the floor shrank too, so part of it is paid per byte (reading more slowly "
+                   "than the probe), not a fixed cost per step.")
                 if gap(int8, m) < gap(base, m)
                 else "."
             ),

@@ -130,18 +130,20 @@ class Capstone:
         the noise) (measured on the advisor's engine, still up; the baseline's row at that rate
         is the sweep's own), or at the highest the sweep reached, saying so."""
         share = self.slo.met_share(self.advised) or 0
-        met_all = (f"the advisor's change met the target for {share:.0%} of the requests at {self.service.rate:g} "
-                   "req/s (even all of them, finishing as soon as the arrivals allow, would gain no more than the "
-                   "noise)" if self.nothing_to_gain(self.advised) else
-                   f"at {self.service.rate:g} req/s only meeting the target could pass, and the better reference "
-                   "met it on fresh prompts: its miss on the service's prompts was one request's luck")
+        met_all = (tr("the advisor's change met the target for {share:.0%} of the requests at {rate:g} req/s (even "
+                      "all of them, finishing as soon as the arrivals allow, would gain no more than the noise)",
+                      share=share, rate=self.service.rate) if self.nothing_to_gain(self.advised) else
+                   tr("at {rate:g} req/s only meeting the target could pass, and the better reference met it on "
+                      "fresh prompts: its miss on the service's prompts was one request's luck",
+                      rate=self.service.rate))
         higher = sorted((r for r in self.service.sweep if r["load_request_rate"] > self.service.rate),
                         key=lambda r: r["load_request_rate"])
         if not higher:
             last = self.service.sweep[-1]["load_request_rate"] if self.service.sweep else self.service.rate
-            self.note = (f"{met_all}, and the sweep has no higher rate ({self.service.rate:g} req/s is its last: "
-                         f"it ran up to {last:g}): the lab is judged there, where no configuration may be able to "
-                         "pass; loosen the target or sweep higher rates (`prepare(..., slo=...)`).")
+            self.note = (tr("{met_all}, and the sweep has no higher rate ({rate:g} req/s is its last: it ran up to "
+                            "{last:g}): the lab is judged there, where no configuration may be able to pass; "
+                            "loosen the target or sweep higher rates (`prepare(..., slo=...)`).", met_all=met_all,
+                            rate=self.service.rate, last=last))
             say(self.note)
             return
         for sweep_row in higher:
@@ -162,8 +164,14 @@ class Capstone:
                  tr("the highest rate the sweep reached; there too the better reference met the target on fresh "
                     "prompts (its miss was luck), so no configuration may be able to pass there: loosen the target "
                     "or sweep higher rates (`prepare(..., slo=...)`)."))
-        self.note = (f"{met_all}, so no configuration could beat it there: the lab is judged at {self.rate:g} "
-                     "req/s, " + where)
+        self.note = (
+            tr(
+                "{met_all}, so no configuration could beat it there: the lab is judged at {rate:g} req/s, ",
+                met_all=met_all,
+                rate=self.rate,
+            )
+            + where
+        )
         say(self.note)
 
     @property
@@ -176,39 +184,81 @@ class Capstone:
         u, s = self.service.unloaded, self.slo
         rates = ", ".join(f"{r['load_request_rate']:g}" for r in self.service.sweep)
         k = knee(self.service.sweep, s)
-        return "\n".join([
-            f"Load: {self.load.label()}",
-            f"Unloaded (one request at a time): median TTFT {u['median_ttft_ms']:,.0f} ms, median TPOT "
-            f"{u['median_tpot_ms']:.1f} ms, a request every {u['median_e2el_ms']:,.0f} ms.",
-            f"Target: {s.label()} (TTFT ×{ch6a.TTFT_HEADROOM:g} and TPOT ×{ch6a.TPOT_HEADROOM:g} the unloaded "
-            "medians, rounded up)." if s == ch6a.slo_for(u) else f"Target (yours): {s.label()}.",
-            f"Rate sweep of the baseline at {rates} req/s: {k.text(s)}",
-            f"You tune at {self.rate:g} req/s (Poisson arrivals)." + (
-                (f" Why not {self.service.rate:g}: " if self.rate != self.service.rate else " Note: ") + self.note
-                                                                       if self.note else ""),
-        ])
+        return "\n".join(
+            [
+                tr("Load: {label}", label=self.load.label()),
+                tr(
+                    "Unloaded (one request at a time): median TTFT {median_ttft_ms:,.0f} ms, median TPOT "
+                    "{median_tpot_ms:.1f} ms, a request every {median_e2el_ms:,.0f} ms.",
+                    median_ttft_ms=u["median_ttft_ms"],
+                    median_tpot_ms=u["median_tpot_ms"],
+                    median_e2el_ms=u["median_e2el_ms"],
+                ),
+                tr(
+                    "Target: {label} (TTFT ×{ttft_headroom:g} and TPOT ×{tpot_headroom:g} the unloaded medians, "
+                    "rounded up).",
+                    label=s.label(),
+                    ttft_headroom=ch6a.TTFT_HEADROOM,
+                    tpot_headroom=ch6a.TPOT_HEADROOM,
+                )
+                if s == ch6a.slo_for(u)
+                else tr("Target (yours): {label}.", label=s.label()),
+                tr("Rate sweep of the baseline at {rates} req/s: {text_value}", rates=rates, text_value=k.text(s)),
+                tr("You tune at {rate:g} req/s (Poisson arrivals).", rate=self.rate)
+                + (
+                    (f" Why not {self.service.rate:g}: " if self.rate != self.service.rate else " Note: ") + self.note
+                    if self.note
+                    else ""
+                ),
+            ]
+        )
 
     def references(self) -> str:
         """The baseline's and the advisor's goodput, and what the check asks for."""
         b, a = self.slo.goodput(self.baseline) or 0.0, self.slo.goodput(self.advised) or 0.0
-        return "\n".join([
-            f"Baseline ({self.base.label()}): goodput {b:.2f} req/s, {self.slo.met_share(self.baseline) or 0:.0%} of "
-            f"requests within the target{_how(self.baseline)}.",
-            (f"Advisor (read at {self.service.rate:g} req/s, the baseline's row there): " if self.rate !=
-             self.service.rate else "Advisor: ") + self.advice.text(),
-            f"Advised ({self.advice.apply(self.base).label()}): goodput {a:.2f} req/s, "
-            f"{self.slo.met_share(self.advised) or 0:.0%} within the target{_how(self.advised)}.",
-            f"To pass: a configuration of your own (not the baseline, not the advisor's change) whose goodput beats "
-            f"the better of the two ({max(a, b):.2f} req/s) by more than the run-to-run noise, with no share of its "
-            "requests within the target smaller beyond the noise (nor below the target's where a reference met it); "
-            "or one whose share reaches the target's where the better reference missed it, at a goodput not lower "
-            "beyond the noise, and again on fresh prompts."
-            + self._only_crossing()
-            + (
-                f" Neither reference met the target for any request, so a pass also needs at least "
-                f"{tuning.FROM_NONE_SHARE:.0%} of your requests (and {tuning.FROM_NONE_COUNT}) within it."
-                if max(a, b) == 0 else ""),
-        ])
+        return "\n".join(
+            [
+                tr(
+                    "Baseline ({label}): goodput {b:.2f} req/s, {value:.0%} of requests within the target{how}.",
+                    label=self.base.label(),
+                    b=b,
+                    value=self.slo.met_share(self.baseline) or 0,
+                    how=_how(self.baseline),
+                ),
+                (
+                    f"Advisor (read at {self.service.rate:g} req/s, the baseline's row there): "
+                    if self.rate != self.service.rate
+                    else "Advisor: "
+                )
+                + self.advice.text(),
+                tr(
+                    "Advised ({label}): goodput {a:.2f} req/s, {value:.0%} within the target{how}.",
+                    label=self.advice.apply(self.base).label(),
+                    a=a,
+                    value=self.slo.met_share(self.advised) or 0,
+                    how=_how(self.advised),
+                ),
+                tr(
+                    "To pass: a configuration of your own (not the baseline, not the advisor's change) whose goodput "
+                    "beats the better of the two ({a:.2f} req/s) by more than the run-to-run noise, with no share of "
+                    "its requests within the target smaller beyond the noise (nor below the target's where a reference "
+                    "met it); or one whose share reaches the target's where the better reference missed it, at a "
+                    "goodput not lower beyond the noise, and again on fresh prompts.",
+                    a=max(a, b),
+                )
+                + self._only_crossing()
+                + (
+                    tr(
+                        " Neither reference met the target for any request, so a pass also needs at least "
+                        "{from_none_share:.0%} of your requests (and {from_none_count}) within it.",
+                        from_none_share=tuning.FROM_NONE_SHARE,
+                        from_none_count=tuning.FROM_NONE_COUNT,
+                    )
+                    if max(a, b) == 0
+                    else ""
+                ),
+            ]
+        )
 
     def only_crossing(self) -> bool:
         """Whether the goodput route cannot be taken here: both references miss the target, fewer than
@@ -216,34 +266,47 @@ class Capstone:
         ref = max((self.baseline, self.advised), key=lambda r: self.slo.goodput(r) or 0)
         sent, met = len((ref.get("runs") or [ref])[0].get("request_ttft_ms") or []), self.slo.met_share(ref) or 0
         ceiling = tuning.pace_ceiling(ref)
-        return not (not sent or met >= self.slo.share or sent - round(met * sent) >= tuning.MIN_COUNT_CHANGE or
-                    ceiling is None or ceiling > 1 + verdicts.DEFAULT_NOISE)
+        return not (
+            not sent
+            or met >= self.slo.share
+            or sent - round(met * sent) >= tuning.MIN_COUNT_CHANGE
+            or ceiling is None
+            or ceiling > 1 + verdicts.DEFAULT_NOISE
+        )
 
     def _only_crossing(self) -> str:
         """The references' line where only crossing the target can pass, with the whole rule."""
         if not self.only_crossing():
             return ""
         if self.crossing_is_luck():
-            return (tr(" Here only meeting the target could pass, and the better reference met it on fresh prompts "
-                       "too: its miss was luck, so no configuration may be able to pass at this rate (loosen the "
-                       "target or sweep higher rates)."))
+            return tr(
+                " Here only meeting the target could pass, and the better reference met it on fresh prompts "
+                "too: its miss was luck, so no configuration may be able to pass at this rate (loosen the "
+                "target or sweep higher rates)."
+            )
         ref = max((self.baseline, self.advised), key=lambda r: self.slo.goodput(r) or 0)
         sent, met = len((ref.get("runs") or [ref])[0].get("request_ttft_ms") or []), self.slo.met_share(ref) or 0
-        return (tr(" Here only the second way can pass: {sent} more request(s) can meet the target (fewer than "
-                   "{min_count_change}, so the count cannot decide) and finishing sooner can gain about "
-                   "×{pace_ceiling:.2f} at most, inside the noise: meet the target for every request, and again on "
-                   "fresh prompts, where the better reference is run on the same prompts and must miss the target "
-                   "(or yours must beat it beyond the noise).", sent=sent - round(met * sent),
-                   min_count_change=tuning.MIN_COUNT_CHANGE, pace_ceiling=tuning.pace_ceiling(ref)))
+        return tr(
+            " Here only the second way can pass: {sent} more request(s) can meet the target (fewer than "
+            "{min_count_change}, so the count cannot decide) and finishing sooner can gain about "
+            "×{pace_ceiling:.2f} at most, inside the noise: meet the target for every request, and again on "
+            "fresh prompts, where the better reference is run on the same prompts and must miss the target "
+            "(or yours must beat it beyond the noise).",
+            sent=sent - round(met * sent),
+            min_count_change=tuning.MIN_COUNT_CHANGE,
+            pace_ceiling=tuning.pace_ceiling(ref),
+        )
 
     # -- the learner's runs -------------------------------------------------------------------
     def run(self, config: EngineConfig, *, force: bool = False, progress=True) -> dict:
         """Measure `config` on the service load (or reuse its stored row), with its goodput."""
         if not isinstance(config, EngineConfig):
-            raise ConfigError("MY_CONFIG", tr("must be an EngineConfig, got {name}.", name=type(config).__name__),
-                              tr("MY_CONFIG = base.replace(max_num_batched_tokens=512) (any settings you like)."))
-        row = with_goodput(self.measure(config, self.load, force=force, tag=self.tag, progress=progress),
-                           self.slo)
+            raise ConfigError(
+                "MY_CONFIG",
+                tr("must be an EngineConfig, got {name}.", name=type(config).__name__),
+                tr("MY_CONFIG = base.replace(max_num_batched_tokens=512) (any settings you like)."),
+            )
+        row = with_goodput(self.measure(config, self.load, force=force, tag=self.tag, progress=progress), self.slo)
         self.tried.append((config, row))
         return row
 
@@ -257,9 +320,14 @@ class Capstone:
         too, against the better reference on the same fresh prompts (chapter 6 judges its kept step the
         same way): yours meets the target there and the reference does not, or yours is helped beyond noise
         (one more load on each engine, read back where stored)."""
-        v = ch6a.capstone_verdict(row, self.baseline, self.advised, self.slo,
-                                  same_as_baseline=config == self.base,
-                                  same_as_advised=config == self.advice.apply(self.base))
+        v = ch6a.capstone_verdict(
+            row,
+            self.baseline,
+            self.advised,
+            self.slo,
+            same_as_baseline=config == self.base,
+            same_as_advised=config == self.advice.apply(self.base),
+        )
         refs = max(self.slo.met_share(self.baseline) or 0, self.slo.met_share(self.advised) or 0)
         if not v.passed or not refs < self.slo.share <= (self.slo.met_share(row) or 0):
             return v
@@ -274,26 +342,63 @@ class Capstone:
         ref_share = self.slo.met_share(ref_fresh) or 0
         judged, _ = tuning.effect(ref_fresh, fresh, self.slo)
         if judged != tuning.HELPED and share < self.slo.share:
-            return replace(v, passed=False, text=f"Not yet: your configuration met the target on the service's "
-                           f"prompts but not on fresh ones ({share:.0%} within it there, and no gain beyond noise "
-                           "over the reference there): one request's luck, not a pass. " + v.text.split(". ", 1)[-1])
+            return replace(
+                v,
+                passed=False,
+                text=tr(
+                    "Not yet: your configuration met the target on the service's "
+                    "prompts but not on fresh ones ({share:.0%} within it there, "
+                    "and no gain beyond noise over the reference there): one "
+                    "request's luck, not a pass. ",
+                    share=share,
+                )
+                + v.text.split(". ", 1)[-1],
+            )
         if ref_share < self.slo.share or judged == tuning.HELPED:
-            return replace(v, text=v.text + f" It held on fresh prompts too ({share:.0%} within the target, the "
-                           f"reference's {ref_share:.0%}).")
-        return replace(v, passed=False, text=f"Not yet, cannot tell: on fresh prompts the reference "
-                       f"({ref_config.label()}) meets the target too ({ref_share:.0%} within it, yours {share:.0%}) "
-                       f"and your goodput there is {judged}: crossing the target on the service's prompts was one "
-                       "request's luck. " + v.text.split(". ", 1)[-1])
+            return replace(
+                v,
+                text=v.text
+                + tr(
+                    " It held on fresh prompts too ({share:.0%} within the target, the reference's {ref_share:.0%}).",
+                    share=share,
+                    ref_share=ref_share,
+                ),
+            )
+        return replace(
+            v,
+            passed=False,
+            text=tr(
+                "Not yet, cannot tell: on fresh prompts the reference ({label}) "
+                "meets the target too ({ref_share:.0%} within it, yours "
+                "{share:.0%}) and your goodput there is {judged}: crossing the "
+                "target on the service's prompts was one request's luck. ",
+                label=ref_config.label(),
+                ref_share=ref_share,
+                share=share,
+                judged=judged,
+            )
+            + v.text.split(". ", 1)[-1],
+        )
 
     def check(self, config: EngineConfig) -> bool:
         """Measure (or reuse) `config` on the service load and print the computed verdict."""
         t0 = time.monotonic()
         row = self.run(config)
         v = self.verdict(config, row)
-        how = "a stored row, reused" if row.get("reused") else f"measured now in {time.monotonic() - t0:.0f} s"
+        how = (
+            tr("a stored row, reused")
+            if row.get("reused")
+            else tr("measured now in {monotonic:.0f} s", monotonic=time.monotonic() - t0)
+        )
         print(f"{'✓' if v.passed else '✗'} {v.text}")
-        print(tr("  ({label}: {how}, {value:.0%} of requests within the target)", label=config.label(), how=how,
-                 value=row[MET]))
+        print(
+            tr(
+                "  ({label}: {how}, {value:.0%} of requests within the target)",
+                label=config.label(),
+                how=how,
+                value=row[MET],
+            )
+        )
         return v.passed
 
     def summary(self, rows: list[dict]) -> str:
@@ -314,13 +419,19 @@ class Capstone:
         print(tr("Hint, from {whose}:", whose=whose))
         for a in found:
             levers = list(a.change) or [k for k, ch in LEVERS.items() if ch == a.chapter]
-            print(f"- {a.limit}: {a.evidence}.")
+            print(tr("- {limit}: {evidence}.", limit=tr(a.limit), evidence=a.evidence))
             if not levers:  # the target was met: nothing to turn at this rate
                 print(tr("  Nothing to change at this rate; offer more load to find the next limit."))
                 continue
-            print(tr("  Levers: {levers}. Chapter {chapter} explains them ({chapter_2}): {chapter_file}.",
-                     levers=', '.join(levers), chapter=a.chapter, chapter_2=TOPICS.get(a.chapter, ''),
-                     chapter_file=chapter_file(a.chapter)))
+            print(
+                tr(
+                    "  Levers: {levers}. Chapter {chapter} explains them ({chapter_2}): {chapter_file}.",
+                    levers=", ".join(levers),
+                    chapter=a.chapter,
+                    chapter_2=TOPICS.get(a.chapter, ""),
+                    chapter_file=chapter_file(a.chapter),
+                )
+            )
         changed = sorted(k for k in LEVERS if getattr(config, k) != getattr(self.base, k))
         print(
             tr("Changed from the baseline so far: ")

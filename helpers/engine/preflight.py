@@ -48,7 +48,7 @@ def _check_machine(config: EngineConfig) -> None:
                                                  "start-up on CPU).", quantization=config.quantization),
                               tr("quantization=None, or a checkpoint made with one of {cpu_quantization}.",
                                  cpu_quantization=CPU_QUANTIZATION))
-        _check_world(config, hw["cpu_cores"], "this machine's {n} cores; each CPU rank needs its own core")
+        _check_world(config, hw["cpu_cores"], tr("this machine's {n} cores; each CPU rank needs its own core"))
         _check_memory_shares(config)
     else:
         _check_world(config, hw["gpu_count"], "the {n} GPU(s) here")

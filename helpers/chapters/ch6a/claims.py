@@ -169,24 +169,47 @@ def _goodput_claim(text: str, before: dict, after: dict, slo: SLO, evidence: str
              "{value_2:.0f} % of requests (the target asks {value_3:.0f} %)", rstrip=evidence.rstrip('.。'), g0=g0,
              g1=g1, times=times, value=100 * s0, value_2=100 * s1, value_3=100 * slo.share))
     if g0 == 0 and g1 == 0:
-        return verdicts.cannot_tell(text, tr("{ev}: no request met the target on either side, so goodput cannot "
-                                             "tell them apart", ev=ev), rule)
+        return verdicts.cannot_tell(
+            text, tr("{ev}: no request met the target on either side, so goodput cannot tell them apart", ev=ev), rule
+        )
     ceiling = tuning.pace_ceiling(before, after) if tuning.judged_on_pace(before, after, slo) else None
-    if judged == tuning.NOTHING and ceiling is not None and ceiling <= 1 + verdicts.DEFAULT_NOISE and \
-            tuning.count_cannot_decide(before, slo):
-        left = (f"fewer than {tuning.MIN_COUNT_CHANGE} more requests could meet the target: only crossing it could "
-                "show a gain here" if (slo.met_share(before) or 0) < slo.share else
-                f"the reference already meets the target, with fewer than {tuning.MIN_COUNT_CHANGE} of its "
-                "requests left to meet it: no step could show a gain at this rate")
-        return verdicts.cannot_tell(text, tr("{ev}: judged on the pace, and an engine no faster per request than "
-                                             "these two could not have finished this load more than ×{ceiling:.2f} "
-                                             "sooner, inside the noise allowance, and {left}", ev=ev, ceiling=ceiling,
-                                             left=left), rule)
+    if (
+        judged == tuning.NOTHING
+        and ceiling is not None
+        and ceiling <= 1 + verdicts.DEFAULT_NOISE
+        and tuning.count_cannot_decide(before, slo)
+    ):
+        left = (
+            tr(
+                "fewer than {min_count_change} more requests could meet the target: only crossing it could show "
+                "a gain here",
+                min_count_change=tuning.MIN_COUNT_CHANGE,
+            )
+            if (slo.met_share(before) or 0) < slo.share
+            else tr(
+                "the reference already meets the target, with fewer than {min_count_change} of its requests "
+                "left to meet it: no step could show a gain at this rate",
+                min_count_change=tuning.MIN_COUNT_CHANGE,
+            )
+        )
+        return verdicts.cannot_tell(
+            text,
+            tr(
+                "{ev}: judged on the pace, and an engine no faster per request than "
+                "these two could not have finished this load more than ×{ceiling:.2f} "
+                "sooner, inside the noise allowance, and {left}",
+                ev=ev,
+                ceiling=ceiling,
+                left=left,
+            ),
+            rule,
+        )
     return Claim(text, _GOODPUT_VERDICT[judged], ev, rule)
 
 
-def tuning_claims(records: list[dict], advised: dict, advice_text: str, mixed: dict, slo: SLO,
-                  fresh: tuple[dict, dict] | None = None) -> list[Claim]:
+def tuning_claims(
+    records: list[dict], advised: dict, advice_text: str, mixed: dict, slo: SLO, fresh: tuple[dict, dict] | None = None
+) -> list[Claim]:
     """`fresh`: (the baseline, the kept configuration) on prompts no step saw; the path's own row was
     chosen as the best of several noisy rows, so the claim is judged on these two when given, the
     same requests on both sides."""
@@ -194,8 +217,11 @@ def tuning_claims(records: list[dict], advised: dict, advice_text: str, mixed: d
     best = kept[-1] if kept else base
     steps = ", ".join(f"{r['step']} {r['effect']}" for r in records[1:]) or "no step ran"
     rule = GOODPUT_RULE
-    before, judged_row, how = ((*fresh, "; judged on fresh prompts, the baseline and the kept configuration alike")
-                               if fresh else (base["row"], best["row"], ""))
+    before, judged_row, how = (
+        (*fresh, tr("; judged on fresh prompts, the baseline and the kept configuration alike"))
+        if fresh
+        else (base["row"], best["row"], "")
+    )
     path_text = "6.2 One setting at a time, from a baseline, raises goodput at the target"
     path_evidence = f"{len(kept)} of {len(records) - 1} steps kept ({steps}){how}"
     effects = [r["effect"] for r in records[1:]]
@@ -204,13 +230,26 @@ def tuning_claims(records: list[dict], advised: dict, advice_text: str, mixed: d
         attempts = [r for r in records[1:] if r["step"] not in CONTROLS]
         hurt = sum(r["effect"] == tuning.HURT for r in attempts)
         ceilings = [r.get("pace_ceiling") for r in attempts]
-        if not hurt and attempts and all(r.get("judged_on") == "pace" for r in attempts) and \
-                all(c is not None and c <= 1 + verdicts.DEFAULT_NOISE for c in ceilings) and \
-                tuning.count_cannot_decide(base["row"], slo):
-            left = (f"fewer than {tuning.MIN_COUNT_CHANGE} more requests could meet the target: at this size only "
-                    "crossing it could show a gain" if (slo.met_share(base["row"]) or 0) < slo.share else
-                    f"the baseline already meets the target, with fewer than {tuning.MIN_COUNT_CHANGE} of its "
-                    "requests left to meet it: no step could show a gain at this rate")
+        if (
+            not hurt
+            and attempts
+            and all(r.get("judged_on") == "pace" for r in attempts)
+            and all(c is not None and c <= 1 + verdicts.DEFAULT_NOISE for c in ceilings)
+            and tuning.count_cannot_decide(base["row"], slo)
+        ):
+            left = (
+                tr(
+                    "fewer than {min_count_change} more requests could meet the target: at this size only "
+                    "crossing it could show a gain",
+                    min_count_change=tuning.MIN_COUNT_CHANGE,
+                )
+                if (slo.met_share(base["row"]) or 0) < slo.share
+                else tr(
+                    "the baseline already meets the target, with fewer than {min_count_change} of its requests "
+                    "left to meet it: no step could show a gain at this rate",
+                    min_count_change=tuning.MIN_COUNT_CHANGE,
+                )
+            )
             return [
                 verdicts.cannot_tell(
                     path_text,
@@ -247,8 +286,11 @@ def tuning_claims(records: list[dict], advised: dict, advice_text: str, mixed: d
                 if hurt
                 else tr(": no step moved goodput at the target beyond the noise, so the path ended at the baseline")
             ),
-            "no step kept: cannot tell (a step that hurt is dropped, as the method says, and leaves "
-            "the path at the baseline); otherwise held / did not hold as for one change: " + rule,
+            tr(
+                "no step kept: cannot tell (a step that hurt is dropped, as the method says, and leaves the path at "
+                "the baseline); otherwise held / did not hold as for one change: "
+            )
+            + rule,
         )
     else:
         path_claim = _goodput_claim(path_text, before, judged_row, slo, path_evidence, rule)
@@ -271,7 +313,10 @@ def _other_tuning_claims(advised: dict, advice_text: str, mixed: dict, slo: SLO,
                 mixed["baseline"],
                 mixed["tuned"],
                 slo,
-                "final run, long and short prompts together (goodput counts every request of it, the long prompts too)",
+                tr(
+                    "final run, long and short prompts together (goodput counts every request of it, the long "
+                    "prompts too)"
+                ),
                 rule,
             )
         )
@@ -290,7 +335,7 @@ def order_claim(forward: list[dict], reverse: list[dict] | None, slo: SLO) -> Cl
     a, b = best(forward), best(reverse)
     kept = lambda path: ", ".join(r["step"] for r in path[1:] if r["kept"]) or "none"  # noqa: E731
     same = (a.get("config") is not None and a.get("config") == b.get("config")) or a["row"] is b["row"]
-    tested = (
+    tested = tr(
         "tested only where the article's order kept a scheduling step and quantization first kept a quantization step"
     )
     kept_keys = lambda path, keys: {k for r in path[1:] if r["kept"] for k in (r.get("change") or {}) if k in keys}  # noqa: E731
@@ -346,11 +391,17 @@ def order_claim(forward: list[dict], reverse: list[dict] | None, slo: SLO) -> Cl
         b["row"],
         a["row"],
         slo,
-        f"the article's order kept {kept(forward)}; quantization first kept {kept(reverse)}; "
-        "the opposite order's kept configuration against the article's",
-        "held: the article's order ends with a higher goodput than the opposite order beyond "
-        "noise, and no smaller share within the target; cannot tell: the two orders' goodputs within "
-        "noise of each other; cannot be judged: no request met the target on either path",
+        tr(
+            "the article's order kept {kept}; quantization first kept {kept_2}; the opposite order's kept "
+            "configuration against the article's",
+            kept=kept(forward),
+            kept_2=kept(reverse),
+        ),
+        tr(
+            "held: the article's order ends with a higher goodput than the opposite order beyond noise, and no "
+            "smaller share within the target; cannot tell: the two orders' goodputs within noise of each other; "
+            "cannot be judged: no request met the target on either path"
+        ),
     )
 
 
@@ -429,8 +480,12 @@ def explain(row: dict, shape: dict, bytes_per_number: int, max_model_len: int, f
             "KV cache tokens",
             g("kv_cache_tokens"),
             int(blocks / per_request * max_model_len),
-            f"KV GiB ÷ {per_token:,} bytes per token in whole blocks, ÷ the blocks of one {max_model_len}-token "
-            "request, × max_model_len",
+            tr(
+                "KV GiB ÷ {per_token:,} bytes per token in whole blocks, ÷ the blocks of one {max_model_len}-token "
+                "request, × max_model_len",
+                per_token=per_token,
+                max_model_len=max_model_len,
+            ),
             tolerance=0.01,
         )
     if g("num_blocks") and g("block_size"):
@@ -438,7 +493,7 @@ def explain(row: dict, shape: dict, bytes_per_number: int, max_model_len: int, f
             "KV cache tokens (blocks)",
             g("kv_cache_tokens"),
             int(g("num_blocks") / per_request * max_model_len),
-            "blocks ÷ the blocks of one full-length request × max_model_len",
+            tr("blocks ÷ the blocks of one full-length request × max_model_len"),
             0.001,
         )
         add(

@@ -25,13 +25,14 @@ def inside_the_busiest(row: dict) -> str:
         more = tr(" (the full size sends more)") if why.startswith("too few") and run_size.size() != "full" else ""
         return tr("At **{load_request_rate:g} req/s** the over-saturation rule reads nothing: {why}{more}.",
                   load_request_rate=row['load_request_rate'], why=why, more=more)
-    state = {True: "the queue grew while requests were sent: it looks **over-saturated**, its latencies those of a "
-                   "queue that had not stopped growing (a stable load at 70-85 % of capacity reads this way in 6-18 % "
-                   "of simulated runs, up to about one in five: `rows.over_saturated`)",
-             False: "the queue did not grow in this run, so what the page reads into an over-saturated rate was not "
-                    "tested here (a short run of a load just past capacity reads this way in about one run in ten)",
-             None: "between the two, so whether the queue would have kept growing cannot be told from a run "
-                   "this short"}[over_saturated(row)]
+    state = {True: tr("the queue grew while requests were sent: it looks **over-saturated**, its latencies those "
+                      "of a queue that had not stopped growing (a stable load at 70-85 % of capacity reads this "
+                      "way in 6-18 % of simulated runs, up to about one in five: `rows.over_saturated`)"),
+             False: tr("the queue did not grow in this run, so what the page reads into an over-saturated rate was "
+                       "not tested here (a short run of a load just past capacity reads this way in about one run "
+                       "in ten)"),
+             None: tr("between the two, so whether the queue would have kept growing cannot be told from a run "
+                      "this short")}[over_saturated(row)]
     return (tr("At **{load_request_rate:g} req/s**, the highest rate offered, the engine held {held_after_ramp} "
                "request(s) once the ramp from an idle engine was over and {held_at_last_send} when the last "
                "request was sent (counted from the requests' own times). The first half of the {requests} requests "
@@ -87,6 +88,6 @@ def front_sentence(rows: dict[str, dict], tuned: str, tpot_limit_ms: float) -> s
             where=where,
             tpot_limit_ms=tpot_limit_ms,
         )
-        + (", ".join(fast) if len(fast) else "none of them")
+        + (", ".join(fast) if len(fast) else tr("none of them"))
         + "."
     )

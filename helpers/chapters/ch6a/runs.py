@@ -31,13 +31,15 @@ def rate_sweep(config, load, rates: list[float], slo: SLO, *, force: bool = Fals
         try:
             row = measure(config, dataclasses.replace(load, request_rate=float(rate)), force=force, tag=tag)
         except Exception as e:  # noqa: BLE001 - keep what was measured, say why the sweep stopped
-            say(f"stopped at {rate:g} req/s: the run failed ({str(e).splitlines()[0][:200]}); {len(rows)} rate(s) kept")
+            say(tr("stopped at {rate:g} req/s: the run failed ({splitlines_first}); {n_rows} rate(s) kept", rate=rate,
+                   splitlines_first=str(e).splitlines()[0][:200], n_rows=len(rows)))
             break
         rows.append(row)
         if overloaded(row, slo):
             say(
-                f"stopped after {rate:g} req/s: median TTFT {row['median_ttft_ms']:,.0f} ms, far past the "
-                f"{slo.ttft_ms:g} ms target; higher rates would only queue longer"
+                tr("stopped after {rate:g} req/s: median TTFT {median_ttft_ms:,.0f} ms, far past the {ttft_ms:g} "
+                   "ms target; higher rates would only queue longer", rate=rate, median_ttft_ms=row['median_ttft_ms'],
+                   ttft_ms=slo.ttft_ms)
             )
             break
     return rows

@@ -145,60 +145,157 @@ def capstone_verdict(mine: dict, baseline: dict, advised: dict, slo: SLO, *, sam
     name, ref = ("the advisor's", advised) if a > b else ("the baseline's", baseline)
     figures = f"your goodput {m:.2f} req/s; the baseline's {b:.2f}; the advisor's {a:.2f}"
     if same_as_baseline:
-        return Verdict(False, m, b, a, "This is the baseline configuration: change at least one setting. " + figures)
+        return Verdict(
+            False, m, b, a, tr("This is the baseline configuration: change at least one setting. ") + figures
+        )
     if same_as_advised:
-        return Verdict(False, m, b, a, "This is the advisor's own change: the lab asks you to beat it. " + figures)
+        return Verdict(False, m, b, a, tr("This is the advisor's own change: the lab asks you to beat it. ") + figures)
     judged, ratio = tuning.effect(ref, mine, slo)
     times = f"×{m / max(a, b):.2f}" if max(a, b) else "from 0"  # the goodput ratio (effect's may be the pace's)
-    needed = f" (needed: above {name} {max(a, b):.2f} by more than the run-to-run noise)"
+    needed = tr(" (needed: above {name} {a:.2f} by more than the run-to-run noise)", name=name, a=max(a, b))
     met = slo.met_share(ref) or 0
     sent = len((ref.get("runs") or [ref])[0].get("request_ttft_ms") or [])
     ceiling = tuning.pace_ceiling(ref)
-    if met < slo.share and 0 < sent - round(met * sent) < tuning.MIN_COUNT_CHANGE and ceiling is not None \
-            and ceiling <= 1 + verdicts.DEFAULT_NOISE:  # the lab's "only the second way can pass" (_only_crossing)
-        needed = (" (needed here: every request within the target, on these prompts and on fresh ones, where the "
-                  "better reference, run on the same fresh prompts, misses it)")
+    if (
+        met < slo.share
+        and 0 < sent - round(met * sent) < tuning.MIN_COUNT_CHANGE
+        and ceiling is not None
+        and ceiling <= 1 + verdicts.DEFAULT_NOISE
+    ):  # the lab's "only the second way can pass" (_only_crossing)
+        needed = tr(
+            " (needed here: every request within the target, on these prompts and on fresh ones, where "
+            "the better reference, run on the same fresh prompts, misses it)"
+        )
     other = baseline if ref is advised else advised
     mine_share, other_share = slo.met_share(mine) or 0, slo.met_share(other) or 0
     if judged == tuning.HELPED and mine_share < slo.share <= other_share:  # the other reference kept its promise
-        return Verdict(False, m, b, a, f"Not yet: {times} {name} goodput, but {mine_share:.0%} of your requests met "
-                       f"the target, which the other reference met ({other_share:.0%}). " + figures)
+        return Verdict(
+            False,
+            m,
+            b,
+            a,
+            tr(
+                "Not yet: {times} {name} goodput, but {mine_share:.0%} of your requests "
+                "met the target, which the other reference met ({other_share:.0%}). ",
+                times=times,
+                name=name,
+                mine_share=mine_share,
+                other_share=other_share,
+            )
+            + figures,
+        )
     other_name = "the baseline's" if other is baseline else "the advisor's"
     if judged == tuning.HELPED and tuning.effect(other, mine, slo)[0] == tuning.HURT:  # same rule, both references
-        return Verdict(False, m, b, a, f"Not yet: {times} {name} goodput, but against {other_name} run your change "
-                       f"hurt: {mine_share:.0%} of your requests met the target against {other_share:.0%} of theirs, "
-                       "a smaller share beyond the noise (chapter 6's rule: finishing sooner does not make up for "
-                       "it). " + figures)
+        return Verdict(
+            False,
+            m,
+            b,
+            a,
+            tr(
+                "Not yet: {times} {name} goodput, but against {other_name} run your "
+                "change hurt: {mine_share:.0%} of your requests met the target against "
+                "{other_share:.0%} of theirs, a smaller share beyond the noise (chapter "
+                "6's rule: finishing sooner does not make up for it). ",
+                times=times,
+                name=name,
+                other_name=other_name,
+                mine_share=mine_share,
+                other_share=other_share,
+            )
+            + figures,
+        )
     if judged == tuning.HELPED:
         ref_share = slo.met_share(ref) or 0
-        if ref_share < slo.share <= mine_share and other_share >= slo.share and \
-                tuning.effect(other, mine, slo)[0] != tuning.HELPED:  # matching a reference that met it is no gain
-            return Verdict(False, m, b, a, f"Not yet: your configuration meets the target where {name} run did not, "
-                           f"but {other_name} run met it too ({other_share:.0%}), and you did not beat it beyond the "
-                           "noise. " + figures)
+        if (
+            ref_share < slo.share <= mine_share
+            and other_share >= slo.share
+            and tuning.effect(other, mine, slo)[0] != tuning.HELPED
+        ):  # matching a reference that met it is no gain
+            return Verdict(
+                False,
+                m,
+                b,
+                a,
+                tr(
+                    "Not yet: your configuration meets the target where {name} run did "
+                    "not, but {other_name} run met it too ({other_share:.0%}), and you "
+                    "did not beat it beyond the noise. ",
+                    name=name,
+                    other_name=other_name,
+                    other_share=other_share,
+                )
+                + figures,
+            )
         if ref_share < slo.share <= mine_share:  # the crossing decides (tuning.effect), at no lower goodput
-            return Verdict(True, m, b, a, f"Passed: your configuration keeps the target's promise ({mine_share:.0%} "
-                           f"of requests within it) where {name} did not ({ref_share:.0%}), at {times} its goodput "
-                           "(not lower beyond the noise). " + figures)
+            return Verdict(
+                True,
+                m,
+                b,
+                a,
+                tr(
+                    "Passed: your configuration keeps the target's promise "
+                    "({mine_share:.0%} of requests within it) where {name} did not "
+                    "({ref_share:.0%}), at {times} its goodput (not lower beyond the "
+                    "noise). ",
+                    mine_share=mine_share,
+                    name=name,
+                    ref_share=ref_share,
+                    times=times,
+                )
+                + figures,
+            )
         if not max(a, b):
             return Verdict(True, m, b, a, f"Passed: {name} goodput of 0 raised. " + figures)
-        how = "the same requests finished sooner" if abs(ratio - m / max(a, b)) > 1e-6 else "beyond the noise"
+        how = tr("the same requests finished sooner") if abs(ratio - m / max(a, b)) > 1e-6 else tr("beyond the noise")
         return Verdict(True, m, b, a, f"Passed: {times} {name} goodput ({how}). " + figures)
     if max(a, b) == 0:  # no request met the target in either reference: one lucky request is not a pass
-        return Verdict(False, m, b, a, "Not yet: neither reference met the target for any request, so a pass needs "
-                       f"at least {tuning.FROM_NONE_SHARE:.0%} of your requests (and {tuning.FROM_NONE_COUNT}) within "
-                       f"it; {slo.met_share(mine) or 0:.0%} were. " + figures)
+        return Verdict(
+            False,
+            m,
+            b,
+            a,
+            tr(
+                "Not yet: neither reference met the target for any request, so a pass "
+                "needs at least {from_none_share:.0%} of your requests (and "
+                "{from_none_count}) within it; {value:.0%} were. ",
+                from_none_share=tuning.FROM_NONE_SHARE,
+                from_none_count=tuning.FROM_NONE_COUNT,
+                value=slo.met_share(mine) or 0,
+            )
+            + figures,
+        )
     mine_share, ref_share = slo.met_share(mine) or 0, slo.met_share(ref) or 0
     if judged == tuning.HURT and ratio > 1:
         why = tr("more requests per second than {name} run, but a smaller share of them within the target", name=name)
     elif judged == tuning.NOTHING and tuning.judged_on_pace(ref, mine, slo) and mine_share < ref_share:
-        why = (tr("fewer of your requests met the target than in {name} run (by less than {min_count_change}), so "
-                  "finishing sooner does not count (chapter 6's rule)", name=name,
-                  min_count_change=tuning.MIN_COUNT_CHANGE)
-               if tuning.pace(ref, mine) > 1 else
-               tr("fewer of your requests met the target than in {name} run (by less than {min_count_change}), and "
-                  "your run finished no sooner", name=name, min_count_change=tuning.MIN_COUNT_CHANGE))
+        why = (
+            tr(
+                "fewer of your requests met the target than in {name} run (by less than {min_count_change}), so "
+                "finishing sooner does not count (chapter 6's rule)",
+                name=name,
+                min_count_change=tuning.MIN_COUNT_CHANGE,
+            )
+            if tuning.pace(ref, mine) > 1
+            else tr(
+                "fewer of your requests met the target than in {name} run (by less than {min_count_change}), and "
+                "your run finished no sooner",
+                name=name,
+                min_count_change=tuning.MIN_COUNT_CHANGE,
+            )
+        )
     else:
         why = f"{'within the noise of' if judged == tuning.NOTHING else 'below'} {name} goodput"
-    return Verdict(False, m, b, a, f"Not yet: {why} ({mine_share:.0%} of your requests within the target, "
-                   f"{ref_share:.0%} of theirs). " + figures + needed)
+    return Verdict(
+        False,
+        m,
+        b,
+        a,
+        tr(
+            "Not yet: {why} ({mine_share:.0%} of your requests within the target, {ref_share:.0%} of theirs). ",
+            why=why,
+            mine_share=mine_share,
+            ref_share=ref_share,
+        )
+        + figures
+        + needed,
+    )
