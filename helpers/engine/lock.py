@@ -90,7 +90,7 @@ class EngineLock:
                            "stop`, or `helpers.stop_all()` in a notebook, or end the process named above. Lock "
                            "file: {path}", holder=holder, path=self.path)
                         + (tr(". Processes holding it now: {still}", still=still) if still else "")) from None
-                time.sleep(0.5)
+                time.sleep(0.1)  # a stopping engine lets go within a second or so: take it as soon as it does
         os.ftruncate(fd, 0)
         os.pwrite(fd, json.dumps({"pid": os.getpid(), "what": what, "since": time.strftime("%H:%M:%S")}).encode(), 0)
         self.fd = fd

@@ -174,7 +174,7 @@ def _take_turn(what: str, wait_s: float) -> int:
                     flush=True,
                 )
                 said = waited or 1e-9
-            time.sleep(0.5)
+            time.sleep(0.2)
     os.ftruncate(fd, 0)
     os.pwrite(fd, json.dumps({"who": who(), "what": what, "since": time.time()}).encode(), 0)
     return fd
