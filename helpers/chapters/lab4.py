@@ -352,7 +352,7 @@ class Capstone:
                     "request's luck, not a pass. ",
                     share=share,
                 )
-                + v.text.split(". ", 1)[-1],
+                + v.figures,
             )
         if ref_share < self.slo.share or judged == tuning.HELPED:
             return replace(
@@ -377,7 +377,7 @@ class Capstone:
                 share=share,
                 judged=judged,
             )
-            + v.text.split(". ", 1)[-1],
+            + v.figures,
         )
 
     def check(self, config: EngineConfig) -> bool:

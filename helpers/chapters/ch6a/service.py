@@ -129,11 +129,23 @@ class Verdict:
     mine: float
     baseline: float
     advised: float
-    text: str
+    text: str  # the reason, then the figures
+    figures: str = ""  # the three goodputs alone, for a caller that gives another reason (lab 4's fresh prompts)
+
+
+def _figures(m: float, b: float, a: float) -> str:
+    return tr("your goodput {m:.2f} req/s; the baseline's {b:.2f}; the advisor's {a:.2f}", m=m, b=b, a=a)
 
 
 def capstone_verdict(mine: dict, baseline: dict, advised: dict, slo: SLO, *, same_as_baseline: bool = False,
                      same_as_advised: bool = False) -> Verdict:
+    """`_verdict`, with its figures kept apart as well (`Verdict.figures`)."""
+    v = _verdict(mine, baseline, advised, slo, same_as_baseline=same_as_baseline, same_as_advised=same_as_advised)
+    return replace(v, figures=_figures(v.mine, v.baseline, v.advised))
+
+
+def _verdict(mine: dict, baseline: dict, advised: dict, slo: SLO, *, same_as_baseline: bool = False,
+             same_as_advised: bool = False) -> Verdict:
     """Does the learner's row pass? It must be a configuration of their own (neither the baseline
     nor the advisor's change) and beat the better of the two references on goodput at the target
     beyond the run-to-run noise, with no smaller share of requests within the target: chapter 6's
@@ -142,8 +154,8 @@ def capstone_verdict(mine: dict, baseline: dict, advised: dict, slo: SLO, *, sam
     a minimum share and count of requests within it (`tuning.FROM_NONE_SHARE`, `FROM_NONE_COUNT`)."""
     g = lambda row: slo.goodput(row) or 0.0  # noqa: E731
     m, b, a = g(mine), g(baseline), g(advised)
-    name, ref = ("the advisor's", advised) if a > b else ("the baseline's", baseline)
-    figures = f"your goodput {m:.2f} req/s; the baseline's {b:.2f}; the advisor's {a:.2f}"
+    name, ref = (tr("the advisor's"), advised) if a > b else (tr("the baseline's"), baseline)
+    figures = _figures(m, b, a)
     if same_as_baseline:
         return Verdict(
             False, m, b, a, tr("This is the baseline configuration: change at least one setting. ") + figures
@@ -184,7 +196,7 @@ def capstone_verdict(mine: dict, baseline: dict, advised: dict, slo: SLO, *, sam
             )
             + figures,
         )
-    other_name = "the baseline's" if other is baseline else "the advisor's"
+    other_name = tr("the baseline's") if other is baseline else tr("the advisor's")
     if judged == tuning.HELPED and tuning.effect(other, mine, slo)[0] == tuning.HURT:  # same rule, both references
         return Verdict(
             False,
@@ -245,9 +257,11 @@ def capstone_verdict(mine: dict, baseline: dict, advised: dict, slo: SLO, *, sam
                 + figures,
             )
         if not max(a, b):
-            return Verdict(True, m, b, a, f"Passed: {name} goodput of 0 raised. " + figures)
+            return Verdict(True, m, b, a, tr("Passed: {name} goodput of 0 raised. ", name=name) + figures)
         how = tr("the same requests finished sooner") if abs(ratio - m / max(a, b)) > 1e-6 else tr("beyond the noise")
-        return Verdict(True, m, b, a, f"Passed: {times} {name} goodput ({how}). " + figures)
+        return Verdict(
+            True, m, b, a, tr("Passed: {times} {name} goodput ({how}). ", times=times, name=name, how=how) + figures
+        )
     if max(a, b) == 0:  # no request met the target in either reference: one lucky request is not a pass
         return Verdict(
             False,
