@@ -56,9 +56,10 @@ def contents(here: str = "notebooks") -> str:
     labs = sum(ch["path"].parent.name == "labs" for ch in entries)
     starts = sum(int(ch.get("engine_starts_smoke") or 0) for ch in entries)
     minutes = sum(int(ch.get("minutes_smoke") or 0) for ch in entries)
-    rows = [f"{len(entries) - labs} notebooks after this one and {labs} labs; at the smoke size they start about "
-            f"{starts} engines and take about {minutes} minutes on a 2-core CPU.", "",
-            "| notebook | needs | engine starts (smoke) | minutes, smoke / full (estimate) |", "|---|---|---|---|"]
+    rows = [tr("{n_entries} notebooks after this one and {labs} labs; at the smoke size they start about {starts} "
+               "engines and take about {minutes} minutes on a 2-core CPU.", n_entries=len(entries) - labs, labs=labs,
+               starts=starts, minutes=minutes), "",
+            tr("| notebook | needs | engine starts (smoke) | minutes, smoke / full (estimate) |"), "|---|---|---|---|"]
     for ch in entries:
         rel = Path("..") / ch["path"].relative_to(ROOT) if ch["path"].parent.name != here else ch["path"].name
         rows.append(f"| [{ch['title']}]({rel}) | {' or '.join(ch.get('accelerator', ['CPU']))} | "
