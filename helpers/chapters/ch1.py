@@ -10,7 +10,7 @@ import pandas as pd
 
 from helpers import verdicts
 from helpers.exercises import Question
-from helpers.i18n import tr
+from helpers.i18n import N_, tr
 from helpers.load import Load
 from helpers.results import rows
 
@@ -245,7 +245,7 @@ def bursts_note(**named: dict) -> str:
 def chain_capacity(chain: pd.DataFrame) -> verdicts.Claim:
     if len(chain) < 2:
         return verdicts.untested(
-            "A larger memory fraction ripples down to more KV tokens and a higher max concurrency",
+            N_("A larger memory fraction ripples down to more KV tokens and a higher max concurrency"),
             tr("a chain of {n_chain} fraction(s) cannot show a rise", n_chain=len(chain)),
             rule=tr("held: both rise strictly with every larger fraction"),
         )
@@ -262,7 +262,7 @@ def chain_capacity(chain: pd.DataFrame) -> verdicts.Claim:
     flat = [i for i, d in enumerate(chain.kv_cache_tokens.diff().dropna()) if d <= 0]
     small = planned is not None and all(planned.iloc[i] <= MARGIN_MIB for i in flat) if flat else False
     return verdicts.judge(
-        "A larger memory fraction ripples down to more KV tokens and a higher max concurrency",
+        N_("A larger memory fraction ripples down to more KV tokens and a higher max concurrency"),
         rose,
         tr(
             "KV tokens {kv_cache_tokens_first:,.0f} → {kv_cache_tokens_last:,.0f}; max concurrency "

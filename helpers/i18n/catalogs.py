@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from helpers.i18n import LOCALES, ROOT
-from helpers.i18n.code_strings import claim_strings, exercise_strings, notebook_strings
+from helpers.i18n.code_strings import claim_strings, exercise_strings, module_constants, notebook_strings
 from helpers.i18n.paragraphs import notebook_units, translated_notebook
 
 CACHE = ROOT / ".cache" / "i18n"
@@ -126,6 +126,11 @@ def runtime_pot(target: Path) -> Path:
     for nb in notebooks():
         for text in notebook_strings(json.loads(nb.read_text())):
             catalog.add(text, locations=[(nb.relative_to(ROOT).as_posix(), 0)])
+    import importlib
+    for py in sorted((ROOT / "helpers" / "chapters").rglob("*.py")):
+        name = ".".join(py.relative_to(ROOT).with_suffix("").parts).removesuffix(".__init__")
+        for text in module_constants(importlib.import_module(name)):
+            catalog.add(text, locations=[(py.relative_to(ROOT).as_posix(), 0)])
     target.parent.mkdir(parents=True, exist_ok=True)
     with target.open("wb") as f:
         write_po(f, catalog, width=0)

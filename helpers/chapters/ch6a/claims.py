@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from helpers import models, tuning, verdicts
 from helpers.config import ConfigError, EngineConfig
-from helpers.i18n import tr
+from helpers.i18n import N_, tr
 from helpers.slo import SLO
 from helpers.tuning import Step
 from helpers.verdicts import Claim
@@ -409,11 +409,11 @@ def order_claim(forward: list[dict], reverse: list[dict] | None, slo: SLO) -> Cl
 # The article's reading of the KV cache's share of the engine's memory (its own rule of thumb,
 # from load tests): (upper bound of the band, what it says). Chapter 6 tests it on this machine.
 KV_SHARE_BANDS = (
-    (0.20, "low: the weights take most of the memory; quantize, or add devices"),
-    (0.40, "between the article's bands"),
-    (0.60, "reasonable: tune max_model_len and the concurrency cap next"),
-    (0.70, "between the article's bands"),
-    (1.01, "high: plenty of concurrency; watch long sequences for overflow"),
+    (0.20, N_("low: the weights take most of the memory; quantize, or add devices")),
+    (0.40, N_("between the article's bands")),
+    (0.60, N_("reasonable: tune max_model_len and the concurrency cap next")),
+    (0.70, N_("between the article's bands")),
+    (1.01, N_("high: plenty of concurrency; watch long sequences for overflow")),
 )
 
 
@@ -453,7 +453,7 @@ def share_text(kv_share: float | None, non_kv_share: float | None, fraction: flo
 
 def kv_share_band(share: float) -> str:
     """The article's reading of the KV cache's share of the device's memory (0–1)."""
-    return next(text for top, text in KV_SHARE_BANDS if share < top)
+    return tr(next(text for top, text in KV_SHARE_BANDS if share < top))
 
 
 def explain(row: dict, shape: dict, bytes_per_number: int, max_model_len: int, fraction: float) -> list[dict]:
