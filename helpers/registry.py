@@ -62,10 +62,20 @@ def contents(here: str = "notebooks") -> str:
             tr("| notebook | needs | engine starts (smoke) | minutes, smoke / full (estimate) |"), "|---|---|---|---|"]
     for ch in entries:
         rel = Path("..") / ch["path"].relative_to(ROOT) if ch["path"].parent.name != here else ch["path"].name
-        rows.append(f"| [{ch['title']}]({rel}) | {' or '.join(ch.get('accelerator', ['CPU']))} | "
+        rows.append(f"| [{_title(ch)}]({rel}) | {' or '.join(ch.get('accelerator', ['CPU']))} | "
                     f"{ch.get('engine_starts_smoke', '?')} | "
                     f"{ch.get('minutes_smoke', '?')} / {ch.get('minutes_full', '?')} |")
     return "\n".join(rows)
+
+
+def _title(entry: dict) -> str:
+    """A notebook's title in the learner's language: its own catalog's entry for the heading (the title is
+    the notebook's first heading), else the English."""
+    from helpers.i18n import language
+    if language() == "en":
+        return entry["title"]
+    from helpers.i18n.catalogs import lookup
+    return lookup(entry["path"], language())(entry["title"]) or entry["title"]
 
 
 def start_seconds(eager: bool | None = True, rows: list[dict] | None = None) -> list[float]:

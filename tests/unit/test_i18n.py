@@ -306,3 +306,24 @@ def test_a_reading_is_judged_on_the_kind_not_on_the_translated_words(monkeypatch
     assert kind == "about" and not text.startswith("about")  # Chinese words, yet read as "about"
     assert ch3._reading(kind) == ch3.tr(": within noise, so this run does not show the page's reading")
     assert ch3._way(300.0, 100.0, 1.0, "longer", "shorter")[1] == "more"
+
+
+def test_a_rule_passed_by_position_and_one_built_from_constants_reach_the_catalog():
+    import types
+
+    from helpers.i18n.code_strings import claim_strings, module_constants
+    src = 'Claim(text, NOT_HELD, ev, "did not hold: both orders ended at one configuration")'
+    assert claim_strings(src) == ["did not hold: both orders ended at one configuration"]
+    home = types.SimpleNamespace(CLOSE=0.3, SPEED_RULE=f"held: ×{1 + 0.3:g} or more", label="not a rule",
+                                 TEXT="7.3 INT8 weights speed decode")
+    assert module_constants(home) == ["held: ×1.3 or more", "7.3 INT8 weights speed decode"]
+
+
+def test_lab4s_verdict_keeps_its_figures_apart_for_another_reason(monkeypatch):
+    from helpers.chapters.ch6a import service
+    from helpers.slo import SLO
+    monkeypatch.setenv("GUIDE_LANG", "zh_CN")
+    row = {"load_num_prompts": 4, "completed": 4, "runs": [{"request_ttft_ms": [10.0] * 4,
+                                                             "request_tpot_ms": [5.0] * 4}], "duration": 2.0}
+    v = service.capstone_verdict(row, row, row, SLO(ttft_ms=100, tpot_ms=50, share=0.9), same_as_baseline=True)
+    assert v.figures and v.text.endswith(v.figures) and "goodput" not in v.figures  # Chinese, and apart
