@@ -161,7 +161,7 @@ def compare(df: pd.DataFrame, metrics: list[str], chart_title: str = "") -> alt.
                          for m in metrics]).properties(title=tr(chart_title))
 
 
-def panel_runs(metrics: list[str], chart_title: str = "Your runs", label_with: str | None = None,
+def panel_runs(metrics: list[str], chart_title: str = N_("Your runs"), label_with: str | None = None,
                label_format: str = "{}"):
     """The chart function of a control panel: one bar per run, numbered in run order, for each
     metric. `label_with` adds a row column to each label ("2. budget=256 · mixed"), written with
@@ -278,7 +278,7 @@ def tradeoff(df: pd.DataFrame, x: str, y: str, label: str = COLOR, chart_title: 
     return (points + names).properties(title=tr(chart_title) or f"{title(y)} vs {title(x)}", width=WIDTH, height=HEIGHT)
 
 
-def catch_up(lines: pd.DataFrame, chart_title: str = "Start time plus serving time") -> alt.FacetChart:
+def catch_up(lines: pd.DataFrame, chart_title: str = N_("Start time plus serving time")) -> alt.FacetChart:
     """Time since start against output tokens served, one line per engine, one panel per
     concurrency: where the lines cross, the slower-starting engine has caught up."""
     return alt.Chart(lines).mark_line().encode(
@@ -357,7 +357,7 @@ def knee(rows: list[dict], slo, best_rate: float | None, chart_title: str = "") 
 OVER, FEW, NO_TIMELINE = "over-saturated", "too few requests, or far past capacity", "no timeline"
 
 
-def tuning_path(records: list[dict], slo, chart_title: str = "Goodput at the target after each step") -> alt.Chart:
+def tuning_path(records: list[dict], slo, chart_title: str = N_("Goodput at the target after each step")) -> alt.Chart:
     """One bar per tuning step, coloured by its effect; kept steps carry the next ones."""
     df = pd.DataFrame([{"step": f"{i}. {r['step']}", "goodput (req/s)": slo.goodput(r["row"]) or 0.0,
                         "effect": r["effect"] or "baseline", "kept": "kept" if r["kept"] else "dropped"}

@@ -21,12 +21,12 @@ from dataclasses import dataclass, field
 
 from helpers import verdicts
 from helpers.config import ConfigError
-from helpers.i18n import tr
+from helpers.i18n import N_, tr
 from helpers.results import intervals
 from helpers.results.gaps import missing
 from helpers.slo import SLO
 
-HELPED, NOTHING, HURT = "helped", "within noise", "hurt"
+HELPED, NOTHING, HURT = N_("helped"), N_("within noise"), N_("hurt")  # compared as English, shown with tr()
 # From a reference that met the target for no request, one lucky request is not a gain: "helped"
 # then needs at least this share of the requests, and at least this many, within the target.
 FROM_NONE_SHARE, FROM_NONE_COUNT = 0.25, 2
@@ -172,7 +172,7 @@ def ratio_text(before: dict, after: dict, slo: SLO, ratio: float) -> str:
     """What to print beside a goodput change: the goodput ratio, and the pace where `effect` judged
     on the pace (its `ratio` is then the pace, not goodput after ÷ before)."""
     if ratio == float("inf"):
-        return "none met the target before"
+        return tr("none met the target before")
     g0, g1 = slo.goodput(before) or 0, slo.goodput(after) or 0
     text = f"×{g1 / g0:.2f}" if g0 else "from none"
     if judged_on_pace(before, after, slo):

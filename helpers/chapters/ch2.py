@@ -322,7 +322,7 @@ def block_size(blocks) -> verdicts.Claim:
     narrower than the start-to-start floor, so a ratio near the band's edge cannot be placed)."""
     sizes = ", ".join(str(int(b)) for b in blocks.block_size)
     parts, inside, outside = [], True, False
-    for metric, name in (("output_throughput", "output throughput"), ("mean_tpot_ms", "mean TPOT")):
+    for metric, name in (("output_throughput", tr("output throughput")), ("mean_tpot_ms", tr("mean TPOT"))):
         low, high = blocks.loc[blocks[metric].idxmin()], blocks.loc[blocks[metric].idxmax()]
         iv = verdicts.ratio_interval(low, high, metric)
         if iv is None:
@@ -330,7 +330,7 @@ def block_size(blocks) -> verdicts.Claim:
                 "2.3 block_size barely matters for short requests (throughput and time per token)",
                 tr("{name}: a figure is missing or zero", name=name),
             )
-        parts.append(f"{name} highest ÷ lowest {iv.text()}")
+        parts.append(tr("{name} highest ÷ lowest {ratio}", name=name, ratio=iv.text()))
         inside = inside and iv.hi <= 1 + BARELY + 1e-9
         outside = outside or iv.lo > 1 + BARELY
     itl = ", ".join(f"{v:.0f}" for v in blocks.p99_itl_ms) if "p99_itl_ms" in blocks else "?"

@@ -132,8 +132,8 @@ def streaming_claim() -> Claim:
 def compile_claims(compiled: pd.DataFrame, device: str = "cpu", modes: dict | None = None) -> list[Claim]:
     eager, comp = compiled.loc["eager"], compiled.loc["compiled"]
     conc = f"{eager.load_max_concurrency:.0f} request(s) in flight"
-    what = "torch.compile" if device == "cpu" else tr("torch.compile and CUDA graphs")
-    start_text = f"4.3 {what} make{'s' if device == 'cpu' else ''} the engine start slower"
+    start_text = ("4.3 torch.compile makes the engine start slower" if device == "cpu" else
+                  "4.3 torch.compile and CUDA graphs make the engine start slower")
     cache = comp.get("compile_cache")
     evidence = (tr("start {start_seconds:.0f} s eager vs {start_seconds_2:.0f} s compiled",
                    start_seconds=eager.start_seconds, start_seconds_2=comp.start_seconds)

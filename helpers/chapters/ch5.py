@@ -359,7 +359,8 @@ def _split_claim(text: str, one, two) -> Claim:
         verdicts.number(r, "kv_cache_gib") and verdicts.number(r, "kv_cache_tokens") and rows.kv_bytes_per_token(r)
         for r in (one, two)
     )
-    same = f"; greedy tokens {'the same as' if two.same_tokens else 'different from'} TP=1's (a correctness note)"
+    same = (tr("; greedy tokens the same as TP=1's (a correctness note)") if two.same_tokens
+            else tr("; greedy tokens different from TP=1's (a correctness note)"))
     rule = tr("held: a token's KV bytes per rank with TP=2 half of TP=1's, within 5 %; partly: fewer at all")
     if not a or not b:
         return verdicts.untested(text, tr("cannot be judged here: a row lacks the KV memory or tokens") + same, rule)

@@ -115,7 +115,7 @@ def methods_sentence(roof_all: dict, roof_one: dict, claim: Claim) -> str:
         else ""
     )
     if roof_all.get("methods_ratio") is None:
-        return f"*{claim.verdict}*: {claim.evidence}.{mixed}"
+        return f"*{verdicts.said(claim.verdict)}*: {claim.evidence}.{mixed}"
     one = ""
     if roof_one is not roof_all and roof_one.get("methods_ratio") is not None:
         one = (
@@ -126,14 +126,14 @@ def methods_sentence(roof_all: dict, roof_one: dict, claim: Claim) -> str:
     why = (
         claim.evidence
         if claim.verdict in (verdicts.UNTESTED, verdicts.CANNOT_TELL)  # not judged: its reason
-        else f"rule: {claim.rule}"
+        else tr("rule: {rule}", rule=tr(claim.rule))
     )
     return tr(
         "numpy's read ran at ×{methods_ratio:.2f} of torch's with {threads} thread(s): *{verdict}* for the "
         "claim that the two methods agree ({why}).{one}{mixed}",
         methods_ratio=roof_all["methods_ratio"],
         threads=roof_all["threads"],
-        verdict=claim.verdict,
+        verdict=verdicts.said(claim.verdict),
         why=why,
         one=one,
         mixed=mixed,
@@ -769,9 +769,10 @@ NO_LAYOUT = (
 
 
 def layout_claims(layouts: dict, binding: dict, cores: int) -> list[Claim]:
-    title = f"7.3 On {cores} cores the merged layout gives more output tokens per second than vLLM's three processes"
+    title = tr("7.3 On {cores} cores the merged layout gives more output tokens per second than vLLM's three "
+               "processes (×1.2 or more)", cores=cores)
     if MERGED not in layouts:
-        out = [verdicts.untested(title + " (×1.2 or more)", NO_LAYOUT, rule=LAYOUT_RULE)]
+        out = [verdicts.untested(title, NO_LAYOUT, rule=LAYOUT_RULE)]
         return out + (
             []
             if ALL in binding
@@ -786,7 +787,7 @@ def layout_claims(layouts: dict, binding: dict, cores: int) -> list[Claim]:
     merged, split = layouts[MERGED], layouts[VLLM]
     out = [
         verdicts.judge_change(
-            title + " (×1.2 or more)",
+            title,
             split,
             merged,
             "output_throughput",

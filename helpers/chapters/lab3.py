@@ -144,7 +144,8 @@ def half_weights(tp1, tp2=None) -> str:
     checkpoint = tp1.get("checkpoint_gib") if hasattr(tp1, "get") else None
     if not checkpoint or checkpoint != checkpoint:
         return tr(" (it holds half of the weights, among other things)")
-    text = f" (half of the {checkpoint:.3f} GiB checkpoint is {checkpoint / 2:.3f} GiB"
+    text = tr(" (half of the {checkpoint:.3f} GiB checkpoint is {checkpoint_2:.3f} GiB", checkpoint=checkpoint,
+              checkpoint_2=checkpoint / 2)
     before = tp1.get("non_kv_gib") if hasattr(tp1, "get") else None
     after = tp2.get("non_kv_gib") if hasattr(tp2, "get") else None
     if before is None or after is None:

@@ -16,19 +16,19 @@ from typing import Callable
 from helpers import advisor, tuning, verdicts
 from helpers.chapters import ch6a
 from helpers.config import SETTINGS, ConfigError, EngineConfig
-from helpers.i18n import tr
+from helpers.i18n import N_, tr
 from helpers.slo import SLO, knee
 
 SOLUTION = "lab04_solution.ipynb"
-GOODPUT, MET = "goodput at the target (req/s)", "requests within the target (share)"
+GOODPUT, MET = N_("goodput at the target (req/s)"), N_("requests within the target (share)")  # columns; tr() titles
 
 # Which chapter explains each lever the panel offers (and the advisor may name): the settings'
 # own declarations (helpers/config.py, `declare(..., panel=..., chapter=...)`).
 LEVERS = {s.name: s.chapter for s in SETTINGS if s.chapter is not None}
-TOPICS = {2: "memory: the memory fraction, max_model_len and block size decide how many KV tokens fit",
-          3: "batching: the token budget per step, chunked prefill, the prefill cap and the sequence cap",
-          4: "server-side settings: prefix caching for a repeated prompt start, compiling instead of eager",
-          5: "quantization: INT8/INT4 weights and an fp8 KV cache"}
+TOPICS = {2: N_("memory: the memory fraction, max_model_len and block size decide how many KV tokens fit"),
+          3: N_("batching: the token budget per step, chunked prefill, the prefill cap and the sequence cap"),
+          4: N_("server-side settings: prefix caching for a repeated prompt start, compiling instead of eager"),
+          5: N_("quantization: INT8/INT4 weights and an fp8 KV cache")}
 
 
 def chapter_file(chapter: int) -> str:
@@ -428,7 +428,7 @@ class Capstone:
                     "  Levers: {levers}. Chapter {chapter} explains them ({chapter_2}): {chapter_file}.",
                     levers=", ".join(levers),
                     chapter=a.chapter,
-                    chapter_2=TOPICS.get(a.chapter, ""),
+                    chapter_2=tr(TOPICS.get(a.chapter, "")),
                     chapter_file=chapter_file(a.chapter),
                 )
             )
@@ -461,7 +461,7 @@ class Capstone:
 
 
 def _how(row: dict) -> str:
-    return " (a stored row, reused)" if row.get("reused") else ""
+    return tr(" (a stored row, reused)") if row.get("reused") else ""
 
 
 # The template every home follows (helpers/chapters/__init__.py says what each part is).

@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import statistics
 
+from helpers.i18n import N_
+
 
 def setting(row: dict, name: str):
     """The engine's resolved value of a setting where the row has it, else the value asked for
@@ -101,8 +103,8 @@ def queue_unread(row) -> str | None:
     if after < 6 and len(starts) < 16:  # a short run: a few cold prefills alone can outlast its sending
         return f"too few requests sent after the ramp ({after} of {len(starts)}) to tell"
     if after < 6:
-        return ("the first requests' latency outlasted the sending: a load far past capacity, which this rule "
-                "cannot judge")
+        return N_("the first requests' latency outlasted the sending: a load far past capacity, which this rule "
+                  "cannot judge")
     return None
 
 

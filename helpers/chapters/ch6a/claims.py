@@ -215,7 +215,7 @@ def tuning_claims(
     same requests on both sides."""
     base, kept = records[0], [r for r in records[1:] if r["kept"]]
     best = kept[-1] if kept else base
-    steps = ", ".join(f"{r['step']} {r['effect']}" for r in records[1:]) or "no step ran"
+    steps = ", ".join(f"{r['step']} {tr(r['effect'])}" for r in records[1:]) or tr("no step ran")
     rule = GOODPUT_RULE
     before, judged_row, how = (
         (*fresh, tr("; judged on fresh prompts, the baseline and the kept configuration alike"))
@@ -223,7 +223,8 @@ def tuning_claims(
         else (base["row"], best["row"], "")
     )
     path_text = "6.2 One setting at a time, from a baseline, raises goodput at the target"
-    path_evidence = f"{len(kept)} of {len(records) - 1} steps kept ({steps}){how}"
+    path_evidence = tr("{kept} of {steps_run} steps kept ({steps}){how}", kept=len(kept), steps_run=len(records) - 1,
+                       steps=steps, how=how)
     effects = [r["effect"] for r in records[1:]]
     if not kept and effects:  # measured, and nothing helped: the path ended at the baseline
         # a control (a default switched off, to show it earns its keep) is not an attempt to raise goodput

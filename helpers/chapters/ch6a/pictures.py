@@ -2,6 +2,8 @@
 knee from the inside (its timeline), and the configurations of the tuning path as a Pareto front."""
 from __future__ import annotations
 
+import re
+
 from helpers import run_size, tables
 from helpers.i18n import tr
 from helpers.results.rows import over_saturated, queue_growth, queue_unread
@@ -10,6 +12,15 @@ from helpers.results.rows import over_saturated, queue_growth, queue_unread
 def busiest(sweep_rows: list[dict]) -> dict:
     """The sweep's row at the highest rate offered."""
     return max(sweep_rows, key=lambda r: r["load_request_rate"])
+
+
+def unread_text(why: str) -> str:
+    """`rows.queue_unread`'s reason (English, compared by its callers) in the learner's language."""
+    if m := re.fullmatch(r"too few requests sent after the ramp \((\d+) of (\d+)\) to tell", why):
+        return tr("too few requests sent after the ramp ({after} of {sent}) to tell", after=m[1], sent=m[2])
+    if m := re.fullmatch(r"too few requests \((\d+)\) to tell", why):
+        return tr("too few requests ({sent}) to tell", sent=m[1])
+    return tr(why)  # a fixed reason: the catalog has it (N_ in rows.py)
 
 
 def inside_the_busiest(row: dict) -> str:
@@ -24,7 +35,7 @@ def inside_the_busiest(row: dict) -> str:
                        "True in the set-up cell and run again."))
         more = tr(" (the full size sends more)") if why.startswith("too few") and run_size.size() != "full" else ""
         return tr("At **{load_request_rate:g} req/s** the over-saturation rule reads nothing: {why}{more}.",
-                  load_request_rate=row['load_request_rate'], why=why, more=more)
+                  load_request_rate=row['load_request_rate'], why=unread_text(why), more=more)
     state = {True: tr("the queue grew while requests were sent: it looks **over-saturated**, its latencies those "
                       "of a queue that had not stopped growing (a stable load at 70-85 % of capacity reads this "
                       "way in 6-18 % of simulated runs, up to about one in five: `rows.over_saturated`)"),
