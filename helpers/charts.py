@@ -28,7 +28,8 @@ def setting_titles() -> dict[str, str]:
 TITLES = {
     "mean_ttft_ms": N_("mean TTFT (ms)"), "median_ttft_ms": N_("median TTFT (ms)"), "p99_ttft_ms": N_("P99 TTFT (ms)"),
     "mean_tpot_ms": N_("mean TPOT (ms/token)"), "p99_tpot_ms": N_("P99 TPOT (ms/token)"),
-    "median_tpot_ms": N_("median TPOT (ms/token)"), "prefix_cache_hit_rate_pct": N_("prefix-cache hit rate (%)"),
+    "median_tpot_ms": N_("median TPOT (ms/token)"), "peak_running": N_("peak running (requests)"),
+    "peak_waiting": N_("peak waiting (requests)"), "prefix_cache_hit_rate_pct": N_("prefix-cache hit rate (%)"),
     "mean_itl_ms": N_("mean ITL (ms)"), "median_itl_ms": N_("median ITL (ms)"), "p99_itl_ms": N_("P99 ITL (ms)"),
     "max_itl_ms": N_("worst ITL (ms)"),
     "short_p99_itl_ms": N_("short requests: P99 ITL (ms)"), "short_max_itl_ms": N_("short requests: worst ITL (ms)"),

@@ -20,7 +20,7 @@ from pathlib import Path
 from helpers import hardware, models, probes, run_size
 from helpers.config import ConfigError, EngineConfig
 from helpers.engine import EngineStartError, Server, preflight, remote, reported, shared
-from helpers.engine.server import layout_for, reset_prefix_cache
+from helpers.engine.server import layout_for, reset_prefix_cache, start_error_text
 from helpers.i18n import tr
 from helpers.load import Load, MetricsSampler, run_load
 from helpers.results import ResultStore, fingerprint, result_key, reuse_or_measure, roofline
@@ -51,8 +51,11 @@ def try_start(config: EngineConfig, *, force: bool = False, tag: str = "",
     read_back = (tr("\n(read back from this machine's attempt of {time}; force=True starts it again)",
                     time=taken['time'])
                  if taken["reused"] else "")
-    return EngineStartError(f"{taken['start_error']}{read_back}", taken.get("engine_line"),
-                            taken.get("start_setting"), Path(taken.get("start_log") or "."))
+    parts = taken.get("start_parts")
+    said = (start_error_text(parts, taken.get("engine_line"), taken.get("start_setting"), parts.get("value"),
+                                    taken.get("start_log")) if parts else taken["start_error"])  # older rows: as stored
+    return EngineStartError(f"{said}{read_back}", taken.get("engine_line"),
+                            taken.get("start_setting"), Path(taken.get("start_log") or "."), parts)
 
 
 def _attempt(config: EngineConfig) -> dict:
@@ -66,7 +69,8 @@ def _attempt(config: EngineConfig) -> dict:
     return {"started": failed is None, "start_error": str(failed) if failed else None,
             "engine_line": failed.engine_line if failed else None,
             "start_setting": failed.setting if failed else None,
-            "start_log": str(failed.log_path) if failed else None}
+            "start_log": str(failed.log_path) if failed else None,
+            "start_parts": failed.parts if failed else None}
 
 
 def measure_or_why(config: EngineConfig, load: Load, **kwargs) -> tuple[dict | None, str | None]:

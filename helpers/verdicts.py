@@ -109,12 +109,12 @@ def expect(text: str, held: bool, evidence: str) -> Claim:
     evidence" and a word on what that means for the cells that follow. The run goes on either way."""
     claim = judge(text, bool(held), evidence)
     if claim.verdict == HELD:
-        print(f"{_ICON[HELD]} {text}: {evidence}")
+        print(_ICON[HELD] + " " + tr("{text}: {evidence}", text=tr(text), evidence=evidence))
     else:
         print(_ICON[NOT_HELD] + " " + tr(
             "{text} did not hold here: {evidence}. The cells below read this run's rows as they are; a busy "
             "machine or a changed default can do this, so run the section again (FORCE = True) before drawing a "
-            "conclusion from it.").format(text=text, evidence=evidence))
+            "conclusion from it.").format(text=tr(text), evidence=evidence))
     return claim
 
 

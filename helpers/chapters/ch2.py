@@ -110,9 +110,9 @@ def memory_fraction(frac) -> verdicts.Claim:
     f0, f1 = verdicts.number(first, "cfg_gpu_memory_utilization"), verdicts.number(last, "cfg_gpu_memory_utilization")
     node, non_kv = verdicts.number(first, "node_memory_gib"), verdicts.number(first, "non_kv_gib")
     if node and non_kv is not None and f0 and f1 and f0 * node > non_kv:
-        predicted, how = (f1 * node - non_kv) / (f0 * node - non_kv), "fraction × node memory − non-KV memory"
+        predicted, how = (f1 * node - non_kv) / (f0 * node - non_kv), tr("fraction × node memory − non-KV memory")
     else:  # a GPU's report has no node memory: the fraction's own ratio, a lower bound of the KV's rise
-        predicted, how = (f1 / f0 if f0 and f1 else 2.0), "the fractions' ratio (no memory figures reported)"
+        predicted, how = (f1 / f0 if f0 and f1 else 2.0), tr("the fractions' ratio (no memory figures reported)")
     need = 1 + (predicted - 1) / 2
     evidence = ", ".join(f"{f:g}: {t:,.0f}" for f, t in zip(frac.cfg_gpu_memory_utilization, frac.kv_cache_tokens))
     c = verdicts.judge_change("2.2 A larger memory fraction gives more KV tokens", first, last, "kv_cache_tokens",
@@ -122,10 +122,10 @@ def memory_fraction(frac) -> verdicts.Claim:
                               null_refutes=True)
     if c.verdict == verdicts.HELD and not (frac.kv_cache_tokens.diff().dropna() > 0).all():
         c.verdict = verdicts.PARTLY
-    c.rule = (f"held: KV tokens rise with every step up in fraction, by at least half the predicted rise (×{need:.2f}; "
-              f"one start per fraction, so the floor for what a start reports, ×÷{1 + verdicts.CAPACITY_NOISE:.2f}); "
-              + "an interval holding no change: did not hold where it excludes the claimed rise (the mechanism did "
-                "not show), else cannot tell")
+    c.rule = tr("held: KV tokens rise with every step up in fraction, by at least half the predicted rise "
+                "(×{need:.2f}; one start per fraction, so the floor for what a start reports, ×÷{floor:.2f}); an "
+                "interval holding no change: did not hold where it excludes the claimed rise (the mechanism did not "
+                "show), else cannot tell", need=need, floor=1 + verdicts.CAPACITY_NOISE)
     return c
 
 

@@ -206,7 +206,8 @@ class Capstone:
                 tr("Rate sweep of the baseline at {rates} req/s: {text_value}", rates=rates, text_value=k.text(s)),
                 tr("You tune at {rate:g} req/s (Poisson arrivals).", rate=self.rate)
                 + (
-                    (f" Why not {self.service.rate:g}: " if self.rate != self.service.rate else " Note: ") + self.note
+                    (tr(" Why not {rate:g}: ", rate=self.service.rate) if self.rate != self.service.rate
+                     else tr(" Note: ")) + self.note
                     if self.note
                     else ""
                 ),
@@ -226,9 +227,9 @@ class Capstone:
                     how=_how(self.baseline),
                 ),
                 (
-                    f"Advisor (read at {self.service.rate:g} req/s, the baseline's row there): "
+                    tr("Advisor (read at {rate:g} req/s, the baseline's row there): ", rate=self.service.rate)
                     if self.rate != self.service.rate
-                    else "Advisor: "
+                    else tr("Advisor: ")
                 )
                 + self.advice.text(),
                 tr(
@@ -357,12 +358,14 @@ class Capstone:
         if ref_share < self.slo.share or judged == tuning.HELPED:
             return replace(
                 v,
-                text=v.text
+                # before the figures, so "held" is said of the learner's configuration, not of the last figure
+                text=v.text.removesuffix(v.figures)
                 + tr(
-                    " It held on fresh prompts too ({share:.0%} within the target, the reference's {ref_share:.0%}).",
+                    "It held on fresh prompts too ({share:.0%} within the target, the reference's {ref_share:.0%}). ",
                     share=share,
                     ref_share=ref_share,
-                ),
+                )
+                + v.figures,
             )
         return replace(
             v,
@@ -375,7 +378,7 @@ class Capstone:
                 label=ref_config.label(),
                 ref_share=ref_share,
                 share=share,
-                judged=judged,
+                judged=tr(judged),
             )
             + v.figures,
         )
@@ -407,7 +410,7 @@ class Capstone:
             return ""
         config, row = self.tried[-1]
         v = self.verdict(config, row)
-        return f"<b>{'Passes' if v.passed else 'Does not pass yet'}</b>: {v.text}"
+        return f"<b>{tr('Passes') if v.passed else tr('Does not pass yet')}</b>: {v.text}"
 
     # -- help ---------------------------------------------------------------------------------
     def hint(self) -> None:
@@ -415,7 +418,8 @@ class Capstone:
         chapter that explains each lever it points at."""
         config, row = self.tried[-1] if self.tried else (self.base, self.baseline)
         found = advisor.diagnose(row, config, self.slo)
-        whose = (tr("the baseline") if config == self.base else tr("your last run")) + f" ({config.label()})"
+        whose = tr("{who} ({label})", who=tr("the baseline") if config == self.base else tr("your last run"),
+                   label=config.label())
         print(tr("Hint, from {whose}:", whose=whose))
         for a in found:
             levers = list(a.change) or [k for k, ch in LEVERS.items() if ch == a.chapter]

@@ -45,11 +45,36 @@ _LIVE: set["Server"] = set()
 
 
 class EngineStartError(RuntimeError):
-    """The engine did not start. Carries its own error line, the setting to look at, the log."""
+    """The engine did not start. Carries its own error line, the setting to look at, the log, and the
+    parts its message is made of (`parts`: stored with a refusal, so a read-back one is worded again in
+    the learner's language: `start_error_text`)."""
 
-    def __init__(self, message: str, engine_line: str | None, setting: str | None, log_path: Path):
-        self.engine_line, self.setting, self.log_path = engine_line, setting, log_path
+    def __init__(self, message: str, engine_line: str | None, setting: str | None, log_path: Path,
+                 parts: dict | None = None):
+        self.engine_line, self.setting, self.log_path, self.parts = engine_line, setting, log_path, parts or {}
         super().__init__(message)
+
+
+def start_error_text(parts: dict, line: str | None, setting: str | None, value, log_path) -> str:
+    """An engine's refusal in the learner's language: why it did not start (it exited, with its code, or it
+    never became healthy), vLLM's own line (as it printed it), the setting to look at and what to try."""
+    if parts.get("stage") is not None:
+        what = tr("it was not healthy after {seconds:.0f} s (last stage: {stage})", seconds=parts["seconds"],
+                  stage=parts["stage"])
+    else:
+        what = tr("the server exited with code {code}", code=parts.get("code") if parts.get("code") is not None
+                  else tr("unknown (forked)"))
+    fix = tr(parts.get("fix") or "read the log for the first error.")
+    msg = [tr("vLLM did not start: {what}.", what=what)]
+    if line:
+        msg.append(tr("Engine said: {line}", line=line))
+    if setting:
+        msg.append(tr("Setting to look at: {setting} = {getattr}. Try: {fix}", setting=setting, getattr=value,
+                      fix=fix))
+    else:
+        msg.append(tr("Try: {fix}", fix=fix))
+    msg.append(tr("Full log: {log_path}", log_path=log_path))
+    return "\n".join(msg)
 
 
 def layout_for(config: EngineConfig) -> str:
@@ -352,43 +377,28 @@ class Server:
                 log = self.log_text()
                 bar.update(*startup_log.stage(log), time.monotonic() - self._t0)
                 if not self.running:
-                    code = self.proc.returncode if self.proc is not None else "unknown (forked)"
-                    raise self._start_error(log, f"the server exited with code {code}")
+                    raise self._start_error(log, {"code": self.proc.returncode if self.proc is not None else None})
                 if healthy(self.base_url):
                     break
                 if time.monotonic() > deadline:
-                    raise self._start_error(
-                        log,
-                        f"it was not healthy after {START_TIMEOUT_S:.0f} s (last stage: {startup_log.stage(log)[1]})",
-                    )
+                    raise self._start_error(log, {"seconds": START_TIMEOUT_S, "stage": startup_log.stage(log)[1]})
                 time.sleep(0.2)  # start_seconds is read to the poll: a fifth of a second, not half
         finally:
             bar.close()
         self.start_seconds = time.monotonic() - self._t0  # not counting a wait for what ran beside the start
         self.report = startup_log.parse_startup(self.log_text())
 
-    def _start_error(self, log: str, what: str) -> EngineStartError:
+    def _start_error(self, log: str, parts: dict) -> EngineStartError:
+        """`parts`: {"code": the exit code or None} for a server that exited, {"seconds", "stage"} for one that
+        never became healthy; the hint's fix is added here (English, shown through tr())."""
         time.sleep(0.5)
         log = self.log_text() or log
         line = startup_log.error_line(log)
         hint = startup_log.hint_for(log)
-        setting, fix = hint if hint else (None, "read the log for the first error.")
-        msg = [f"vLLM did not start: {what}."]
-        if line:
-            msg.append(tr("Engine said: {line}", line=line))
-        if setting:
-            msg.append(
-                tr(
-                    "Setting to look at: {setting} = {getattr}. Try: {fix}",
-                    setting=setting,
-                    getattr=getattr(self.config, setting, "?"),
-                    fix=fix,
-                )
-            )
-        else:
-            msg.append(f"Try: {fix}")
-        msg.append(tr("Full log: {log_path}", log_path=self.log_path))
-        return EngineStartError("\n".join(msg), line, setting, self.log_path)
+        setting, fix = hint if hint else (None, None)
+        parts = {**parts, "fix": fix, "value": getattr(self.config, setting, "?") if setting else None}
+        text = start_error_text(parts, line, setting, parts["value"], self.log_path)
+        return EngineStartError(text, line, setting, self.log_path, parts)
 
 
 def healthy(base_url: str) -> bool:

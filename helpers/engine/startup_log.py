@@ -4,6 +4,8 @@ from __future__ import annotations
 import re
 from dataclasses import asdict, dataclass
 
+from helpers.i18n import N_
+
 _NUM = r"([\d,]+(?:\.\d+)?)"
 
 
@@ -210,34 +212,35 @@ def error_line(log: str) -> str | None:
 
 HINTS = [
     ("less than desired", "gpu_memory_utilization",
-     "lower gpu_memory_utilization (the guide's CPU default is 0.25), or free memory on this machine."),
+     N_("lower gpu_memory_utilization (the guide's CPU default is 0.25), or free memory on this machine.")),
     # CPU, vllm/v1/worker/cpu_worker.py determine_available_memory: the KV share is fraction × node
     # memory minus what the worker already holds (weights, runtime). Negative: the fraction is too
     # low. Positive but above the node's free memory: memory ran short after the weights loaded.
     ("less than requested memory for kv (-", "gpu_memory_utilization",
-     "raise gpu_memory_utilization: the weights and the worker's working memory already fill the budget, "
-     "so nothing is left for the KV cache."),
+     N_("raise gpu_memory_utilization: the weights and the worker's working memory already fill the budget, "
+     "so nothing is left for the KV cache.")),
     ("less than requested memory for kv", "gpu_memory_utilization",
-     "lower gpu_memory_utilization, or free memory on this machine: the KV share no longer fits in the "
-     "node's free memory."),
+     N_("lower gpu_memory_utilization, or free memory on this machine: the KV share no longer fits in the "
+     "node's free memory.")),
     ("No available memory for the cache blocks", "gpu_memory_utilization",
-     "raise gpu_memory_utilization a little, or lower max_model_len."),
+     N_("raise gpu_memory_utilization a little, or lower max_model_len.")),
     ("is larger than the maximum number of tokens that can be stored in KV cache", "max_model_len",
-     "lower max_model_len, or raise gpu_memory_utilization / use kv_cache_dtype='fp8'."),
+     N_("lower max_model_len, or raise gpu_memory_utilization / use kv_cache_dtype='fp8'.")),
     ("To serve at least one request with the model's max seq len", "max_model_len",
-     "lower max_model_len to what the engine estimates, or give the KV cache more room "
-     "(gpu_memory_utilization, or more blocks in num_gpu_blocks_override: one block is reserved)."),
+     N_("lower max_model_len to what the engine estimates, or give the KV cache more room "
+     "(gpu_memory_utilization, or more blocks in num_gpu_blocks_override: one block is reserved).")),
     ("must be divisible by tensor parallel size", "tensor_parallel_size",
-     "choose a size that divides the model's attention heads."),
+     N_("choose a size that divides the model's attention heads.")),
     ("Not enough allowed NUMA nodes", "tensor_parallel_size",
-     "set VLLM_CPU_OMP_THREADS_BIND, e.g. '0|1' for two ranks on two cores."),
-    ("address already in use", "port", "pick another port, or let the harness choose a free one."),
-    ("static_scaled_fp8_quant", "quantization", "quantization=None on CPU: online fp8 has no CPU kernel."),
+     N_("set VLLM_CPU_OMP_THREADS_BIND, e.g. '0|1' for two ranks on two cores.")),
+    ("address already in use", "port", N_("pick another port, or let the harness choose a free one.")),
+    ("static_scaled_fp8_quant", "quantization", N_("quantization=None on CPU: online fp8 has no CPU kernel.")),
 ]
 
 
 def hint_for(log: str) -> tuple[str, str] | None:
-    """(setting, what to try) for errors the guide has met before."""
+    """(setting, what to try) for errors the guide has met before; what to try in English (it is stored
+    with a refusal, and shown through tr() in the learner's language)."""
     for needle, setting, fix in HINTS:
         if needle.lower() in log.lower():
             return setting, fix

@@ -70,7 +70,8 @@ class Interval:
     def text(self, digits: int = 2, prefix: str = "×") -> str:
         """"×1.42 (95 % interval ×1.21–×1.66; covers …)", or "(allowance …)" for the floor alone."""
         f = f"{prefix}{{:,.{digits}f}}"
-        return f"{f.format(self.value)} ({self.name()} {f.format(self.lo)}–{f.format(self.hi)}; {self.covers})"
+        return tr("{value} ({name} {lo}–{hi}; {covers})", value=f.format(self.value), name=self.name(),
+                  lo=f.format(self.lo), hi=f.format(self.hi), covers=self.covers)
 
     def name(self) -> str:
         """"95 % interval", or "allowance" for the floor alone, in the learner's language."""

@@ -327,3 +327,30 @@ def test_lab4s_verdict_keeps_its_figures_apart_for_another_reason(monkeypatch):
                                                              "request_tpot_ms": [5.0] * 4}], "duration": 2.0}
     v = service.capstone_verdict(row, row, row, SLO(ttft_ms=100, tpot_ms=50, share=0.9), same_as_baseline=True)
     assert v.figures and v.text.endswith(v.figures) and "goodput" not in v.figures  # Chinese, and apart
+
+
+def test_a_refusal_stored_in_english_reads_back_in_the_learners_language(monkeypatch, tmp_path):
+    """Chapter 2's refusals are stored (a second run reads them back): the stored parts are worded again
+    when read, so the Chinese notebook, reading the English run's rows, shows them in Chinese."""
+    from pathlib import Path
+
+    from helpers import experiment
+    from helpers.config import EngineConfig
+    from helpers.engine import EngineStartError
+    from helpers.engine.server import start_error_text
+    from helpers.results import ResultStore
+    parts = {"code": None, "fix": "lower gpu_memory_utilization (the guide's CPU default is 0.25), or free memory "
+                                  "on this machine.", "value": 0.95}
+    line = "ValueError: Available memory on node 0 (18.86/23.54 GiB) on startup is less than desired"
+
+    def refuse(config, *a, **k):
+        raise EngineStartError(start_error_text(parts, line, "gpu_memory_utilization", 0.95, "/tmp/log"), line,
+                               "gpu_memory_utilization", Path("/tmp/log"), parts)
+    monkeypatch.setattr(experiment, "engine_for", refuse)
+    monkeypatch.delenv("GUIDE_LANG", raising=False)
+    store = ResultStore(tmp_path)
+    first = experiment.try_start(EngineConfig(gpu_memory_utilization=0.95), tag="t", store=store)
+    assert "vLLM did not start" in str(first) and "unknown (forked)" in str(first)
+    monkeypatch.setenv("GUIDE_LANG", "zh_CN")
+    again = experiment.try_start(EngineConfig(gpu_memory_utilization=0.95), tag="t", store=store)
+    assert "did not start" not in str(again) and line in str(again) and "gpu_memory_utilization = 0.95" in str(again)

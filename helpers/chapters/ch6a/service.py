@@ -298,7 +298,8 @@ def _verdict(mine: dict, baseline: dict, advised: dict, slo: SLO, *, same_as_bas
             )
         )
     else:
-        why = f"{'within the noise of' if judged == tuning.NOTHING else 'below'} {name} goodput"
+        why = (tr("within the noise of {name} goodput", name=name) if judged == tuning.NOTHING
+               else tr("below {name} goodput", name=name))
     return Verdict(
         False,
         m,
