@@ -32,7 +32,7 @@ class SLO:
         for name, value, low, high in (("ttft_ms", self.ttft_ms, 5, 600_000), ("tpot_ms", self.tpot_ms, 0.5, 60_000)):
             if not isinstance(value, (int, float)) or isinstance(value, bool) or value <= 0:
                 raise ConfigError(name, tr("must be a positive number of milliseconds, got {value!r}.", value=value),
-                                  f"{name}=2000 (TTFT) or {name}=100 (TPOT): milliseconds.")
+                                  tr("{name}=2000 (TTFT) or {name}=100 (TPOT): milliseconds.", name=name))
             if value < low:
                 raise ConfigError(name, tr("({value}) is under {low} ms: that looks like seconds, not milliseconds.",
                                            value=value, low=low),
@@ -132,7 +132,7 @@ def first_misses(rows: list[dict], slo: SLO) -> str | None:
                 n_pairs=len(pairs),
                 tpot=tpot,
             )
-            + (f", {failed} failed" if failed else "")
+            + (tr(", {failed} failed", failed=failed) if failed else "")
             + tr(" (first repeat); {waited}.", waited=waited)
         )
     return None

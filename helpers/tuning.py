@@ -174,7 +174,7 @@ def ratio_text(before: dict, after: dict, slo: SLO, ratio: float) -> str:
     if ratio == float("inf"):
         return tr("none met the target before")
     g0, g1 = slo.goodput(before) or 0, slo.goodput(after) or 0
-    text = f"×{g1 / g0:.2f}" if g0 else "from none"
+    text = f"×{g1 / g0:.2f}" if g0 else tr("from none")
     if judged_on_pace(before, after, slo):
         text += tr("; judged on the pace: the same load finished ×{ratio:.2f} as fast", ratio=ratio)
         if ceiling := pace_ceiling(before, after):

@@ -35,9 +35,11 @@ def chapter_file(chapter: int) -> str:
     """The notebook(s) that explain a chapter's levers, from the notebooks' own metadata: a chapter
     in parts (4a and 4b) names each part."""
     from helpers import registry
-    files = [str(ch["path"].relative_to(registry.ROOT)) for ch in registry.chapters()
+    from helpers.i18n import language
+    folder = "" if language() == "en" else f"{language()}/"  # the learner's edition of the chapter
+    files = [folder + str(ch["path"].relative_to(registry.ROOT)) for ch in registry.chapters()
              if ch.get("chapter") == chapter and "lab" not in ch]
-    return " and ".join(files) or f"chapter {chapter}"
+    return tr(" and ").join(files) or tr("chapter {chapter}", chapter=chapter)
 
 
 def panel_controls(base: EngineConfig) -> dict:

@@ -163,7 +163,7 @@ def _verdict(mine: dict, baseline: dict, advised: dict, slo: SLO, *, same_as_bas
     if same_as_advised:
         return Verdict(False, m, b, a, tr("This is the advisor's own change: the lab asks you to beat it. ") + figures)
     judged, ratio = tuning.effect(ref, mine, slo)
-    times = f"×{m / max(a, b):.2f}" if max(a, b) else "from 0"  # the goodput ratio (effect's may be the pace's)
+    times = f"×{m / max(a, b):.2f}" if max(a, b) else tr("from 0")  # the goodput ratio (effect's may be the pace's)
     needed = tr(" (needed: above {name} {a:.2f} by more than the run-to-run noise)", name=name, a=max(a, b))
     met = slo.met_share(ref) or 0
     sent = len((ref.get("runs") or [ref])[0].get("request_ttft_ms") or [])
