@@ -323,20 +323,20 @@ def knee(rows: list[dict], slo, best_rate: float | None, chart_title: str = "") 
 
     unread = {id(r): queue_unread(r) for r in rows}
     state = {id(r): (NO_TIMELINE if unread[id(r)] == "no timeline" else FEW) if unread[id(r)] else
-             {True: OVER, False: "steady", None: "cannot tell"}[over_saturated(r)] for r in rows}
-    long = pd.DataFrame([{"offered rate (req/s)": r["load_request_rate"], "percentile": p, "figure": f,
-                          "ms": r[f"{k}_{f}_ms"], "queue": state[id(r)]}
-                         for r in rows for k, p in (("median", "median"), ("p99", "P99")) for f in ("ttft", "tpot")
+             {True: OVER, False: N_("steady"), None: N_("cannot tell")}[over_saturated(r)] for r in rows}
+    long = pd.DataFrame([{"offered rate (req/s)": r["load_request_rate"], "percentile": tr(p), "figure": f,
+                          "ms": r[f"{k}_{f}_ms"], "queue": tr(state[id(r)])}
+                         for r in rows for k, p in (("median", N_("median")), ("p99", "P99")) for f in ("ttft", "tpot")
                          if r.get(f"{k}_{f}_ms") is not None])
     panels = []
-    for fig, limit, label in (("ttft", slo.ttft_ms, "TTFT (ms)"), ("tpot", slo.tpot_ms, "TPOT (ms/token)")):
+    for fig, limit, label in (("ttft", slo.ttft_ms, tr("TTFT (ms)")), ("tpot", slo.tpot_ms, tr("TPOT (ms/token)"))):
         d = long[long.figure == fig]
         x = alt.X("offered rate (req/s):Q", title=tr("offered rate (requests/s, Poisson arrivals)"))
         base = alt.Chart(d).encode(x=x, y=alt.Y("ms:Q", title=label), color=alt.Color("percentile:N",
-                                                                                      title="percentile"))
+                                                                                      title=tr("percentile")))
         line = base.mark_line() + base.mark_point(size=60, filled=True).encode(
             shape=alt.Shape("queue:N", title=tr("queue while sending (first repeat)"), scale=alt.Scale(
-                domain=["steady", OVER, "cannot tell", FEW, NO_TIMELINE],
+                domain=[tr(s) for s in ("steady", OVER, "cannot tell", FEW, NO_TIMELINE)],
                 range=["circle", "triangle-up", "square", "diamond", "cross"])),
             tooltip=["offered rate (req/s):Q", "percentile:N", alt.Tooltip("ms:Q", format=".1f"), "queue:N"])
         target = alt.Chart(pd.DataFrame({"ms": [limit]})).mark_rule(strokeDash=[6, 4], color="firebrick").encode(
@@ -355,15 +355,15 @@ def knee(rows: list[dict], slo, best_rate: float | None, chart_title: str = "") 
     return alt.hconcat(*panels).properties(title=(tr(chart_title) or tr("Latency against the offered rate")) + note)
 
 
-OVER, FEW, NO_TIMELINE = "over-saturated", "too few requests, or far past capacity", "no timeline"
+OVER, FEW, NO_TIMELINE = N_("over-saturated"), N_("too few requests, or far past capacity"), N_("no timeline")
 
 
 def tuning_path(records: list[dict], slo, chart_title: str = N_("Goodput at the target after each step")) -> alt.Chart:
     """One bar per tuning step, coloured by its effect; kept steps carry the next ones."""
     df = pd.DataFrame([{"step": f"{i}. {r['step']}", "goodput (req/s)": slo.goodput(r["row"]) or 0.0,
-                        "effect": r["effect"] or "baseline", "kept": "kept" if r["kept"] else "dropped"}
+                        "effect": tr(r["effect"] or "baseline"), "kept": tr("kept") if r["kept"] else tr("dropped")}
                        for i, r in enumerate(records)])
-    colors = alt.Scale(domain=["baseline", "helped", "within noise", "hurt"],
+    colors = alt.Scale(domain=[tr(e) for e in ("baseline", "helped", "within noise", "hurt")],
                        range=["#4c78a8", "#54a24b", "#bab0ac", "#e45756"])
     return _chart(df).mark_bar().encode(
         x=alt.X("step:N", sort=None, title=None, axis=alt.Axis(labelAngle=-20, labelLimit=220)),
@@ -404,10 +404,11 @@ def timeline(row: dict, chart_title: str = "") -> alt.VConcatChart:
     for series, height in ((["requests running", "requests waiting"], 110), (["KV cache used (%)"], 80),
                            (["preemptions (count so far)"], 60), (["prefix-cache hits (tokens so far)"], 60)):
         part = server.loc[server["series"].isin(series)]
+        part = part.assign(series=part["series"].map(tr))  # chosen by the English names, shown translated
         if not part.empty:
             lower.append(alt.Chart(part).mark_line(interpolate="step-after", clip=True).encode(
                 x=alt.X("t_s:Q", axis=t_axis, scale=alt.Scale(domain=[0, float(bars["end_s"].max())], nice=False)),
-                y=alt.Y("value:Q", title=series[0] if len(series) == 1 else "count"),
+                y=alt.Y("value:Q", title=tr(series[0]) if len(series) == 1 else tr("count")),
                 color=alt.Color("series:N", title=tr("the server's /metrics")),
                 tooltip=["series", "t_s", "value"],
             ).properties(width=WIDTH, height=height).add_params(brush))
@@ -421,13 +422,14 @@ def _request_bars(bars: pd.DataFrame, t_axis: alt.Axis, zoom, chart_title: str) 
 
     many = int(bars["request"].max())
     kinds = bool(bars["kind"].nunique() > 1)
+    bars = bars.assign(phase=bars["phase"].map(tr))  # the two phases in the learner's language
     return alt.Chart(bars).mark_bar().encode(
         # unzoomed, the same span as the panels under it: from 0, unrounded, to the last token
         x=alt.X("start_s:Q", axis=t_axis, scale=alt.Scale(domain=zoom, nice=False, zero=True) if zoom is not None
                 else alt.Scale(nice=False, zero=True)),
         x2="end_s:Q",
         y=alt.Y("request:O", title=tr("request, in the order sent"), axis=alt.Axis(labels=many <= 40)),
-        color=alt.Color("phase:N", title=None, scale=alt.Scale(domain=[tables.WAITING, tables.DECODING],
+        color=alt.Color("phase:N", title=None, scale=alt.Scale(domain=[tr(tables.WAITING), tr(tables.DECODING)],
                                                              range=["#e45756", "#4c78a8"])),
         stroke=alt.Stroke("kind:N", title=tr("outlined: long prompts"), scale=alt.Scale(
             domain=["short", "long"], range=["#ffffff00", "black"]), legend=None) if kinds else alt.value(None),

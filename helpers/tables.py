@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import pandas as pd
 
+from helpers.i18n import N_
+
 # each request's figures and place in time (helpers/load/workloads.py): kept in the rows, not in tables
 BULKY = ("request_ttft_ms", "request_tpot_ms", "request_start_s", "request_e2el_ms", "request_max_itl_ms",
          "request_kind")
@@ -53,7 +55,7 @@ def samples(rows: list[dict]) -> pd.DataFrame:
     return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
 
 
-WAITING, DECODING = "sent → first token", "first → last token"
+WAITING, DECODING = N_("sent → first token"), N_("first → last token")  # shown with tr() (charts)
 
 
 def timeline(row: dict) -> pd.DataFrame:
@@ -80,8 +82,9 @@ def timeline(row: dict) -> pd.DataFrame:
     return pd.DataFrame(out)
 
 
-SERVER_VIEW = {"running": "requests running", "waiting": "requests waiting", "kv_cache_usage_pct": "KV cache used (%)",
-               "preemptions": "preemptions (count so far)", "prefix_cache_hits": "prefix-cache hits (tokens so far)"}
+SERVER_VIEW = {"running": N_("requests running"), "waiting": N_("requests waiting"),
+               "kv_cache_usage_pct": N_("KV cache used (%)"), "preemptions": N_("preemptions (count so far)"),
+               "prefix_cache_hits": N_("prefix-cache hits (tokens so far)")}  # shown with tr() (charts)
 
 
 def server_view(row: dict) -> pd.DataFrame:
