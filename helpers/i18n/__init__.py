@@ -55,7 +55,7 @@ def compiled(po: Path) -> Path:
     return mo
 
 
-def tr(text: str, **fields) -> str:
+def tr(text: str, /, **fields) -> str:
     """`text` in the learner's language where the `guide` catalog has it; the English otherwise (and an
     empty text stays empty: gettext would answer it with the catalog's header). With `fields`, `text` is a
     template (`"{tokens:,.0f} KV tokens"`) filled after translation, so the catalog holds one entry for

@@ -275,6 +275,7 @@ def test_a_template_is_filled_after_translation(monkeypatch):
     monkeypatch.delenv("GUIDE_LANG", raising=False)
     assert tr("{n:,.0f} KV tokens at {f:g}", n=12345.6, f=0.25) == "12,346 KV tokens at 0.25"
     assert tr("{'mode': 0} stays as written") == "{'mode': 0} stays as written"  # no fields: not formatted
+    assert tr("{text}: {evidence}", text="a", evidence="b") == "a: b"  # a field may be called text
     monkeypatch.setenv("GUIDE_LANG", "zh_CN")
     said = tr("peak KV usage {usage:.0f} %, up to {waiting:.0f} waiting, {preemptions:.0f} preemption(s)",
               usage=97.2, waiting=3, preemptions=0)
