@@ -361,10 +361,11 @@ def seqs_claim(seqs: pd.DataFrame) -> Claim:
 
 def block_claims(tiny, flood_requests: int) -> list[Claim]:
     capped = tiny["peak_running"] < flood_requests and tiny["peak_waiting"] > 0
-    cache = f"{tiny['kv_cache_tokens']:.0f}-token cache ({tiny['num_blocks']:.0f} blocks of {tiny['block_size']:.0f})"
+    cache = tr("{tokens:.0f}-token cache ({blocks:.0f} blocks of {size:.0f})", tokens=tiny["kv_cache_tokens"],
+               blocks=tiny["num_blocks"], size=tiny["block_size"])
     cap_text, cap_rule = (
         "3.3 KV blocks cap real concurrency; the excess waits",
-        "held: fewer ran at once than were sent, and some waited",
+        N_("held: fewer ran at once than were sent, and some waited"),
     )
     seen = (
         tr("{cache}: at most {peak_running:.0f} of {flood_requests} ran at once, up to {peak_waiting:.0f} waited",

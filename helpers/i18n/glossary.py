@@ -12,7 +12,7 @@ from pathlib import Path
 
 from helpers.i18n import LOCALES
 
-_CODE = re.compile(r"`[^`]*`")
+_CODE = re.compile(r"`[^`]*`|\{[^{}]*\}")  # a code span, or a run-time template's {field}: not words a learner reads
 
 
 @dataclass(frozen=True)

@@ -115,6 +115,7 @@ def test_the_glossary_rule_catches_a_synonym_and_a_first_use_without_the_english
     assert not glossary.problems([("Prefix caching helps.", "前缀缓存（prefix caching）有帮助。"),
                                   ("Prefix caching again.", "又是前缀缓存。")], "x")
     assert not glossary.problems([("`enable_prefix_caching` is a flag.", "`enable_prefix_caching` 是个参数。")], "x")
+    assert not glossary.problems([("- {text}: *{verdict}*", "- {text}：*{verdict}*")], "x", first_use=False)  # a field
 
 
 def _fields(template: str) -> list:

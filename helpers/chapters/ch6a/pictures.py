@@ -59,11 +59,12 @@ def front_points(sweep_rows: list[dict], path: list[dict], best: dict, rate: flo
     tuning path at the tuning rate (at one offered rate the same work finishes sooner or later, capped by the
     rate: an engine faster at everything rises on both axes, a setting that trades one for the other, such as
     fewer seats, moves them apart); and the name of the tuned one's point."""
-    points = {f"baseline at {r['load_request_rate']:g} req/s": r for r in sweep_rows}
+    at = lambda name, r: tr("{name} at {rate:g} req/s", name=name, rate=r)  # noqa: E731 - a point's name
+    points = {at(tr("baseline"), r["load_request_rate"]): r for r in sweep_rows}
     seen = {r.get("run_id") for r in sweep_rows}
     names = {}
     for step in path:
-        name = f"baseline at {rate:g} req/s" if step is path[0] else f"{step['step']} at {rate:g} req/s"
+        name = at(tr("baseline"), rate) if step is path[0] else at(step["step"], rate)
         names[id(step)] = name
         if step["row"].get("run_id") not in seen or step is not path[0]:
             points[name] = step["row"]
@@ -82,14 +83,14 @@ def front_sentence(rows: dict[str, dict], tuned: str, tpot_limit_ms: float) -> s
     x, y = points["tokens/s per user"], points["total output tokens/s"]
     better = points.loc[(x >= p["tokens/s per user"]) & (y >= p["total output tokens/s"])
                         & ((x > p["tokens/s per user"]) | (y > p["total output tokens/s"])), "config"]
-    chose = (tr("goodput, which chose it") if not tuned.startswith("baseline") else
+    chose = (tr("goodput, which chose it") if not tuned.startswith(tr("baseline")) else
              tr("goodput, which no step beat from it"))
     where = (tr("on the front: no other point is at least as good on both axes and better on one") if p["on the front"]
              else tr("inside the front: {better} did at least as well on both axes and better on one ({chose}, "
                      "counts requests within both targets, TTFT's too, which neither axis shows)",
                      better=', '.join(better), chose=chose))
     fast = points.loc[points["tokens/s per user"] >= 1000 / tpot_limit_ms, "config"]
-    who = (tr("The baseline (the path kept no step)") if tuned.startswith("baseline") else
+    who = (tr("The baseline (the path kept no step)") if tuned.startswith(tr("baseline")) else
            tr("The tuned configuration ({tuned})", tuned=tuned))
     return (
         tr(
