@@ -768,6 +768,15 @@ NO_LAYOUT = (
 )
 
 
+def _two_runs(before: dict, after: dict) -> str:
+    """Two engines' throughput, time per token and worker cores, before → after."""
+    return tr("{output_throughput:.0f} → {output_throughput_2:.0f} output tokens/s, mean TPOT {mean_tpot_ms:.1f} → "
+              "{mean_tpot_ms_2:.1f} ms; worker cores {worker_threads} vs {worker_threads_2}",
+              output_throughput=before["output_throughput"], output_throughput_2=after["output_throughput"],
+              mean_tpot_ms=before["mean_tpot_ms"], mean_tpot_ms_2=after["mean_tpot_ms"],
+              worker_threads=roofline.worker_threads(before), worker_threads_2=roofline.worker_threads(after))
+
+
 def layout_claims(layouts: dict, binding: dict, cores: int) -> list[Claim]:
     title = tr("7.3 On {cores} cores the merged layout gives more output tokens per second than vLLM's three "
                "processes (×1.2 or more)", cores=cores)
@@ -793,17 +802,7 @@ def layout_claims(layouts: dict, binding: dict, cores: int) -> list[Claim]:
             "output_throughput",
             better="higher",
             held_at=1.2,
-            evidence=tr(
-                "{output_throughput:.0f} → {output_throughput_2:.0f} output tokens/s, mean TPOT "
-                "{mean_tpot_ms:.1f} → {mean_tpot_ms_2:.1f} ms; worker cores {worker_threads} vs "
-                "{worker_threads_2}",
-                output_throughput=split["output_throughput"],
-                output_throughput_2=merged["output_throughput"],
-                mean_tpot_ms=split["mean_tpot_ms"],
-                mean_tpot_ms_2=merged["mean_tpot_ms"],
-                worker_threads=roofline.worker_threads(split),
-                worker_threads_2=roofline.worker_threads(merged),
-            ),
+            evidence=_two_runs(split, merged),
         )
     ]
     text = "7.3 Binding the worker to every core beats vLLM's auto binding (×1.2 or more)"
@@ -818,17 +817,7 @@ def layout_claims(layouts: dict, binding: dict, cores: int) -> list[Claim]:
             "output_throughput",
             better="higher",
             held_at=1.2,
-            evidence=tr(
-                "{output_throughput:.0f} → {output_throughput_2:.0f} output tokens/s, mean TPOT "
-                "{mean_tpot_ms:.1f} → {mean_tpot_ms_2:.1f} ms; worker cores {worker_threads} vs "
-                "{worker_threads_2}",
-                output_throughput=auto["output_throughput"],
-                output_throughput_2=every["output_throughput"],
-                mean_tpot_ms=auto["mean_tpot_ms"],
-                mean_tpot_ms_2=every["mean_tpot_ms"],
-                worker_threads=roofline.worker_threads(auto),
-                worker_threads_2=roofline.worker_threads(every),
-            ),
+            evidence=_two_runs(auto, every),
         )
     )
     return out
