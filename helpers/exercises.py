@@ -155,7 +155,7 @@ class Choice(Question):
             want = ...
         if want is None or (isinstance(want, str) and want not in self.options) or \
                 (isinstance(want, (set, frozenset)) and not want & set(self.options)):  # "not measured", "no data"
-            reason = f" ({self._why()})" if self._why else ""
+            reason = tr(" ({why})", why=self._why()) if self._why else ""
             print(tr("– {name}: cannot be checked here{reason}: the measurement cannot be judged.").format(
                 name=tr(self.name), reason=reason))
             return False
@@ -167,14 +167,14 @@ class Choice(Question):
             print(tr("✗ {name}: {answer} is not one of {options}.").format(
                 name=tr(self.name), answer=repr(answer), options=self.options))
             return False
-        reason = f" ({self._why()})" if self._why else ""
+        reason = tr(" ({why})", why=self._why()) if self._why else ""
         tied = sorted(want) if isinstance(want, (set, frozenset)) else [want]
         others = [o for o in tied if o != answer]
         if answer in tied:
             self.passed = True
             also = (tr("; within noise of it here, so also right: {others}").format(others=", ".join(map(str, others)))
                     if others else "")
-            print(f"✓ {tr(self.name)}: {answer}{reason}{also}.")
+            print(tr("✓ {name}: {answer}{reason}{also}.", name=tr(self.name), answer=answer, reason=reason, also=also))
             return True
         right = (tr(" (here: {tied}, within noise of each other)").format(tied=tr(" or ").join(map(str, tied)))
                  if len(tied) > 1 else "")

@@ -435,7 +435,8 @@ def q_same_or_half(short: Callable[[], dict], long: Callable[[], dict]) -> Choic
         lambda: same_or_half(short(), long()),
         "V1 hands out blocks as tokens arrive. Does a short request use more blocks when max_model_len is larger?",
         "ch02_q2.py",
-        why=lambda: f"peak running {short()['peak_running']:.0f} vs {long()['peak_running']:.0f}",
+        why=lambda: tr("peak running {value:.0f} vs {value_2:.0f}", value=short()["peak_running"],
+                       value_2=long()["peak_running"]),
     )
 
 
@@ -488,7 +489,8 @@ def q_kv_tokens(
     )
 
 
-WHICH_CHECK = {"free memory": "free memory on the node", "no room for KV": "no room for KV", None: "it started"}
+WHICH_CHECK = {"free memory": N_("free memory on the node"), "no room for KV": N_("no room for KV"),
+               None: N_("it started")}  # exercise 4's options (typed in English); the summary shows them with tr()
 
 
 def q_which_check(too_low: Callable[[], dict]) -> Choice:

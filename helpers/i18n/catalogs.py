@@ -126,7 +126,12 @@ def runtime_pot(target: Path) -> Path:
     for nb in notebooks():
         for text in notebook_strings(json.loads(nb.read_text())):
             catalog.add(text, locations=[(nb.relative_to(ROOT).as_posix(), 0)])
+    # Extraction is a build step over the whole package (like `python -m helpers.book`), so it imports the
+    # modules above this layer by name: each setting's axis title (charts.setting_titles, from config.SETTINGS)
+    # and each chapter home's constants. At run time nothing here imports them.
     import importlib
+    for text in importlib.import_module("helpers.charts").setting_titles().values():
+        catalog.add(text, locations=[("helpers/config.py", 0)])
     for py in sorted((ROOT / "helpers" / "chapters").rglob("*.py")):
         name = ".".join(py.relative_to(ROOT).with_suffix("").parts).removesuffix(".__init__")
         for text in module_constants(importlib.import_module(name)):
