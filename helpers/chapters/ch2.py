@@ -320,7 +320,7 @@ def block_size(blocks) -> verdicts.Claim:
     the interval of the ratio between the extreme block sizes lies inside the band for throughput and for
     TPOT; did not hold where one lies wholly outside it; cannot tell otherwise (the interval is never
     narrower than the start-to-start floor, so a ratio near the band's edge cannot be placed)."""
-    sizes = ", ".join(str(int(b)) for b in blocks.block_size)
+    sizes = tr(", ").join(str(int(b)) for b in blocks.block_size)
     parts, inside, outside = [], True, False
     for metric, name in (("output_throughput", tr("output throughput")), ("mean_tpot_ms", tr("mean TPOT"))):
         low, high = blocks.loc[blocks[metric].idxmin()], blocks.loc[blocks[metric].idxmax()]
@@ -338,7 +338,7 @@ def block_size(blocks) -> verdicts.Claim:
         "2.3 block_size barely matters for short requests (throughput and time per token)",
         inside,
         tr("across block sizes {sizes}: ", sizes=sizes)
-        + "; ".join(parts)
+        + tr("; ").join(parts)
         + tr("; P99 ITL {itl} ms, for reference (one run's P99 is noisy)", itl=itl),
         cannot_tell=not inside and not outside,
         rule=tr("held: both ratios' 95 % intervals inside ×÷{value:g} (the claim's \"barely\"); one wholly outside "

@@ -184,7 +184,7 @@ class Capstone:
     def describe(self) -> str:
         """How the load, the target and the rate were derived, from this machine's rows."""
         u, s = self.service.unloaded, self.slo
-        rates = ", ".join(f"{r['load_request_rate']:g}" for r in self.service.sweep)
+        rates = tr(", ").join(f"{r['load_request_rate']:g}" for r in self.service.sweep)
         k = knee(self.service.sweep, s)
         return "\n".join(
             [
@@ -443,8 +443,9 @@ class Capstone:
             tr("Changed from the baseline so far: ")
             + (", ".join(changed) or tr("nothing yet"))
             + tr(". Levers by chapter: ")
-            + "; ".join(f"ch{ch} {', '.join(k for k, c in LEVERS.items() if c == ch)}" for ch in TOPICS)
-            + "."
+            + tr("; ").join(tr("chapter {chapter}", chapter=ch) + " " + tr(", ").join(k for k, c in LEVERS.items()
+                                                                                     if c == ch) for ch in TOPICS)
+            + tr(".")
         )
 
     def solution(self) -> None:

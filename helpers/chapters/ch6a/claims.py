@@ -96,7 +96,7 @@ def startup_claims(checks: list[dict], share: float, loaded: dict, non_kv_share:
         verdicts.judge(CAPACITY_CLAIM, not off,
                      tr("{n_agree} of {n_checks} figures agree with the harness's arithmetic", n_agree=len(agree),
                         n_checks=len(checks))
-                     + (f"; off: {', '.join(off)}" if off else ""),
+                     + (tr("; off: {names}", names=", ".join(off)) if off else ""),
                      # the checks from the blocks always agree (vLLM derives both from one count), and the budget
                      # and KV GiB are memory against memory: partly needs the KV tokens computed from the KV GiB
                      partly=any(c["figure"] == "KV cache tokens" for c in agree),
@@ -215,7 +215,7 @@ def tuning_claims(
     same requests on both sides."""
     base, kept = records[0], [r for r in records[1:] if r["kept"]]
     best = kept[-1] if kept else base
-    steps = ", ".join(f"{r['step']} {tr(r['effect'])}" for r in records[1:]) or tr("no step ran")
+    steps = tr(", ").join(f"{r['step']} {tr(r['effect'])}" for r in records[1:]) or tr("no step ran")
     rule = GOODPUT_RULE
     before, judged_row, how = (
         (*fresh, tr("; judged on fresh prompts, the baseline and the kept configuration alike"))
@@ -501,22 +501,23 @@ def explain(row: dict, shape: dict, bytes_per_number: int, max_model_len: int, f
             "max concurrency",
             g("max_concurrency"),
             g("num_blocks") / per_request,
-            f"blocks ÷ cdiv(max_model_len ({max_model_len}), block size)",
+            tr("blocks ÷ cdiv(max_model_len ({max_model_len}), block size)", max_model_len=max_model_len),
         )
     elif g("kv_cache_tokens"):
         add(
             "max concurrency",
             g("max_concurrency"),
             g("kv_cache_tokens") / max_model_len,
-            f"KV tokens ÷ max_model_len ({max_model_len})",
+            tr("KV tokens ÷ max_model_len ({max_model_len})", max_model_len=max_model_len),
         )
     if g("node_memory_gib") is not None:
         add(
             "memory budget (GiB)",
             g("memory_budget_gib"),
             fraction * g("node_memory_gib"),
-            f"gpu_memory_utilization ({fraction}) × the node's memory",
+            tr("gpu_memory_utilization ({fraction}) × the node's memory", fraction=fraction),
         )
     if g("memory_budget_gib") is not None and g("non_kv_gib") is not None:
-        add("KV cache (GiB)", g("kv_cache_gib"), g("memory_budget_gib") - g("non_kv_gib"), "budget − non-KV memory")
+        add("KV cache (GiB)", g("kv_cache_gib"), g("memory_budget_gib") - g("non_kv_gib"),
+            tr("budget − non-KV memory"))
     return checks

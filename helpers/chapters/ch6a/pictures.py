@@ -78,7 +78,7 @@ def front_sentence(rows: dict[str, dict], tuned: str, tpot_limit_ms: float) -> s
     on = list(points.loc[points["on the front"], "config"])
     row = points.loc[points["config"] == tuned]
     if row.empty:
-        return tr("On the front: {on}.", on=', '.join(on))
+        return tr("On the front: {on}.", on=tr(", ").join(on))
     p = row.iloc[0]
     x, y = points["tokens/s per user"], points["total output tokens/s"]
     better = points.loc[(x >= p["tokens/s per user"]) & (y >= p["total output tokens/s"])
@@ -88,18 +88,18 @@ def front_sentence(rows: dict[str, dict], tuned: str, tpot_limit_ms: float) -> s
     where = (tr("on the front: no other point is at least as good on both axes and better on one") if p["on the front"]
              else tr("inside the front: {better} did at least as well on both axes and better on one ({chose}, "
                      "counts requests within both targets, TTFT's too, which neither axis shows)",
-                     better=', '.join(better), chose=chose))
+                     better=tr(", ").join(better), chose=chose))
     fast = points.loc[points["tokens/s per user"] >= 1000 / tpot_limit_ms, "config"]
     who = (tr("The baseline (the path kept no step)") if tuned.startswith(tr("baseline")) else
            tr("The tuned configuration ({tuned})", tuned=tuned))
     return (
         tr(
             "On the front: {on}. {who} is {where}. At the median, the TPOT target ({tpot_limit_ms:g} ms) is met by ",
-            on=", ".join(on),
+            on=tr(", ").join(on),
             who=who,
             where=where,
             tpot_limit_ms=tpot_limit_ms,
         )
-        + (", ".join(fast) if len(fast) else tr("none of them"))
-        + "."
+        + (tr(", ").join(fast) if len(fast) else tr("none of them"))
+        + tr(".")
     )
