@@ -68,11 +68,13 @@ def _order(item) -> int:
 def pytest_sessionstart(session):
     """One zygote for the whole run (every kernel's first start finds vLLM imported), and this
     process hooked into the run like the kernels (tests/engine starts engines from here)."""
-    from tests.run import forbid_engines, install, zygote
+    from tests.run import forbid_engines, install, kernels, zygote
     if os.environ.get("GUIDE_QUICK"):  # bash guide.sh test --quick: no engine, so no zygote either
         forbid_engines()
         return
     zygote.share(Path(tempfile.mkdtemp(prefix="guide-zygote-")))
+    from helpers.engine.server import log_dir
+    kernels.share(Path(tempfile.mkdtemp(prefix="guide-kernels-")), log_dir() / "kernel-zygote.log")
     install()
 
 
@@ -110,13 +112,17 @@ def pytest_sessionfinish(session):
     """The run leaves no engine of its own behind, even for the grace an idle engine otherwise
     gets; an engine it did not start (a learner's notebook, another test run) is left alone."""
     from helpers.engine import shared
-    from tests.run import tempo, zygote
+    from tests.run import kernels, tempo, zygote
     rec = shared.live_record()
     if rec and rec["server_pid"] in tempo.started_in(Path(os.environ["GUIDE_TEMPO_LOG"])):
         shared.stop_engine("the test run ended", wait_for_load=False)
     folder = Path(os.environ.get("GUIDE_ZYGOTE_SOCKET", "")).parent
     zygote.stop_shared()
     if folder.name.startswith("guide-zygote-"):
+        shutil.rmtree(folder, ignore_errors=True)
+    folder = Path(os.environ.get("GUIDE_KERNEL_ZYGOTE", "")).parent
+    kernels.stop()
+    if folder.name.startswith("guide-kernels-"):
         shutil.rmtree(folder, ignore_errors=True)
 
 
