@@ -9,7 +9,9 @@ engine-core process: two processes import vLLM instead of three, about half the 
 here). Every row records `engine_layout`, so these rows never match a learner's; the
 parallel-layout comparisons (synthetic model) keep vLLM's layout. Every start, in either
 layout, forks its API server and engine core from one process that imported vLLM once (the
-run's shared zygote, tests/run/zygote.py); only vLLM's workers import it again. That machinery and
+run's shared zygote, tests/run/zygote.py); only vLLM's workers import it again. Every notebook
+kernel, likewise, is forked from one process that imported IPython's kernel, pandas, Altair and
+vLLM's benchmark client once (tests/run/kernels.py; GUIDE_KERNEL_ZYGOTE=0 turns it off). That machinery and
 the tempo log live in tests/run/, hooked into every kernel by an IPython startup file.
 tests/engine/test_handover_engine.py runs vLLM's own layout end to end the way a learner's
 start runs it, unforked. GUIDE_ENGINE_LAYOUT=vllm runs the whole suite in vLLM's layout instead.

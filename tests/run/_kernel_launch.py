@@ -16,15 +16,28 @@ import socket
 import sys
 
 SOCKET, KEY = "GUIDE_KERNEL_ZYGOTE", "GUIDE_KERNEL_ZYGOTE_KEY"
-# What Python, torch and vLLM read as they are imported: a kernel forked from imports made under
-# other values would not be the kernel this environment starts.
-_READ_AT_IMPORT = ("VLLM_", "HF_", "TRANSFORMERS_", "TORCH", "PYTORCH_", "OMP_", "KMP_", "MKL_", "CUDA_", "PYTHON",
-                   "LD_")
+# What the zygote's imports read from the environment: helpers/engine/server.py's _SERVER_READS (less
+# what vLLM itself writes into os.environ once imported, which a process that has run a load carries and
+# one that has not lacks), and Python's own path. Kept here because this file imports nothing of the guide.
+_READ_AT_IMPORT = ("VLLM_", "HF_", "OMP_", "KMP_", "MKL_", "OPENAI_", "CUDA_VISIBLE_DEVICES", "TOKENIZERS_",
+                   "DO_NOT_TRACK", "PYTHONPATH", "PYTHONHASHSEED")
+_VLLM_WRITES = {"VLLM_WORKER_MULTIPROC_METHOD", "VLLM_DISABLE_SHARED_EXPERTS_STREAM", "VLLM_SSM_CONV_STATE_LAYOUT"}
 
 
 def key(env) -> str:
-    reads = {k: v for k, v in env.items() if k.startswith(_READ_AT_IMPORT)}
+    reads = {k: v for k, v in env.items() if k.startswith(_READ_AT_IMPORT) and k not in _VLLM_WRITES}
     return hashlib.sha256(json.dumps(reads, sort_keys=True).encode()).hexdigest()[:16]
+
+
+def _tell(forked: bool) -> None:
+    """One line in the run's tempo log (tests/run/tempo.py counts the kernels forked)."""
+    path = os.environ.get("GUIDE_TEMPO_LOG")
+    if path:
+        try:
+            with open(path, "a") as f:
+                f.write(json.dumps({"event": "kernel", "forked": forked}) + "\n")
+        except OSError:
+            pass
 
 
 def _forked(args: list[str]) -> int | None:
@@ -48,6 +61,7 @@ def _forked(args: list[str]) -> int | None:
 
 def main(args: list[str]) -> None:
     pid = _forked(args)
+    _tell(pid is not None)
     if pid is None:
         os.execv(sys.executable, [sys.executable, "-m", "ipykernel_launcher", *args])
     try:

@@ -50,7 +50,13 @@ def summary(path: Path) -> str | None:
             f"{sum(e['seconds'] for e in starts):.0f} s starting (layout {'/'.join(layouts) or '-'}), "
             f"{sum(e['seconds'] for e in entries if e['event'] == 'work'):.0f} s measuring loads; "
             f"{sum(e['event'] == 'reuse' for e in entries)} reuses of an idle engine; most starts: {top or '-'}; "
-            f"started again: {_repeats(starts) or 'none'}")
+            f"started again: {_repeats(starts) or 'none'}{_kernels(entries)}")
+
+
+def _kernels(entries: list[dict]) -> str:
+    """How many notebook kernels were forked from the run's kernel zygote (tests/run/kernels.py)."""
+    kernels = [e for e in entries if e["event"] == "kernel"]
+    return f"; notebook kernels forked: {sum(e['forked'] for e in kernels)} of {len(kernels)}" if kernels else ""
 
 
 def _repeats(starts: list[dict]) -> str:
