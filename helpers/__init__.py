@@ -46,6 +46,9 @@ __all__ = ["Choice", "ConfigError", "EngineConfig", "Load", "Question", "SLO", "
            "stop", "table", "tr", "tuning", "verdicts", "widgets", "with_floor"]
 
 
+tables.show_in_language()  # a Chinese notebook's tables show their headings in Chinese
+
+
 def __getattr__(name):
     if name in _WITH_ALTAIR:
         import importlib

@@ -263,6 +263,12 @@ def missed(row: dict, slo) -> str | None:
     return " and ".join(halves) or None
 
 
+def _said(half: str) -> str:
+    """`missed()`'s answer in the learner's language ("TTFT and TPOT" is compared as it is, in English)."""
+    first, _, second = half.partition(" and ")
+    return tr("{first} and {second}", first=first, second=second) if second else half
+
+
 def diagnose(row: dict, config: EngineConfig, slo=None) -> list[Advice]:
     """Every limit the row shows, most pressing first; the last resort (the step's own cost) only
     when no other rule fires. With `slo`, each diagnosis names the half of the target that was
@@ -294,10 +300,10 @@ def diagnose(row: dict, config: EngineConfig, slo=None) -> list[Advice]:
     if "TPOT" in half and not any(a.limit == "Each decode step costs the time" for a in found):
         found.append(_step_cost(row, config))
     for a in found:
-        a.limit = tr("{half} missed · {limit}", half=half, limit=tr(a.limit))
+        a.limit = tr("{half} missed · {limit}", half=_said(half), limit=tr(a.limit))
     if not found:  # TTFT alone missed and nothing above explains it: the steps themselves are slow
         found = [_step_cost(row, config)]
-        found[0].limit = tr("{half} missed · {limit}", half=half, limit=tr(found[0].limit))
+        found[0].limit = tr("{half} missed · {limit}", half=_said(half), limit=tr(found[0].limit))
     return found
 
 

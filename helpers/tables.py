@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pandas as pd
 
-from helpers.i18n import N_
+from helpers.i18n import N_, language, tr
 
 # each request's figures and place in time (helpers/load/workloads.py): kept in the rows, not in tables
 BULKY = ("request_ttft_ms", "request_tpot_ms", "request_start_s", "request_e2el_ms", "request_max_itl_ms",
@@ -120,3 +120,36 @@ def per_user(rows: dict[str, dict]) -> pd.DataFrame:
     out = out.dropna()
     out["on the front"] = pareto(out, "tokens/s per user", "total output tokens/s")
     return out
+
+
+def in_language(df: pd.DataFrame) -> pd.DataFrame:
+    """A copy of `df` to show in the learner's language: each heading (column, index label, their names)
+    that the `guide` catalog has, and a column of labels every one of which it has (chapter 6a's figure
+    names), translated; numbers, field names (`mean_tpot_ms`) and setting labels stay as they are. The
+    notebook keeps its English frame, so code that picks a column by name works in every language."""
+    def said(v):
+        return tr(v) if isinstance(v, str) and v else v
+
+    out = df.rename(columns=said, index=said)
+    out.columns.names = [said(n) for n in out.columns.names]
+    out.index.names = [said(n) for n in out.index.names]
+    for i in range(out.shape[1]):
+        labels = list(out.iloc[:, i].dropna()) if pd.api.types.is_object_dtype(out.dtypes.iloc[i]) else []
+        if labels and all(isinstance(v, str) and v and tr(v) != v for v in labels):
+            out.iloc[:, i] = out.iloc[:, i].map(said)
+    return out
+
+
+def show_in_language() -> None:
+    """In a notebook whose learner reads another language than English (GUIDE_LANG), every DataFrame a cell
+    shows is shown through `in_language` (IPython's display formatters); an English notebook is untouched."""
+    try:
+        from IPython import get_ipython
+    except ImportError:
+        return
+    shell = get_ipython()
+    if shell is None or language() == "en" or not hasattr(shell, "display_formatter"):
+        return
+    formatters = shell.display_formatter.formatters
+    formatters["text/html"].for_type(pd.DataFrame, lambda df: in_language(df)._repr_html_())
+    formatters["text/plain"].for_type(pd.DataFrame, lambda df, p, cycle: p.text(repr(in_language(df))))

@@ -24,8 +24,10 @@ KEYWORDS = ("name", "hint", "unit")
 def exercise_strings(source: str) -> list[str]:
     """Each literal string a Question or Choice built in `source` prints: its name, hint, unit and the
     reasons (keys) of its `known_wrong`; each chart's literal title (`chart_title=`, which
-    helpers.charts shows through tr()); and each template a code cell passes to `H.tr()` (what the cell
-    prints in its own sentences). A string computed at run time (an f-string) is left out."""
+    helpers.charts shows through tr()); each template a code cell passes to `H.tr()` (what the cell
+    prints in its own sentences); and each heading of a table the cell builds (`pd.DataFrame({...})`,
+    `.rename(columns={...})`: helpers.tables.in_language shows them translated). A string computed at
+    run time (an f-string) is left out."""
     try:
         tree = ast.parse(source)
     except SyntaxError:  # a cell with IPython magics: nothing an exercise prints
@@ -39,6 +41,12 @@ def exercise_strings(source: str) -> list[str]:
         called = node.func.attr if isinstance(node.func, ast.Attribute) else getattr(node.func, "id", "")
         if called == "tr" and node.args:  # H.tr("… {tokens:,.0f} …", tokens=…) in a code cell
             values.append(node.args[0])
+        if called == "DataFrame":  # a table's headings (helpers.tables.in_language shows them translated)
+            values += [key for part in ast.walk(node) if isinstance(part, ast.Dict) for key in part.keys]
+            values += [e for k in node.keywords if k.arg in ("columns", "index") and isinstance(k.value, ast.List)
+                       for e in k.value.elts]
+        if called == "rename":  # df.rename(columns={"mean_tpot_ms": "median TPOT (ms)"})
+            values += [v for k in node.keywords if isinstance(k.value, ast.Dict) for v in k.value.values]
         if called not in CALLS:
             continue
         values += [a for i, a in enumerate(node.args) if i in CALLS[called]]

@@ -26,6 +26,8 @@ _VLLM_WRITES = {"VLLM_WORKER_MULTIPROC_METHOD", "VLLM_DISABLE_SHARED_EXPERTS_STR
 
 def key(env) -> str:
     reads = {k: v for k, v in env.items() if k.startswith(_READ_AT_IMPORT) and k not in _VLLM_WRITES}
+    if "PYTHONPATH" in reads:  # the same path named twice (helpers.book adds the repository again) is one path
+        reads["PYTHONPATH"] = os.pathsep.join(dict.fromkeys(p for p in reads["PYTHONPATH"].split(os.pathsep) if p))
     return hashlib.sha256(json.dumps(reads, sort_keys=True).encode()).hexdigest()[:16]
 
 
@@ -35,7 +37,8 @@ def _tell(forked: bool) -> None:
     if path:
         try:
             with open(path, "a") as f:
-                f.write(json.dumps({"event": "kernel", "forked": forked}) + "\n")
+                who = os.environ.get("GUIDE_NOTEBOOK")
+                f.write(json.dumps({"event": "kernel", "forked": forked, "who": who}) + "\n")
         except OSError:
             pass
 

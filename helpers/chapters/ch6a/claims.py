@@ -457,13 +457,16 @@ def kv_share_band(share: float) -> str:
     return tr(next(text for top, text in KV_SHARE_BANDS if share < top))
 
 
+CHECK_HEADINGS = (N_("figure"), N_("engine"), N_("computed"), N_("how"), N_("agree"))  # `explain`'s keys
+
+
 def explain(row: dict, shape: dict, bytes_per_number: int, max_model_len: int, fraction: float) -> list[dict]:
     """Each capacity figure the engine reported, beside what the harness computes from the
     model's config.json and the settings, and whether the two agree (within `tolerance`).
     Figures the engine did not report (a GPU log has no node memory) are left out."""
     per_token = 2 * shape["num_hidden_layers"] * shape["num_key_value_heads"] * shape["head_dim"] * bytes_per_number
     g = lambda k: row.get(k)  # noqa: E731
-    checks = []
+    checks = []  # shown through tr() (helpers.tables.in_language): the figure names below and CHECK_HEADINGS
 
     def add(figure, reported, computed, how, tolerance=0.02):
         if reported is None or computed is None:
@@ -478,7 +481,7 @@ def explain(row: dict, shape: dict, bytes_per_number: int, max_model_len: int, f
     if g("kv_cache_gib") is not None:
         blocks = int(g("kv_cache_gib") * 2**30 // (per_token * size))
         add(
-            "KV cache tokens",
+            N_("KV cache tokens"),
             g("kv_cache_tokens"),
             int(blocks / per_request * max_model_len),
             tr(
@@ -491,33 +494,33 @@ def explain(row: dict, shape: dict, bytes_per_number: int, max_model_len: int, f
         )
     if g("num_blocks") and g("block_size"):
         add(
-            "KV cache tokens (blocks)",
+            N_("KV cache tokens (blocks)"),
             g("kv_cache_tokens"),
             int(g("num_blocks") / per_request * max_model_len),
             tr("blocks ÷ the blocks of one full-length request × max_model_len"),
             0.001,
         )
         add(
-            "max concurrency",
+            N_("max concurrency"),
             g("max_concurrency"),
             g("num_blocks") / per_request,
             tr("blocks ÷ cdiv(max_model_len ({max_model_len}), block size)", max_model_len=max_model_len),
         )
     elif g("kv_cache_tokens"):
         add(
-            "max concurrency",
+            N_("max concurrency"),
             g("max_concurrency"),
             g("kv_cache_tokens") / max_model_len,
             tr("KV tokens ÷ max_model_len ({max_model_len})", max_model_len=max_model_len),
         )
     if g("node_memory_gib") is not None:
         add(
-            "memory budget (GiB)",
+            N_("memory budget (GiB)"),
             g("memory_budget_gib"),
             fraction * g("node_memory_gib"),
             tr("gpu_memory_utilization ({fraction}) × the node's memory", fraction=fraction),
         )
     if g("memory_budget_gib") is not None and g("non_kv_gib") is not None:
-        add("KV cache (GiB)", g("kv_cache_gib"), g("memory_budget_gib") - g("non_kv_gib"),
+        add(N_("KV cache (GiB)"), g("kv_cache_gib"), g("memory_budget_gib") - g("non_kv_gib"),
             tr("budget − non-KV memory"))
     return checks
