@@ -21,13 +21,14 @@ CALLS = {"Question": {0: "name", 3: "hint"}, "Choice": {0: "name", 3: "hint"}}
 KEYWORDS = ("name", "hint", "unit")
 
 
-def exercise_strings(source: str) -> list[str]:
+def exercise_strings(source: str, tables: bool = False) -> list[str]:
     """Each literal string a Question or Choice built in `source` prints: its name, hint, unit and the
     reasons (keys) of its `known_wrong`; each chart's literal title (`chart_title=`, which
     helpers.charts shows through tr()); each template a code cell passes to `H.tr()` (what the cell
-    prints in its own sentences); and each heading of a table the cell builds (`pd.DataFrame({...})`,
-    `.rename(columns={...})`: helpers.tables.in_language shows them translated). A string computed at
-    run time (an f-string) is left out."""
+    prints in its own sentences); and, with `tables` (a notebook's code cell), each heading of a table the
+    cell builds (`pd.DataFrame({...})`, `.rename(columns={...})`: helpers.tables.in_language shows them
+    translated; a module marks its headings with N_). A string computed at run time (an f-string) is left
+    out."""
     try:
         tree = ast.parse(source)
     except SyntaxError:  # a cell with IPython magics: nothing an exercise prints
@@ -41,11 +42,11 @@ def exercise_strings(source: str) -> list[str]:
         called = node.func.attr if isinstance(node.func, ast.Attribute) else getattr(node.func, "id", "")
         if called == "tr" and node.args:  # H.tr("… {tokens:,.0f} …", tokens=…) in a code cell
             values.append(node.args[0])
-        if called == "DataFrame":  # a table's headings (helpers.tables.in_language shows them translated)
+        if tables and called == "DataFrame":  # a table's headings (helpers.tables.in_language shows them translated)
             values += [key for part in ast.walk(node) if isinstance(part, ast.Dict) for key in part.keys]
             values += [e for k in node.keywords if k.arg in ("columns", "index") and isinstance(k.value, ast.List)
                        for e in k.value.elts]
-        if called == "rename":  # df.rename(columns={"mean_tpot_ms": "median TPOT (ms)"})
+        if tables and called == "rename":  # df.rename(columns={"mean_tpot_ms": "median TPOT (ms)"})
             values += [v for k in node.keywords if isinstance(k.value, ast.Dict) for v in k.value.values]
         if called not in CALLS:
             continue
@@ -142,7 +143,7 @@ def notebook_strings(nb: dict) -> list[str]:
     found: list[str] = []
     for cell in nb["cells"]:
         if cell["cell_type"] == "code":
-            found += exercise_strings("".join(cell["source"]))
+            found += exercise_strings("".join(cell["source"]), tables=True)
     return list(dict.fromkeys(found))
 
 

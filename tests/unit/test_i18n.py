@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from helpers.i18n import LANGUAGES, glossary, paragraphs
+from helpers.i18n import LANGUAGES, code_strings, glossary, paragraphs
 from helpers.i18n.catalogs import ROOT, TRANSLATED, notebooks, po_path, read_catalog, status, translated_notebook
 
 SAMPLE = """## A heading
@@ -356,3 +356,35 @@ def test_a_refusal_stored_in_english_reads_back_in_the_learners_language(monkeyp
     monkeypatch.setenv("GUIDE_LANG", "zh_CN")
     again = experiment.try_start(EngineConfig(gpu_memory_utilization=0.95), tag="t", store=store)
     assert "did not start" not in str(again) and line in str(again) and "gpu_memory_utilization = 0.95" in str(again)
+
+
+def test_a_tables_headings_are_collected_from_a_code_cell_and_shown_in_the_learners_language(monkeypatch):
+    """A cell builds its table with English headings (later code picks columns by them); the headings reach
+    the catalog, and a Chinese notebook shows them translated. Field names, setting labels and numbers stay,
+    and a column of labels is translated only where the catalog has every one of them."""
+    import pandas as pd
+
+    from helpers.tables import in_language
+    cell = ('pd.DataFrame({"offered rate (req/s)": rates, "goodput (req/s)": g}, index=["a", "b"])\n'
+            'df.rename(columns={"kv_cache_tokens": "KV tokens (per replica for DP)"})\n'
+            'pd.DataFrame({"x": [1]}).rename(columns={"x": f"{n} tokens"})')
+    found = code_strings.exercise_strings(cell, tables=True)
+    assert {"offered rate (req/s)", "goodput (req/s)", "KV tokens (per replica for DP)"} <= set(found)
+    assert "kv_cache_tokens" not in found and not code_strings.exercise_strings(cell)  # a module marks its own
+    df = pd.DataFrame({"figure": ["KV cache tokens", "max concurrency"], "how": ["KV GiB ÷ …", "blocks ÷ …"],
+                       "goodput (req/s)": [1.5, 2.0], "mean_tpot_ms": [3.0, 4.0]},
+                      index=pd.Index(["budget=256", "guide default"], name="requests in flight"))
+    monkeypatch.delenv("GUIDE_LANG", raising=False)
+    assert in_language(df).equals(df)
+    monkeypatch.setenv("GUIDE_LANG", "zh_CN")
+    shown = in_language(df)
+    assert list(shown.columns) == ["数值", "算法", "有效吞吐（req/s）", "mean_tpot_ms"]
+    assert list(shown.iloc[:, 0]) == ["KV 缓存 token 数", "最大并发数"] and list(shown.iloc[:, 1]) == list(df.how)
+    assert list(shown.index) == ["budget=256", "guide default"] and shown.index.name == "在途请求数"
+    assert list(df.columns)[0] == "figure", "the notebook's own frame keeps its English headings"
+
+
+def test_the_advisor_says_both_halves_in_the_learners_language(monkeypatch):
+    from helpers.advisor import _said
+    monkeypatch.setenv("GUIDE_LANG", "zh_CN")
+    assert _said("TTFT and TPOT") == "TTFT 和 TPOT" and _said("TPOT") == "TPOT"
