@@ -26,9 +26,10 @@ def setting_titles() -> dict[str, str]:
 
 # Axis titles with units, for the columns the harness writes.
 TITLES = {
+    "mean_e2el_ms": N_("mean request latency (ms)"),
     "mean_ttft_ms": N_("mean TTFT (ms)"), "median_ttft_ms": N_("median TTFT (ms)"), "p99_ttft_ms": N_("P99 TTFT (ms)"),
     "mean_tpot_ms": N_("mean TPOT (ms/token)"), "p99_tpot_ms": N_("P99 TPOT (ms/token)"),
-    "median_tpot_ms": N_("median TPOT (ms/token)"), "peak_running": N_("peak running (requests)"),
+    "median_tpot_ms": N_("median TPOT (ms/token)"), "peak_running": N_("peak running (sequences)"),
     "peak_waiting": N_("peak waiting (requests)"), "prefix_cache_hit_rate_pct": N_("prefix-cache hit rate (%)"),
     "mean_itl_ms": N_("mean ITL (ms)"), "median_itl_ms": N_("median ITL (ms)"), "p99_itl_ms": N_("P99 ITL (ms)"),
     "max_itl_ms": N_("worst ITL (ms)"),

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pandas as pd
 
-from helpers.i18n import N_, language, tr
+from helpers.i18n import N_, heading, language, tr
 
 # each request's figures and place in time (helpers/load/workloads.py): kept in the rows, not in tables
 BULKY = ("request_ttft_ms", "request_tpot_ms", "request_start_s", "request_e2el_ms", "request_max_itl_ms",
@@ -123,20 +123,28 @@ def per_user(rows: dict[str, dict]) -> pd.DataFrame:
 
 
 def in_language(df: pd.DataFrame) -> pd.DataFrame:
-    """A copy of `df` to show in the learner's language: each heading (column, index label, their names)
-    that the `guide` catalog has, and a column of labels every one of which it has (chapter 6a's figure
-    names), translated; numbers, field names (`mean_tpot_ms`) and setting labels stay as they are. The
-    notebook keeps its English frame, so code that picks a column by name works in every language."""
-    def said(v):
-        return tr(v) if isinstance(v, str) and v else v
+    """A copy of `df` to show in the learner's language: each heading (column, index names) the `guide`
+    catalog has as a heading (`heading()`), and each column or index of labels every one of which the
+    catalog has (chapter 6a's figure names, the tuning path's effects), translated; numbers, field names
+    (`mean_tpot_ms`, `preemptions`) and setting labels stay as they are. The notebook keeps its English
+    frame, so code that picks a column by name works in every language."""
+    def label(v):
+        return (heading(v) if heading(v) != v else tr(v)) if isinstance(v, str) and v else v
 
-    out = df.rename(columns=said, index=said)
-    out.columns.names = [said(n) for n in out.columns.names]
-    out.index.names = [said(n) for n in out.index.names]
+    def labels(values) -> list | None:  # all translated, or None (an empty label does not count)
+        said = [label(v) for v in values]
+        named = [(v, w) for v, w in zip(values, said) if isinstance(v, str) and v]
+        plain = all(isinstance(v, str) or v is None or (isinstance(v, float) and v != v) for v in values)
+        return said if plain and named and all(v != w for v, w in named) else None
+
+    out = df.rename(columns=lambda v: heading(v) if isinstance(v, str) and v else v)
+    out.columns.names = [heading(n) if isinstance(n, str) else n for n in out.columns.names]
+    out.index.names = [heading(n) if isinstance(n, str) else n for n in out.index.names]
+    if out.index.nlevels == 1 and (said := labels(list(out.index))) is not None:
+        out.index = pd.Index(said, name=out.index.name)
     for i in range(out.shape[1]):
-        labels = list(out.iloc[:, i].dropna()) if pd.api.types.is_object_dtype(out.dtypes.iloc[i]) else []
-        if labels and all(isinstance(v, str) and v and tr(v) != v for v in labels):
-            out.iloc[:, i] = out.iloc[:, i].map(said)
+        if pd.api.types.is_object_dtype(out.dtypes.iloc[i]) and (said := labels(list(out.iloc[:, i]))) is not None:
+            out.iloc[:, i] = said
     return out
 
 

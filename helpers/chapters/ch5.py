@@ -21,7 +21,7 @@ import pandas as pd
 
 from helpers import correctness, experiment, verdicts
 from helpers.config import EngineConfig
-from helpers.i18n import tr
+from helpers.i18n import heading_, tr
 from helpers.results import roofline, rows
 from helpers.verdicts import Claim
 
@@ -46,10 +46,11 @@ def bytes_per_step(folders: dict, shape: dict, running: int, context: int, kv_by
     for name, folder in folders.items():
         weights = roofline.weight_bytes(folder, dtype)
         total = roofline.step_bytes(weights, running, context, kv_bytes_per_token)
-        rows[name] = {"weights (MB)": weights / 1e6, "of which lm_head (MB)": lm_head / 1e6,
-                      "KV cache read (MB)": (total - weights) / 1e6, "total per step (MB)": total / 1e6}
+        rows[name] = {heading_("weights (MB)"): weights / 1e6, heading_("of which lm_head (MB)"): lm_head / 1e6,
+                      heading_("KV cache read (MB)"): (total - weights) / 1e6,
+                      heading_("total per step (MB)"): total / 1e6}
     table = pd.DataFrame(rows).T
-    table["bytes vs bf16"] = table["total per step (MB)"] / table.loc["bf16", "total per step (MB)"]
+    table[heading_("bytes vs bf16")] = table["total per step (MB)"] / table.loc["bf16", "total per step (MB)"]
     return table
 
 

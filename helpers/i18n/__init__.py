@@ -64,10 +64,24 @@ def tr(text: str, /, **fields) -> str:
     return said.format(**fields) if fields else said
 
 
+HEADING = "heading"  # the catalog's context for a table heading: a unit word ("tokens" → "个 token") never matches one
+
+
+def heading(text: str) -> str:
+    """A table heading in the learner's language, where the `guide` catalog has it as a heading (marked
+    `heading_()` in helpers/, or built by a notebook's code cell); the English otherwise."""
+    return _translation(language()).pgettext(HEADING, text) if text else text
+
+
+def heading_(text: str) -> str:
+    """Marks a table heading for the catalog (context "heading"), shown with `heading()` (helpers.tables)."""
+    return text
+
+
 def N_(text: str) -> str:
     """Marks a string for the catalog where it is defined (a table of axis titles) and translated where it
     is shown, with `tr()`."""
     return text
 
 
-__all__ = ["LANGUAGES", "N_", "compiled", "language", "tr"]
+__all__ = ["HEADING", "LANGUAGES", "N_", "compiled", "heading", "heading_", "language", "tr"]

@@ -15,8 +15,14 @@ import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from helpers.i18n import LOCALES, ROOT
-from helpers.i18n.code_strings import claim_strings, exercise_strings, module_constants, notebook_strings
+from helpers.i18n import HEADING, LOCALES, ROOT
+from helpers.i18n.code_strings import (
+    claim_strings,
+    exercise_strings,
+    module_constants,
+    notebook_headings,
+    notebook_strings,
+)
 from helpers.i18n.paragraphs import notebook_units, translated_notebook
 
 CACHE = ROOT / ".cache" / "i18n"
@@ -103,15 +109,30 @@ def extract(lang: str = "zh_CN") -> Path:
     runtime_pot(pot / "guide.pot")
     _run([sys.executable, "-m", "sphinx_intl", "update", "-p", str(pot), "-d", str(LOCALES), "-l", lang,
           "--line-width", "-1"])
+    _update_contexts(LOCALES / lang / "LC_MESSAGES" / "guide.po", pot / "guide.pot")
     for po in (LOCALES / lang / "LC_MESSAGES").rglob("*.po"):  # no source line numbers: they change each edit
         _drop_locations(po)
     return pot
 
 
+def _update_contexts(po: Path, pot: Path) -> None:
+    """sphinx-intl keeps one entry per msgid, so a table heading (context "heading") that reads like an entry
+    already there is left out; Babel's own update keeps both (the new one empty or fuzzy, as sphinx-intl would)."""
+    from babel.messages.pofile import read_po, write_po
+
+    catalog = read_catalog(po)
+    with pot.open("rb") as f:
+        catalog.update(read_po(f))
+    with po.open("wb") as f:
+        write_po(f, catalog, width=0)
+
+
 def runtime_pot(target: Path) -> Path:
     """The `guide` domain: every `tr("…")` and `N_("…")` in helpers/ (what a learner reads at run time), by
     Babel's extractor, the way `pybabel extract -k tr -k N_` would; then what each exercise prints where a
-    notebook's code cell or a chapter's home builds it (`code_strings`)."""
+    notebook's code cell or a chapter's home builds it (`code_strings`); table headings (`heading_("…")` in
+    helpers/, a table a code cell builds) under the context "heading", so a heading and a unit word or a
+    sentence that reads the same are translated apart."""
     from babel.messages.catalog import Catalog
     from babel.messages.extract import extract_from_dir
     from babel.messages.pofile import write_po
@@ -120,12 +141,17 @@ def runtime_pot(target: Path) -> Path:
     for filename, lineno, message, comments, context in extract_from_dir(
             str(ROOT / "helpers"), method_map=[("**.py", "python")], keywords={"tr": None, "N_": None}):
         catalog.add(message, locations=[(f"helpers/{filename}", lineno)], auto_comments=comments, context=context)
+    for filename, lineno, message, comments, _ in extract_from_dir(  # table headings: their own context
+            str(ROOT / "helpers"), method_map=[("**.py", "python")], keywords={"heading_": None}):
+        catalog.add(message, locations=[(f"helpers/{filename}", lineno)], auto_comments=comments, context=HEADING)
     for py in sorted((ROOT / "helpers").rglob("*.py")):
         for text in exercise_strings(py.read_text()) + claim_strings(py.read_text()):
             catalog.add(text, locations=[(py.relative_to(ROOT).as_posix(), 0)])
     for nb in notebooks():
         for text in notebook_strings(json.loads(nb.read_text())):
             catalog.add(text, locations=[(nb.relative_to(ROOT).as_posix(), 0)])
+        for text in notebook_headings(json.loads(nb.read_text())):
+            catalog.add(text, locations=[(nb.relative_to(ROOT).as_posix(), 0)], context=HEADING)
     # Extraction is a build step over the whole package (like `python -m helpers.book`), so it imports the
     # modules above this layer by name: each setting's axis title (charts.setting_titles, from config.SETTINGS)
     # and each chapter home's constants. At run time nothing here imports them.

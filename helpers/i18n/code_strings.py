@@ -21,14 +21,11 @@ CALLS = {"Question": {0: "name", 3: "hint"}, "Choice": {0: "name", 3: "hint"}}
 KEYWORDS = ("name", "hint", "unit")
 
 
-def exercise_strings(source: str, tables: bool = False) -> list[str]:
+def exercise_strings(source: str) -> list[str]:
     """Each literal string a Question or Choice built in `source` prints: its name, hint, unit and the
     reasons (keys) of its `known_wrong`; each chart's literal title (`chart_title=`, which
     helpers.charts shows through tr()); each template a code cell passes to `H.tr()` (what the cell
-    prints in its own sentences); and, with `tables` (a notebook's code cell), each heading of a table the
-    cell builds (`pd.DataFrame({...})`, `.rename(columns={...})`: helpers.tables.in_language shows them
-    translated; a module marks its headings with N_). A string computed at run time (an f-string) is left
-    out."""
+    prints in its own sentences). A string computed at run time (an f-string) is left out."""
     try:
         tree = ast.parse(source)
     except SyntaxError:  # a cell with IPython magics: nothing an exercise prints
@@ -42,18 +39,42 @@ def exercise_strings(source: str, tables: bool = False) -> list[str]:
         called = node.func.attr if isinstance(node.func, ast.Attribute) else getattr(node.func, "id", "")
         if called == "tr" and node.args:  # H.tr("… {tokens:,.0f} …", tokens=…) in a code cell
             values.append(node.args[0])
-        if tables and called == "DataFrame":  # a table's headings (helpers.tables.in_language shows them translated)
-            values += [key for part in ast.walk(node) if isinstance(part, ast.Dict) for key in part.keys]
-            values += [e for k in node.keywords if k.arg in ("columns", "index") and isinstance(k.value, ast.List)
-                       for e in k.value.elts]
-        if tables and called == "rename":  # df.rename(columns={"mean_tpot_ms": "median TPOT (ms)"})
-            values += [v for k in node.keywords if isinstance(k.value, ast.Dict) for v in k.value.values]
         if called not in CALLS:
             continue
         values += [a for i, a in enumerate(node.args) if i in CALLS[called]]
         values += [k.value for k in node.keywords if k.arg in KEYWORDS]
         values += [key for k in node.keywords if k.arg == "known_wrong" and isinstance(k.value, ast.Dict)
                    for key in k.value.keys]
+    found = [v.value for v in values if isinstance(v, ast.Constant) and isinstance(v.value, str) and v.value]
+    return list(dict.fromkeys(found))
+
+
+def table_headings(source: str) -> list[str]:
+    """Each heading of a table a code cell builds, for the catalog's "heading" context (helpers.tables shows
+    them translated; a module marks its own with `heading_()`): the keys of a dict literal inside
+    `pd.DataFrame(...)` or `H.table({...})`, its `columns=`/`index=` lists, `.rename(columns={...})`'s new
+    names, an index's `name=`, and a column (or named row) the cell adds by a name with a space
+    (`df["step time vs bf16 (measured)"] = …`; a name without one is a field, and stays)."""
+    try:
+        tree = ast.parse(source)
+    except SyntaxError:
+        return []
+    values: list = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Assign):
+            values += [t.slice for t in node.targets if isinstance(t, ast.Subscript)
+                       and isinstance(t.slice, ast.Constant) and " " in str(t.slice.value)]
+        if not isinstance(node, ast.Call):
+            continue
+        called = node.func.attr if isinstance(node.func, ast.Attribute) else getattr(node.func, "id", "")
+        if called in ("DataFrame", "table"):
+            values += [key for part in ast.walk(node) if isinstance(part, ast.Dict) for key in part.keys]
+            values += [e for k in node.keywords if k.arg in ("columns", "index") and isinstance(k.value, ast.List)
+                       for e in k.value.elts]
+        if called == "rename":
+            values += [v for k in node.keywords if isinstance(k.value, ast.Dict) for v in k.value.values]
+        if called == "Index":  # pd.Index(…, name="requests in flight")
+            values += [k.value for k in node.keywords if k.arg == "name"]
     found = [v.value for v in values if isinstance(v, ast.Constant) and isinstance(v.value, str) and v.value]
     return list(dict.fromkeys(found))
 
@@ -143,8 +164,18 @@ def notebook_strings(nb: dict) -> list[str]:
     found: list[str] = []
     for cell in nb["cells"]:
         if cell["cell_type"] == "code":
-            found += exercise_strings("".join(cell["source"]), tables=True)
+            found += exercise_strings("".join(cell["source"]))
     return list(dict.fromkeys(found))
 
 
-__all__ = ["CLAIM", "claim_strings", "exercise_strings", "module_constants", "notebook_strings", "untranslated"]
+def notebook_headings(nb: dict) -> list[str]:
+    """table_headings over a notebook's code cells, in order, each once."""
+    found: list[str] = []
+    for cell in nb["cells"]:
+        if cell["cell_type"] == "code":
+            found += table_headings("".join(cell["source"]))
+    return list(dict.fromkeys(found))
+
+
+__all__ = ["CLAIM", "claim_strings", "exercise_strings", "module_constants", "notebook_headings", "notebook_strings",
+           "table_headings", "untranslated"]

@@ -360,17 +360,20 @@ def test_a_refusal_stored_in_english_reads_back_in_the_learners_language(monkeyp
 
 def test_a_tables_headings_are_collected_from_a_code_cell_and_shown_in_the_learners_language(monkeypatch):
     """A cell builds its table with English headings (later code picks columns by them); the headings reach
-    the catalog, and a Chinese notebook shows them translated. Field names, setting labels and numbers stay,
-    and a column of labels is translated only where the catalog has every one of them."""
+    the catalog under their own context, and a Chinese notebook shows them translated. Field names, setting
+    labels and numbers stay, and a column of labels is translated only where the catalog has every one."""
     import pandas as pd
 
     from helpers.tables import in_language
     cell = ('pd.DataFrame({"offered rate (req/s)": rates, "goodput (req/s)": g}, index=["a", "b"])\n'
             'df.rename(columns={"kv_cache_tokens": "KV tokens (per replica for DP)"})\n'
-            'pd.DataFrame({"x": [1]}).rename(columns={"x": f"{n} tokens"})')
-    found = code_strings.exercise_strings(cell, tables=True)
-    assert {"offered rate (req/s)", "goodput (req/s)", "KV tokens (per replica for DP)"} <= set(found)
-    assert "kv_cache_tokens" not in found and not code_strings.exercise_strings(cell)  # a module marks its own
+            'df["step time vs bf16 (measured)"] = t; df["paced_tpot_ms"] = p\n'
+            'pd.DataFrame({"x": [1]}, index=pd.Index([1], name="requests in flight")).rename(columns={"x": f"{n} s"})')
+    found = code_strings.table_headings(cell)
+    assert {"offered rate (req/s)", "goodput (req/s)", "KV tokens (per replica for DP)",
+            "step time vs bf16 (measured)", "requests in flight"} <= set(found)
+    assert "kv_cache_tokens" not in found and "paced_tpot_ms" not in found  # a field name stays
+    assert not set(found) & set(code_strings.exercise_strings(cell)), "headings have a context of their own"
     df = pd.DataFrame({"figure": ["KV cache tokens", "max concurrency"], "how": ["KV GiB ÷ …", "blocks ÷ …"],
                        "goodput (req/s)": [1.5, 2.0], "mean_tpot_ms": [3.0, 4.0]},
                       index=pd.Index(["budget=256", "guide default"], name="requests in flight"))
@@ -378,10 +381,15 @@ def test_a_tables_headings_are_collected_from_a_code_cell_and_shown_in_the_learn
     assert in_language(df).equals(df)
     monkeypatch.setenv("GUIDE_LANG", "zh_CN")
     shown = in_language(df)
-    assert list(shown.columns) == ["数值", "算法", "有效吞吐（req/s）", "mean_tpot_ms"]
+    assert list(shown.columns) == ["指标", "计算方法", "有效吞吐（req/s）", "mean_tpot_ms"]
     assert list(shown.iloc[:, 0]) == ["KV 缓存 token 数", "最大并发数"] and list(shown.iloc[:, 1]) == list(df.how)
     assert list(shown.index) == ["budget=256", "guide default"] and shown.index.name == "在途请求数"
     assert list(df.columns)[0] == "figure", "the notebook's own frame keeps its English headings"
+    # A field named like a unit word or a chart title stays a field: only headings are looked up as headings.
+    fields = in_language(pd.DataFrame({"tokens": [1], "preemptions": [0], "requests": [2]}))
+    assert list(fields.columns) == ["tokens", "preemptions", "requests"]
+    # A label column with an empty label (the baseline's "judged on") is still translated.
+    assert list(in_language(pd.DataFrame({"judged on": ["", "pace"]})).iloc[:, 0]) == ["", "节奏"]
 
 
 def test_the_advisor_says_both_halves_in_the_learners_language(monkeypatch):

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from helpers import models, tuning, verdicts
 from helpers.config import ConfigError, EngineConfig
-from helpers.i18n import N_, tr
+from helpers.i18n import N_, heading_, tr
 from helpers.slo import SLO
 from helpers.tuning import Step
 from helpers.verdicts import Claim
@@ -96,7 +96,7 @@ def startup_claims(checks: list[dict], share: float, loaded: dict, non_kv_share:
         verdicts.judge(CAPACITY_CLAIM, not off,
                      tr("{n_agree} of {n_checks} figures agree with the harness's arithmetic", n_agree=len(agree),
                         n_checks=len(checks))
-                     + (tr("; off: {names}", names=", ".join(off)) if off else ""),
+                     + (tr("; off: {names}", names=tr(", ").join(tr(n) for n in off)) if off else ""),
                      # the checks from the blocks always agree (vLLM derives both from one count), and the budget
                      # and KV GiB are memory against memory: partly needs the KV tokens computed from the KV GiB
                      partly=any(c["figure"] == "KV cache tokens" for c in agree),
@@ -457,7 +457,7 @@ def kv_share_band(share: float) -> str:
     return tr(next(text for top, text in KV_SHARE_BANDS if share < top))
 
 
-CHECK_HEADINGS = (N_("figure"), N_("engine"), N_("computed"), N_("how"), N_("agree"))  # `explain`'s keys
+CHECK_HEADINGS = (heading_("figure"), heading_("engine"), heading_("computed"), heading_("how"), heading_("agree"))
 
 
 def explain(row: dict, shape: dict, bytes_per_number: int, max_model_len: int, fraction: float) -> list[dict]:

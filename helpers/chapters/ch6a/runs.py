@@ -10,7 +10,7 @@ from helpers import experiment, tuning
 from helpers.chapters.ch6a import service
 from helpers.config import EngineConfig
 from helpers.errors import ConfigError
-from helpers.i18n import tr
+from helpers.i18n import N_, tr
 from helpers.load import LoadError
 from helpers.slo import SLO, overloaded
 
@@ -110,11 +110,11 @@ def walk(
                 "config": cfg,
                 # against the best configuration so far (what the step changed), and what judged it
                 "goodput_ratio": g1 / g0 if g0 else None,
-                "judged_on": "pace"
+                "judged_on": N_("pace")  # shown with tr() (helpers.tables.in_language)
                 if (on_pace := tuning.judged_on_pace(best, row, slo))
-                else "crossing the target"
+                else N_("crossing the target")
                 if tuning.crossed(best, row, slo)
-                else "goodput",
+                else N_("goodput"),
                 # about the largest pace against `best` at this offered rate for an engine no
                 # faster per request than these two rows
                 "pace_ceiling": tuning.pace_ceiling(best, row) if on_pace else None,
